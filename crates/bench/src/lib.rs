@@ -1,0 +1,1 @@
+//! softrouter bench (to be written).

@@ -1,0 +1,1 @@
+//! softrouter config (to be written).

@@ -1,0 +1,1 @@
+//! softrouter dataplane (to be written).

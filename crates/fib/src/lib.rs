@@ -1,0 +1,1 @@
+//! softrouter fib (to be written).

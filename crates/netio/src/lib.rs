@@ -1,0 +1,1 @@
+//! softrouter netio (to be written).

@@ -1,0 +1,1 @@
+//! softrouter packet (to be written).

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Installs everything softrouter needs on a fresh Debian 12 machine (run as
+# root). Idempotent: packages already present are skipped quickly.
+set -euo pipefail
+
+packages=(
+    build-essential pkg-config   # cc for build scripts
+    iproute2 ethtool             # ip netns / veth testbed, queue counts
+    iputils-ping traceroute      # integration tests use the tools people use
+    netcat-openbsd socat         # TCP/UDP transfers through the router
+    tcpdump                      # debugging captures of the testbed
+    linux-perf                   # perf stat for DUT cycle figures (optional)
+)
+
+missing=()
+for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+    if [ "$(id -u)" -ne 0 ]; then
+        echo "setup.sh: need root to install: ${missing[*]}" >&2
+        exit 1
+    fi
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# Rust: the workspace pins rust-version; rustup provides cargo on the machine.
+if ! command -v cargo >/dev/null 2>&1; then
+    if [ -x "$HOME/.cargo/bin/cargo" ]; then
+        export PATH="$HOME/.cargo/bin:$PATH"
+    else
+        echo "setup.sh: cargo not found; install Rust 1.95 (rustup) first" >&2
+        exit 1
+    fi
+fi
+
+# BPF filesystem (AF_XDP maps are not pinned, but bpftool-style debugging wants it).
+mountpoint -q /sys/fs/bpf 2>/dev/null || mount -t bpf bpf /sys/fs/bpf 2>/dev/null || true

@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Sets up the machine, then runs every test of the workspace: unit, property,
+# golden-pcap, fuzz-corpus replays and the network-namespace integration
+# tests (these need root; without it they skip themselves and say so).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./scripts/setup.sh
+export PATH="$HOME/.cargo/bin:$PATH"
+cargo build --locked --release -p softrouter
+cargo test --locked --workspace --all-targets -- --test-threads=2
