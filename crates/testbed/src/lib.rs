@@ -1,0 +1,1 @@
+//! softrouter testbed (to be written).
