@@ -1,1 +1,31 @@
-//! softrouter netio (to be written).
+//! Packet I/O for softrouter: the buffer pool, bursts, the port/queue
+//! abstraction and its backends.
+//!
+//! The model is ixy.rs and DPDK's ethdev: a worker owns one [`Pool`] of
+//! fixed-size frames (the AF_XDP UMEM when the port is `afxdp`), receives
+//! bursts of [`Buf`] descriptors from its [`RxQueue`]s and hands bursts to its
+//! private [`TxQueue`] on every port. Descriptors are plain `Copy` values
+//! (offset + length), so moving a packet between stages never touches its
+//! bytes, and a buffer is owned by exactly one place at a time: the pool's
+//! free list, a queue, or the worker's pipeline.
+//!
+//! Backends, one file each:
+//! - [`pcap`]: reads a capture once, writes what is sent to a capture
+//!   (deterministic, for golden tests);
+//! - [`mem`]: replays a capture forever, copying each frame into a pool
+//!   buffer as a NIC's DMA would, and frees what is sent (for measuring the
+//!   pipeline's own cost);
+//! - `afxdp` and `afpacket`: live interfaces.
+
+pub mod burst;
+pub mod error;
+pub mod mem;
+pub mod pcap;
+pub mod pcap_file;
+pub mod pool;
+pub mod port;
+
+pub use burst::{Burst, BURST_SIZE};
+pub use error::NetioError;
+pub use pool::{Buf, Pool, HEADROOM};
+pub use port::{Port, PortInfo, RxQueue, TxQueue};

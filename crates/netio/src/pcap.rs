@@ -1,0 +1,259 @@
+//! The `pcap` port: receives the frames of a capture file once, writes what
+//! it sends to another capture file. Deterministic and unprivileged: the
+//! golden tests of the pipeline run on it.
+//!
+//! It has one RX queue (a capture is one ordered stream). Every worker gets a
+//! TX queue; they append to one file under a mutex taken once per burst.
+//! That lock is acceptable here because this backend exists for tests, not
+//! for speed; with one worker the output order is fully deterministic.
+
+use crate::pcap_file::{self, Capture, Writer};
+use crate::{Buf, Burst, NetioError, Pool, Port, PortInfo, RxQueue, TxQueue};
+use std::fs::File;
+use std::io::BufWriter;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+type SharedWriter = Arc<Mutex<Option<Writer<BufWriter<File>>>>>;
+
+pub struct PcapPort {
+    info: PortInfo,
+    rx: Option<Arc<Capture>>,
+    rx_taken: AtomicBool,
+    tx: Option<(PathBuf, SharedWriter)>,
+    tx_errors: Arc<AtomicU64>,
+}
+
+impl PcapPort {
+    /// Reads `rx_pcap` completely (if given) and creates `tx_pcap` (if given).
+    pub fn open(
+        name: &str,
+        mac: [u8; 6],
+        mtu: u16,
+        rx_pcap: Option<&Path>,
+        tx_pcap: Option<&Path>,
+    ) -> Result<Self, NetioError> {
+        let rx = rx_pcap.map(load_capture).transpose()?.map(Arc::new);
+        let tx = match tx_pcap {
+            Some(path) => {
+                let file = File::create(path).map_err(|source| NetioError::File {
+                    path: path.to_path_buf(),
+                    source,
+                })?;
+                let w = Writer::new(BufWriter::new(file)).map_err(|source| NetioError::File {
+                    path: path.to_path_buf(),
+                    source,
+                })?;
+                Some((path.to_path_buf(), Arc::new(Mutex::new(Some(w)))))
+            }
+            None => None,
+        };
+        Ok(PcapPort {
+            info: PortInfo {
+                name: name.to_string(),
+                mac,
+                mtu,
+                rx_queues: 1,
+            },
+            rx,
+            rx_taken: AtomicBool::new(false),
+            tx,
+            tx_errors: Arc::new(AtomicU64::new(0)),
+        })
+    }
+
+    /// Flushes and closes the output capture; reports a write error, if any
+    /// frame could not be written.
+    fn finish_output(&self) -> Result<(), NetioError> {
+        let Some((path, writer)) = &self.tx else {
+            return Ok(());
+        };
+        let w = writer.lock().unwrap_or_else(|e| e.into_inner()).take();
+        let err = |source| NetioError::File {
+            path: path.clone(),
+            source,
+        };
+        if let Some(mut w) = w {
+            w.flush().map_err(err)?;
+        }
+        let failed = self.tx_errors.load(Ordering::Relaxed);
+        if failed > 0 {
+            return Err(err(std::io::Error::other(format!(
+                "{failed} frames could not be written"
+            ))));
+        }
+        Ok(())
+    }
+}
+
+/// Reads a capture file, naming the file in any error.
+pub fn load_capture(path: &Path) -> Result<Capture, NetioError> {
+    let file = File::open(path).map_err(|source| NetioError::File {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    pcap_file::read(std::io::BufReader::new(file)).map_err(|reason| NetioError::BadPcap {
+        path: path.to_path_buf(),
+        reason,
+    })
+}
+
+/// Copies `frame` into a fresh pool buffer, as a NIC's DMA would. `None`
+/// when the pool is empty or the frame does not fit a buffer.
+#[inline]
+pub(crate) fn copy_in(pool: &mut Pool, frame: &[u8]) -> Option<Buf> {
+    let mut buf = pool.alloc()?;
+    let room = pool.room_mut(buf);
+    if frame.len() > room.len() {
+        pool.free(buf);
+        return None;
+    }
+    room[..frame.len()].copy_from_slice(frame);
+    buf.len = frame.len() as u32;
+    Some(buf)
+}
+
+impl Port for PcapPort {
+    fn info(&self) -> &PortInfo {
+        &self.info
+    }
+
+    fn open_rx(&self, queue: u16, _pool: &mut Pool) -> Result<Box<dyn RxQueue>, NetioError> {
+        if queue != 0 || self.rx_taken.swap(true, Ordering::AcqRel) {
+            return Err(NetioError::port(
+                &self.info.name,
+                "a pcap port has exactly one RX queue",
+            ));
+        }
+        Ok(Box::new(PcapRx {
+            capture: self.rx.clone().unwrap_or_default(),
+            next: 0,
+            oversize: 0,
+        }))
+    }
+
+    fn finish(&self) -> Result<(), NetioError> {
+        self.finish_output()
+    }
+
+    fn open_tx(&self, _worker: usize, _pool: &mut Pool) -> Result<Box<dyn TxQueue>, NetioError> {
+        Ok(Box::new(PcapTx {
+            writer: self.tx.as_ref().map(|(_, w)| w.clone()),
+            errors: self.tx_errors.clone(),
+        }))
+    }
+}
+
+struct PcapRx {
+    capture: Arc<Capture>,
+    next: usize,
+    oversize: u64,
+}
+
+impl RxQueue for PcapRx {
+    fn rx_burst(&mut self, pool: &mut Pool, out: &mut Burst) -> usize {
+        let mut n = 0;
+        while !out.is_full() && self.next < self.capture.len() {
+            let frame = self.capture.get(self.next);
+            if frame.len() > (pool.frame_size() - crate::HEADROOM) as usize {
+                // Larger than any buffer: a NIC would drop it as well.
+                self.oversize += 1;
+                self.next += 1;
+                continue;
+            }
+            let Some(buf) = copy_in(pool, frame) else {
+                break; // pool empty: try again next round, lose nothing
+            };
+            let _ = out.push(buf);
+            self.next += 1;
+            n += 1;
+        }
+        n
+    }
+
+    fn exhausted(&self) -> bool {
+        self.next >= self.capture.len()
+    }
+}
+
+struct PcapTx {
+    writer: Option<SharedWriter>,
+    errors: Arc<AtomicU64>,
+}
+
+impl TxQueue for PcapTx {
+    fn tx_burst(&mut self, pool: &mut Pool, bufs: &[Buf]) -> usize {
+        if let Some(writer) = &self.writer {
+            let mut guard = writer.lock().unwrap_or_else(|e| e.into_inner());
+            for b in bufs {
+                let ok = match guard.as_mut() {
+                    Some(w) => w.write_frame(pool.data(*b)).is_ok(),
+                    None => false,
+                };
+                if !ok {
+                    self.errors.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        }
+        pool.free_all(bufs);
+        bufs.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tmp(name: &str) -> PathBuf {
+        std::env::temp_dir().join(format!("netio-pcap-{}-{name}", std::process::id()))
+    }
+
+    #[test]
+    fn frames_pass_through_in_order() {
+        let input = tmp("in.pcap");
+        let output = tmp("out.pcap");
+        let mut w = Writer::new(File::create(&input).unwrap()).unwrap();
+        for i in 0..100u8 {
+            w.write_frame(&[i; 60]).unwrap();
+        }
+        w.flush().unwrap();
+        drop(w);
+
+        let port =
+            PcapPort::open("p0", [2, 0, 0, 0, 0, 1], 1500, Some(&input), Some(&output)).unwrap();
+        let mut pool = Pool::new(32, 2048).unwrap();
+        let mut rx = port.open_rx(0, &mut pool).unwrap();
+        let mut tx = port.open_tx(0, &mut pool).unwrap();
+        assert!(port.open_rx(0, &mut pool).is_err(), "second RX queue");
+        let mut burst = Burst::new();
+        while !rx.exhausted() {
+            rx.rx_burst(&mut pool, &mut burst);
+            assert_eq!(tx.tx_burst(&mut pool, burst.as_slice()), burst.len());
+            burst.clear();
+        }
+        assert_eq!(pool.available(), 32, "every buffer returned");
+        port.finish().unwrap();
+        let back = load_capture(&output).unwrap();
+        assert_eq!(back.len(), 100);
+        for (i, f) in back.iter().enumerate() {
+            assert_eq!(f, &[i as u8; 60][..]);
+        }
+        let _ = std::fs::remove_file(input);
+        let _ = std::fs::remove_file(output);
+    }
+
+    #[test]
+    fn missing_file_is_named_in_the_error() {
+        let e = PcapPort::open(
+            "p0",
+            [0; 6],
+            1500,
+            Some(Path::new("/nonexistent/x.pcap")),
+            None,
+        )
+        .err()
+        .unwrap();
+        assert!(e.to_string().contains("/nonexistent/x.pcap"));
+    }
+}

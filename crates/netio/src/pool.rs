@@ -1,0 +1,295 @@
+//! The buffer pool: one contiguous region of fixed-size frames, allocated
+//! once per worker and recycled forever.
+//!
+//! The region is an anonymous `mmap` (page aligned, populated up front and
+//! advised for transparent huge pages), because the `afxdp` backend registers
+//! it as the socket's UMEM: the same frames are then filled by the NIC,
+//! routed and transmitted without a copy. Frames are a power of two in size,
+//! so a descriptor's frame index is `addr >> shift` and any address inside a
+//! frame identifies it (what AF_XDP's aligned mode expects on completion).
+//!
+//! A pool belongs to one worker and is never shared: allocation and free are
+//! a push/pop on a preallocated stack of frame indices, no atomics, no locks,
+//! no system calls.
+
+use std::io;
+use std::ptr::NonNull;
+
+/// Bytes kept free before the packet data of a freshly allocated buffer, so
+/// headers can be prepended in place. Equal to the kernel's
+/// `XDP_PACKET_HEADROOM`, where AF_XDP places received data.
+pub const HEADROOM: u32 = 256;
+
+/// A packet buffer descriptor: where the data starts (byte offset from the
+/// start of the pool region) and how long it is. `Copy` and 16 bytes, the
+/// same shape as AF_XDP's `xdp_desc`, so moving a packet never touches it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct Buf {
+    pub addr: u64,
+    pub len: u32,
+}
+
+impl Buf {
+    pub const EMPTY: Buf = Buf { addr: 0, len: 0 };
+
+    #[inline]
+    pub const fn new(addr: u64, len: u32) -> Self {
+        Buf { addr, len }
+    }
+}
+
+pub struct Pool {
+    base: NonNull<u8>,
+    size: usize,
+    shift: u32,
+    frames: u32,
+    /// Stack of free frame indices; capacity `frames`, never reallocates.
+    free: Vec<u32>,
+    /// One bit per frame, set while the frame is allocated: catches double
+    /// frees and frees of foreign addresses in debug builds.
+    #[cfg(debug_assertions)]
+    in_use: Vec<u64>,
+}
+
+// SAFETY: the region is owned exclusively by the pool (private anonymous
+// mapping); moving the pool to another thread moves that ownership.
+unsafe impl Send for Pool {}
+
+impl Pool {
+    /// Maps `frames` frames of `frame_size` bytes (a power of two, 2048 to
+    /// 65536). Fails with the OS error if memory cannot be had.
+    pub fn new(frames: u32, frame_size: u32) -> io::Result<Pool> {
+        if !frame_size.is_power_of_two() || !(2048..=65536).contains(&frame_size) {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("frame size {frame_size} must be a power of two from 2048 to 65536"),
+            ));
+        }
+        if frames == 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "a pool needs at least one frame",
+            ));
+        }
+        let size = frames as usize * frame_size as usize;
+        // SAFETY: plain anonymous private mapping; checked for MAP_FAILED.
+        let ptr = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                size,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_POPULATE,
+                -1,
+                0,
+            )
+        };
+        if ptr == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: ptr/size describe the mapping just made. Advice is a hint.
+        unsafe { libc::madvise(ptr, size, libc::MADV_HUGEPAGE) };
+        let base = NonNull::new(ptr.cast::<u8>()).expect("mmap returned null");
+        let free = (0..frames).rev().collect();
+        Ok(Pool {
+            base,
+            size,
+            shift: frame_size.trailing_zeros(),
+            frames,
+            free,
+            #[cfg(debug_assertions)]
+            in_use: vec![0; (frames as usize).div_ceil(64)],
+        })
+    }
+
+    #[inline]
+    pub fn frame_size(&self) -> u32 {
+        1 << self.shift
+    }
+
+    #[inline]
+    pub fn frames(&self) -> u32 {
+        self.frames
+    }
+
+    /// Frames currently free.
+    #[inline]
+    pub fn available(&self) -> usize {
+        self.free.len()
+    }
+
+    /// Start and length of the region, for registering it as a UMEM.
+    pub fn region(&self) -> (*mut u8, usize) {
+        (self.base.as_ptr(), self.size)
+    }
+
+    /// Takes a frame and returns its base address (offset in the region),
+    /// for backends that hand whole frames to a device (AF_XDP fill ring).
+    #[inline]
+    pub fn alloc_frame(&mut self) -> Option<u64> {
+        let idx = self.free.pop()?;
+        self.mark(idx, true);
+        Some((idx as u64) << self.shift)
+    }
+
+    /// Takes a buffer with [`HEADROOM`] bytes before its (empty) data.
+    #[inline]
+    pub fn alloc(&mut self) -> Option<Buf> {
+        self.alloc_frame()
+            .map(|base| Buf::new(base + HEADROOM as u64, 0))
+    }
+
+    /// Returns the frame holding `addr` (any address inside the frame).
+    #[inline]
+    pub fn free_addr(&mut self, addr: u64) {
+        let idx = (addr >> self.shift) as u32;
+        debug_assert!(idx < self.frames, "free of an address outside the pool");
+        if idx >= self.frames {
+            return;
+        }
+        self.mark(idx, false);
+        debug_assert!(self.free.len() < self.frames as usize);
+        self.free.push(idx);
+    }
+
+    #[inline]
+    pub fn free(&mut self, buf: Buf) {
+        self.free_addr(buf.addr)
+    }
+
+    /// Frees every buffer of a slice.
+    #[inline]
+    pub fn free_all(&mut self, bufs: &[Buf]) {
+        for b in bufs {
+            self.free_addr(b.addr);
+        }
+    }
+
+    /// The packet bytes of `buf`.
+    #[inline]
+    pub fn data(&self, buf: Buf) -> &[u8] {
+        let (start, end) = self.bounds(buf, buf.len as usize);
+        // SAFETY: bounds() keeps the range inside one frame of the region.
+        unsafe { std::slice::from_raw_parts(self.base.as_ptr().add(start), end - start) }
+    }
+
+    /// The packet bytes of `buf`, writable.
+    #[inline]
+    pub fn data_mut(&mut self, buf: Buf) -> &mut [u8] {
+        let (start, end) = self.bounds(buf, buf.len as usize);
+        // SAFETY: as in data(); &mut self guarantees no other live borrow.
+        unsafe { std::slice::from_raw_parts_mut(self.base.as_ptr().add(start), end - start) }
+    }
+
+    /// Everything from the data start to the end of the frame: room to build
+    /// or grow a packet before setting `buf.len`.
+    #[inline]
+    pub fn room_mut(&mut self, buf: Buf) -> &mut [u8] {
+        let (start, end) = self.bounds(buf, usize::MAX);
+        // SAFETY: as in data_mut().
+        unsafe { std::slice::from_raw_parts_mut(self.base.as_ptr().add(start), end - start) }
+    }
+
+    /// Bytes available before the data start inside its frame.
+    #[inline]
+    pub fn headroom(&self, buf: Buf) -> u32 {
+        (buf.addr & ((1u64 << self.shift) - 1)) as u32
+    }
+
+    /// Two distinct buffers at once: one to read, one to write (building an
+    /// ICMP error that quotes a received packet, fragmenting).
+    pub fn pair_mut(&mut self, read: Buf, write: Buf) -> (&[u8], &mut [u8]) {
+        assert_ne!(
+            read.addr >> self.shift,
+            write.addr >> self.shift,
+            "pair_mut needs two different frames"
+        );
+        let (rs, re) = self.bounds(read, read.len as usize);
+        let (ws, we) = self.bounds(write, usize::MAX);
+        // SAFETY: two ranges inside two different frames never overlap.
+        unsafe {
+            (
+                std::slice::from_raw_parts(self.base.as_ptr().add(rs), re - rs),
+                std::slice::from_raw_parts_mut(self.base.as_ptr().add(ws), we - ws),
+            )
+        }
+    }
+
+    /// The byte range of `buf` clamped to its frame: a corrupt descriptor
+    /// can never reach another frame or outside the region.
+    #[inline]
+    fn bounds(&self, buf: Buf, len: usize) -> (usize, usize) {
+        let frame_end = ((buf.addr >> self.shift) + 1) << self.shift;
+        let frame_end = (frame_end as usize).min(self.size);
+        let start = (buf.addr as usize).min(frame_end);
+        let end = start.saturating_add(len).min(frame_end);
+        (start, end)
+    }
+
+    #[inline]
+    #[allow(unused_variables)]
+    fn mark(&mut self, idx: u32, used: bool) {
+        #[cfg(debug_assertions)]
+        {
+            let (w, bit) = (idx as usize / 64, 1u64 << (idx % 64));
+            if used {
+                debug_assert!(self.in_use[w] & bit == 0, "frame {idx} allocated twice");
+                self.in_use[w] |= bit;
+            } else {
+                debug_assert!(self.in_use[w] & bit != 0, "frame {idx} freed twice");
+                self.in_use[w] &= !bit;
+            }
+        }
+    }
+}
+
+impl Drop for Pool {
+    fn drop(&mut self) {
+        // SAFETY: unmapping exactly the mapping made in new().
+        unsafe { libc::munmap(self.base.as_ptr().cast(), self.size) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn alloc_free_recycles_every_frame() {
+        let mut p = Pool::new(8, 2048).unwrap();
+        let bufs: Vec<Buf> = (0..8).map(|_| p.alloc().unwrap()).collect();
+        assert!(p.alloc().is_none());
+        for b in &bufs {
+            assert_eq!(p.headroom(*b), HEADROOM);
+        }
+        p.free_all(&bufs);
+        assert_eq!(p.available(), 8);
+    }
+
+    #[test]
+    fn data_is_clamped_to_the_frame() {
+        let mut p = Pool::new(2, 2048).unwrap();
+        let b = p.alloc().unwrap();
+        let big = Buf::new(b.addr, 100_000);
+        assert_eq!(p.data(big).len(), 2048 - HEADROOM as usize);
+        p.room_mut(b)[..4].copy_from_slice(&[1, 2, 3, 4]);
+        assert_eq!(p.data(Buf::new(b.addr, 4)), &[1, 2, 3, 4]);
+    }
+
+    #[test]
+    fn rejects_bad_frame_sizes() {
+        assert!(Pool::new(4, 3000).is_err());
+        assert!(Pool::new(4, 1024).is_err());
+        assert!(Pool::new(0, 2048).is_err());
+    }
+
+    #[test]
+    fn pair_mut_reads_one_writes_other() {
+        let mut p = Pool::new(2, 2048).unwrap();
+        let a = p.alloc().unwrap();
+        let b = p.alloc().unwrap();
+        p.room_mut(a)[..3].copy_from_slice(b"abc");
+        let (r, w) = p.pair_mut(Buf::new(a.addr, 3), b);
+        w[..3].copy_from_slice(r);
+        assert_eq!(p.data(Buf::new(b.addr, 3)), b"abc");
+    }
+}
