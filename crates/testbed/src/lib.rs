@@ -1,1 +1,32 @@
-//! softrouter testbed (to be written).
+//! Network-namespace testbeds for softrouter's integration tests and the
+//! RFC 2544 benchmark.
+//!
+//! Everything here builds *isolated* test networks (RFC 6815, requirement
+//! R16): every namespace and veth pair is created by this process, carries a
+//! process-unique name (`sr<pid%10000>x<counter>...`), uses only the
+//! benchmarking ranges 198.18.0.0/15 and 2001:2::/48, and is removed again
+//! on `Drop` (also when a test panics) or by [`cleanup_all`] from a signal
+//! handler. Nothing ever touches the root namespace's interfaces or routes:
+//! veth pairs are created directly inside their namespaces
+//! (`ip -n A link add X type veth peer name Y netns B`).
+//!
+//! Layout:
+//! - [`netns`]: [`Netns`] (one namespace; run commands inside it) and
+//!   [`VethPair`] (a veth between two namespaces, optionally multi-queue),
+//!   plus the process-wide registry and [`cleanup_all`].
+//! - [`testbed`]: [`Testbed`], a builder composing namespaces and veths.
+//! - [`topology`]: the standard topologies ([`three_hosts`], [`star`]) and
+//!   their addressing plan.
+
+pub mod netns;
+pub mod testbed;
+pub mod topology;
+
+pub use netns::{
+    cleanup_all, install_ctrlc_cleanup, netns_available, require_root, unique_name, Netns, VethPair,
+};
+pub use testbed::{Testbed, TestbedBuilder};
+pub use topology::{
+    star, star_with, three_hosts, three_hosts_with, RouterMode, Star, StarPort, ThreeHosts,
+    TopologyOptions,
+};
