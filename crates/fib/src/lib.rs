@@ -1,1 +1,41 @@
-//! softrouter fib (to be written).
+//! softrouter FIB: longest-prefix match and next hops for the fast path.
+//!
+//! * [`lpm4`]: IPv4 DIR-24-8 (one memory access up to /24, two beyond).
+//! * [`lpm6`]: IPv6 multibit trie, 24-bit first level then 8-bit strides.
+//! * [`nexthop`]: next hops and ECMP groups; [`flow_hash`] picks the member.
+//! * [`routes_file`]: route file parser and the shared test table loader.
+//! * [`reference`]: a slow, obviously correct LPM for tests.
+//!
+//! Every table has one writer (the control thread, `&mut self`) and any
+//! number of lock-free readers (workers). Readers never block, allocate or
+//! see a half-written entry: entries are single atomic words, new structure
+//! is filled before it is published with a `Release` store, and memory that
+//! readers may still be in is reused only after a grace period
+//! ([`qsbr`](crate::lpm4::Lpm4Reader::quiescent)).
+//!
+//! Memory on the full table (901,899 IPv4 + 160,147 IPv6 prefixes, measured
+//! by `tests/full_table.rs`): see the README of the crate's report; IPv4
+//! reader tables 64 MiB + 1 KiB per tbl8 group, IPv6 64 MiB + 1 KiB per group.
+
+mod entry;
+pub mod error;
+pub mod flow_hash;
+pub mod lpm4;
+pub mod lpm6;
+pub mod nexthop;
+pub mod prefix;
+mod qsbr;
+pub mod reference;
+pub mod routes_file;
+pub mod target;
+
+pub use error::FibError;
+pub use flow_hash::{flow_hash_v4, flow_hash_v6};
+pub use lpm4::{Lpm4Config, Lpm4Reader, Lpm4Writer};
+pub use lpm6::{Lpm6Config, Lpm6Reader, Lpm6Writer};
+pub use nexthop::{
+    GroupId, NextHop, NextHopId, NextHopKind, NextHopReader, NextHopTable, NextHopWriter,
+};
+pub use prefix::{Prefix, Prefix4, Prefix6, PrefixParseError};
+pub use reference::ReferenceLpm;
+pub use target::Target;

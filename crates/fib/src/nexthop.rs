@@ -1,0 +1,381 @@
+//! Next hops and ECMP groups.
+//!
+//! Routes point to a [`Target`]; this table turns a target and a flow hash
+//! into one [`NextHop`]. Same split as the LPMs: one writer, lock-free
+//! readers, fixed capacity preallocated at creation, no allocation on the
+//! read side.
+//!
+//! Publication: an entry's side data (gateway address, group members) is
+//! written first, then its packed descriptor word is stored with `Release`;
+//! readers load the descriptor with `Acquire`. Entries are immutable once
+//! published and, in this version, ids are never reused, so no grace period
+//! is needed: a worker holding an id always reads the entry it was given.
+//! (Removal with reuse would need the same QSBR scheme as the tbl8 groups.)
+
+use std::cell::Cell;
+use std::collections::HashMap;
+use std::marker::PhantomData;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
+use std::sync::atomic::{AtomicU32, AtomicU64};
+use std::sync::Arc;
+
+use crate::{FibError, Target};
+
+/// Index of a next hop in the [`NextHopTable`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct NextHopId(pub u32);
+
+/// Index of an ECMP group in the [`NextHopTable`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct GroupId(pub u32);
+
+/// How the packet leaves (or does not leave) the router.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum NextHopKind {
+    /// Forward to this neighbor (the gateway).
+    Gateway(IpAddr),
+    /// The destination is on the link: the neighbor is the packet's
+    /// destination address.
+    Connected,
+    /// One of the router's own addresses: deliver to the router.
+    Local,
+    /// Drop.
+    Blackhole,
+}
+
+/// Where a route sends packets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct NextHop {
+    /// Output port.
+    pub port: u16,
+    /// Neighbor selection.
+    pub kind: NextHopKind,
+}
+
+// Descriptor word of a next hop:
+// bit 63 valid | bits 32..35 kind | bits 0..16 port.
+const NH_VALID: u64 = 1 << 63;
+const KIND_GW4: u64 = 1;
+const KIND_GW6: u64 = 2;
+const KIND_CONNECTED: u64 = 3;
+const KIND_LOCAL: u64 = 4;
+const KIND_BLACKHOLE: u64 = 5;
+
+// Descriptor word of a group: bit 63 valid | count << 32 | first member.
+
+struct Shared {
+    nh: Box<[AtomicU64]>,
+    /// Gateway address of each next hop (u128, IPv4 in the low 32 bits),
+    /// written before the descriptor is published.
+    gw_hi: Box<[AtomicU64]>,
+    gw_lo: Box<[AtomicU64]>,
+    groups: Box<[AtomicU64]>,
+    members: Box<[AtomicU32]>,
+}
+
+/// Create a table with fixed capacities.
+pub struct NextHopTable;
+
+impl NextHopTable {
+    /// Preallocate room for `next_hops` next hops, `groups` ECMP groups and
+    /// `group_members` member slots in total.
+    ///
+    /// # Panics
+    /// If a capacity exceeds what a [`Target`] can index (2^29).
+    #[allow(clippy::new_ret_no_self)]
+    pub fn with_capacity(
+        next_hops: u32,
+        groups: u32,
+        group_members: u32,
+    ) -> (NextHopWriter, NextHopReader) {
+        assert!(next_hops <= Target::MAX_INDEX + 1 && groups <= Target::MAX_INDEX + 1);
+        let atomics64 = |n: u32| (0..n).map(|_| AtomicU64::new(0)).collect::<Box<[_]>>();
+        let shared = Arc::new(Shared {
+            nh: atomics64(next_hops),
+            gw_hi: atomics64(next_hops),
+            gw_lo: atomics64(next_hops),
+            groups: atomics64(groups),
+            members: (0..group_members).map(|_| AtomicU32::new(0)).collect(),
+        });
+        let writer = NextHopWriter {
+            shared: shared.clone(),
+            n_nh: 0,
+            n_groups: 0,
+            n_members: 0,
+            nh_index: HashMap::new(),
+            group_index: HashMap::new(),
+            _not_sync: PhantomData,
+        };
+        (writer, NextHopReader { shared })
+    }
+}
+
+/// The single writer of a next-hop table (`Send`, not `Sync`).
+pub struct NextHopWriter {
+    shared: Arc<Shared>,
+    n_nh: u32,
+    n_groups: u32,
+    n_members: u32,
+    nh_index: HashMap<NextHop, NextHopId>,
+    group_index: HashMap<Vec<NextHopId>, GroupId>,
+    _not_sync: PhantomData<Cell<()>>,
+}
+
+impl NextHopWriter {
+    /// Add a next hop (even if an identical one exists).
+    pub fn add(&mut self, nh: NextHop) -> Result<NextHopId, FibError> {
+        let s = &*self.shared;
+        if self.n_nh as usize == s.nh.len() {
+            return Err(FibError::CapacityExhausted {
+                what: "next-hop",
+                capacity: self.n_nh,
+            });
+        }
+        let i = self.n_nh as usize;
+        let (kind, gw) = match nh.kind {
+            NextHopKind::Gateway(IpAddr::V4(a)) => (KIND_GW4, u128::from(u32::from(a))),
+            NextHopKind::Gateway(IpAddr::V6(a)) => (KIND_GW6, u128::from(a)),
+            NextHopKind::Connected => (KIND_CONNECTED, 0),
+            NextHopKind::Local => (KIND_LOCAL, 0),
+            NextHopKind::Blackhole => (KIND_BLACKHOLE, 0),
+        };
+        s.gw_hi[i].store((gw >> 64) as u64, Relaxed);
+        s.gw_lo[i].store(gw as u64, Relaxed);
+        s.nh[i].store(NH_VALID | kind << 32 | u64::from(nh.port), Release);
+        self.n_nh += 1;
+        let id = NextHopId(i as u32);
+        self.nh_index.entry(nh).or_insert(id);
+        Ok(id)
+    }
+
+    /// The id of an identical next hop, or a new one.
+    pub fn find_or_add(&mut self, nh: NextHop) -> Result<NextHopId, FibError> {
+        match self.nh_index.get(&nh) {
+            Some(&id) => Ok(id),
+            None => self.add(nh),
+        }
+    }
+
+    /// An ECMP group of these members (in this order; a member may repeat
+    /// to give it more weight). Returns the existing group if one has the
+    /// same member list.
+    pub fn add_group(&mut self, members: &[NextHopId]) -> Result<GroupId, FibError> {
+        if members.is_empty() {
+            return Err(FibError::InvalidId("empty ECMP group".into()));
+        }
+        if let Some(m) = members.iter().find(|m| m.0 >= self.n_nh) {
+            return Err(FibError::InvalidId(format!("unknown next hop {}", m.0)));
+        }
+        if let Some(&g) = self.group_index.get(members) {
+            return Ok(g);
+        }
+        let s = &*self.shared;
+        if self.n_groups as usize == s.groups.len() {
+            return Err(FibError::CapacityExhausted {
+                what: "ECMP group",
+                capacity: self.n_groups,
+            });
+        }
+        let first = self.n_members as usize;
+        if first + members.len() > s.members.len() {
+            return Err(FibError::CapacityExhausted {
+                what: "ECMP group member",
+                capacity: s.members.len() as u32,
+            });
+        }
+        for (slot, m) in s.members[first..].iter().zip(members) {
+            slot.store(m.0, Relaxed);
+        }
+        let g = self.n_groups as usize;
+        s.groups[g].store(
+            NH_VALID | (members.len() as u64) << 32 | first as u64,
+            Release,
+        );
+        self.n_groups += 1;
+        self.n_members += members.len() as u32;
+        let id = GroupId(g as u32);
+        self.group_index.insert(members.to_vec(), id);
+        Ok(id)
+    }
+
+    /// A reader handle.
+    pub fn reader(&self) -> NextHopReader {
+        NextHopReader {
+            shared: self.shared.clone(),
+        }
+    }
+
+    /// Number of next hops added.
+    pub fn len(&self) -> usize {
+        self.n_nh as usize
+    }
+
+    /// True if no next hop was added.
+    pub fn is_empty(&self) -> bool {
+        self.n_nh == 0
+    }
+}
+
+/// A worker's handle (cheap `Arc` clone). Never blocks or allocates.
+#[derive(Clone)]
+pub struct NextHopReader {
+    shared: Arc<Shared>,
+}
+
+impl NextHopReader {
+    /// The next hop with this id.
+    ///
+    /// Ids reach workers only through routes installed after the next hop
+    /// was published, so the entry is always complete. An id that was never
+    /// added (a caller bug) reads as a blackhole on port 0.
+    ///
+    /// # Panics
+    /// If the id is beyond the table's capacity.
+    #[inline]
+    pub fn get(&self, id: NextHopId) -> NextHop {
+        let s = &*self.shared;
+        let i = id.0 as usize;
+        let w = s.nh[i].load(Acquire);
+        let port = w as u16;
+        let kind = match (w >> 32) & 0x7 {
+            KIND_GW4 => {
+                NextHopKind::Gateway(IpAddr::V4(Ipv4Addr::from(s.gw_lo[i].load(Relaxed) as u32)))
+            }
+            KIND_GW6 => {
+                let a = u128::from(s.gw_hi[i].load(Relaxed)) << 64
+                    | u128::from(s.gw_lo[i].load(Relaxed));
+                NextHopKind::Gateway(IpAddr::V6(Ipv6Addr::from(a)))
+            }
+            KIND_CONNECTED => NextHopKind::Connected,
+            KIND_LOCAL => NextHopKind::Local,
+            _ => NextHopKind::Blackhole,
+        };
+        NextHop { port, kind }
+    }
+
+    /// The next hop a flow with hash `flow_hash` takes for `target`.
+    ///
+    /// For a group of `n` members the member is `(hash * n) >> 32`
+    /// (Lemire's multiply-shift range reduction): uniform for a uniform hash,
+    /// one multiply instead of a division, and a pure function of the hash,
+    /// so one flow always takes one path. It uses the hash's high bits, so
+    /// the hash must mix into those (see [`crate::flow_hash`]).
+    ///
+    /// # Panics
+    /// If a group id is beyond the capacity. A group id never added reads as
+    /// next hop 0 (a caller bug, as for [`get`](Self::get)).
+    #[inline]
+    pub fn resolve(&self, target: Target, flow_hash: u32) -> NextHopId {
+        if !target.is_group() {
+            return NextHopId(target.index());
+        }
+        let s = &*self.shared;
+        let w = s.groups[target.index() as usize].load(Acquire);
+        let n = (w >> 32) as u32 & 0x7fff_ffff;
+        let first = w as u32 as usize;
+        if n == 0 {
+            return NextHopId(0);
+        }
+        let k = ((u64::from(flow_hash) * u64::from(n)) >> 32) as usize;
+        NextHopId(s.members[first + k].load(Relaxed))
+    }
+
+    /// Members of a group, in order (empty for an unknown group).
+    pub fn group_members(&self, id: GroupId) -> impl Iterator<Item = NextHopId> + '_ {
+        let s = &*self.shared;
+        let w = s.groups.get(id.0 as usize).map_or(0, |g| g.load(Acquire));
+        let n = ((w >> 32) as u32 & 0x7fff_ffff) as usize;
+        let first = w as u32 as usize;
+        s.members[first..first + n]
+            .iter()
+            .map(|m| NextHopId(m.load(Relaxed)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn gw(a: &str, port: u16) -> NextHop {
+        NextHop {
+            port,
+            kind: NextHopKind::Gateway(a.parse().unwrap()),
+        }
+    }
+
+    #[test]
+    fn add_get_dedupe() {
+        let (mut w, r) = NextHopTable::with_capacity(8, 4, 16);
+        let a = w.add(gw("198.18.0.1", 1)).unwrap();
+        let b = w.add(gw("2001:2::1", 2)).unwrap();
+        let c = w
+            .add(NextHop {
+                port: 3,
+                kind: NextHopKind::Connected,
+            })
+            .unwrap();
+        let l = w
+            .add(NextHop {
+                port: 0,
+                kind: NextHopKind::Local,
+            })
+            .unwrap();
+        assert_eq!(r.get(a), gw("198.18.0.1", 1));
+        assert_eq!(r.get(b), gw("2001:2::1", 2));
+        assert_eq!(r.get(c).kind, NextHopKind::Connected);
+        assert_eq!(r.get(l).kind, NextHopKind::Local);
+        assert_eq!(w.find_or_add(gw("198.18.0.1", 1)).unwrap(), a);
+        assert_ne!(w.find_or_add(gw("198.18.0.1", 2)).unwrap(), a);
+        let g = w.add_group(&[a, b, c]).unwrap();
+        assert_eq!(w.add_group(&[a, b, c]).unwrap(), g);
+        assert_ne!(w.add_group(&[a, b]).unwrap(), g);
+        assert_eq!(r.group_members(g).collect::<Vec<_>>(), vec![a, b, c]);
+        assert!(w.add_group(&[]).is_err());
+        assert!(w.add_group(&[NextHopId(7)]).is_err());
+        assert_eq!(r.resolve(Target::next_hop(b), 12345), b);
+        for h in [0u32, 1 << 31, u32::MAX] {
+            let m = r.resolve(Target::group(g), h);
+            assert!([a, b, c].contains(&m));
+            assert_eq!(m, r.resolve(Target::group(g), h));
+        }
+        // capacity
+        for _ in w.len()..8 {
+            w.add(gw("198.18.0.9", 9)).unwrap();
+        }
+        assert!(matches!(
+            w.add(gw("198.18.0.9", 9)),
+            Err(FibError::CapacityExhausted { .. })
+        ));
+    }
+
+    #[test]
+    fn resolve_spreads_over_members() {
+        let (mut w, r) = NextHopTable::with_capacity(8, 8, 64);
+        let ids: Vec<_> = (0..8)
+            .map(|p| w.add(gw("198.18.0.1", p)).unwrap())
+            .collect();
+        for n in 2..=8 {
+            let g = w.add_group(&ids[..n]).unwrap();
+            let mut count = [0u32; 8];
+            let flows = 80_000u32;
+            for f in 0..flows {
+                let h = crate::flow_hash::flow_hash_v4(
+                    0xc612_0000 | f,
+                    0xc613_0001,
+                    17,
+                    1024 + (f % 7) as u16,
+                    80,
+                );
+                count[r.resolve(Target::group(g), h).0 as usize] += 1;
+            }
+            let expect = flows / n as u32;
+            for &c in &count[..n] {
+                assert!(
+                    (c as i64 - expect as i64).abs() < (expect / 20) as i64,
+                    "n={n} {count:?}"
+                );
+            }
+        }
+    }
+}

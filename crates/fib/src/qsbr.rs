@@ -1,0 +1,198 @@
+//! Quiescent-state-based reclamation (QSBR) for tbl8 groups.
+//!
+//! A tbl8 group that the writer unlinks may still be read by a worker that
+//! loaded the old pointer just before. Memory is never freed (the pool is
+//! preallocated), so this is not about memory safety but correctness: if the
+//! writer refilled the group for another /24 at once, that worker could
+//! return a target that was never installed for its address.
+//!
+//! Scheme: a global epoch counter, and one slot per reader handle that holds
+//! the last epoch the reader saw at a quiescent point (between two bursts,
+//! when it holds no pointer into the tables).
+//!
+//! * Writer, on unlinking a group: the unlink is a `Release` store into the
+//!   parent entry; then `epoch.fetch_add(1, AcqRel)` returns `e` and the
+//!   group is parked with tag `e + 1`.
+//! * Reader, at [`Qsbr::quiescent`]: `seen = epoch.load(Acquire)`, then
+//!   `slot.store(seen, Release)`.
+//! * Writer, before reuse: the group with tag `t` is free once every live
+//!   slot holds `>= t` (slots loaded with `Acquire`).
+//!
+//! Why that is enough: if a slot holds `>= t`, its reader's epoch load read
+//! the writer's increment (or a later one), which followed the unlink; with
+//! Acquire/Release every lookup the reader starts afterwards sees the new
+//! parent entry and cannot enter the group. Every lookup it made before was
+//! sequenced before its `Release` store of the slot, which the writer read
+//! with `Acquire`, so those loads happen-before the writer's refill stores.
+//!
+//! On x86 all of this is plain `mov`s on the reader side: one load and one
+//! store per quiescent point, nothing per lookup.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// One reader's slot, on its own cache line so that announcing a quiescent
+/// state does not bounce the line of another reader.
+#[repr(align(64))]
+pub(crate) struct Slot(AtomicU64);
+
+/// The shared epoch and the registry of reader slots.
+pub(crate) struct QsbrDomain {
+    epoch: AtomicU64,
+    slots: Mutex<Vec<Arc<Slot>>>,
+}
+
+impl QsbrDomain {
+    pub(crate) fn new() -> QsbrDomain {
+        QsbrDomain {
+            epoch: AtomicU64::new(1),
+            slots: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Register a reader; it counts as having just passed a quiescent point
+    /// (it holds no pointer yet).
+    pub(crate) fn register(&self) -> Arc<Slot> {
+        let mut slots = self.slots.lock().unwrap_or_else(|p| p.into_inner());
+        let slot = Arc::new(Slot(AtomicU64::new(self.epoch.load(Ordering::Acquire))));
+        slots.push(slot.clone());
+        slot
+    }
+
+    pub(crate) fn unregister(&self, slot: &Arc<Slot>) {
+        let mut slots = self.slots.lock().unwrap_or_else(|p| p.into_inner());
+        slots.retain(|s| !Arc::ptr_eq(s, slot));
+    }
+
+    /// Reader side: announce that no pointer into the tables is held.
+    #[inline]
+    pub(crate) fn quiescent(&self, slot: &Slot) {
+        let e = self.epoch.load(Ordering::Acquire);
+        slot.0.store(e, Ordering::Release);
+    }
+
+    /// Writer side: called right after an unlink store; returns the tag the
+    /// unlinked group must wait for.
+    pub(crate) fn retire(&self) -> u64 {
+        self.epoch.fetch_add(1, Ordering::AcqRel) + 1
+    }
+
+    /// Writer side: the smallest epoch every live reader has passed.
+    pub(crate) fn safe_epoch(&self) -> u64 {
+        let slots = self.slots.lock().unwrap_or_else(|p| p.into_inner());
+        slots
+            .iter()
+            .map(|s| s.0.load(Ordering::Acquire))
+            .min()
+            .unwrap_or(u64::MAX)
+    }
+}
+
+/// Reader registration: one per reader handle, unregistered on drop.
+pub(crate) struct Qsbr {
+    domain: Arc<QsbrDomain>,
+    slot: Arc<Slot>,
+}
+
+impl Qsbr {
+    pub(crate) fn new(domain: Arc<QsbrDomain>) -> Qsbr {
+        let slot = domain.register();
+        Qsbr { domain, slot }
+    }
+
+    #[inline]
+    pub(crate) fn quiescent(&self) {
+        self.domain.quiescent(&self.slot);
+    }
+}
+
+impl Clone for Qsbr {
+    fn clone(&self) -> Qsbr {
+        Qsbr::new(self.domain.clone())
+    }
+}
+
+impl Drop for Qsbr {
+    fn drop(&mut self) {
+        self.domain.unregister(&self.slot);
+    }
+}
+
+/// Writer-side allocator of tbl8 group indices with deferred reuse.
+pub(crate) struct GroupAllocator {
+    capacity: u32,
+    /// Never-used indices start at `next`; below it, indices come back
+    /// through `free`.
+    next: u32,
+    free: Vec<u32>,
+    /// Retired groups and the epoch each must wait for (non-decreasing).
+    pending: std::collections::VecDeque<(u64, u32)>,
+    in_use: u32,
+}
+
+impl GroupAllocator {
+    pub(crate) fn new(capacity: u32) -> GroupAllocator {
+        GroupAllocator {
+            capacity,
+            next: 0,
+            free: Vec::new(),
+            pending: Default::default(),
+            in_use: 0,
+        }
+    }
+
+    /// A group index, or `None` if all are in use or awaiting a grace period.
+    pub(crate) fn alloc(&mut self, domain: &QsbrDomain) -> Option<u32> {
+        if self.free.is_empty() && self.next == self.capacity {
+            self.reclaim(domain);
+        }
+        let g = if let Some(g) = self.free.pop() {
+            g
+        } else if self.next < self.capacity {
+            self.next += 1;
+            self.next - 1
+        } else {
+            return None;
+        };
+        self.in_use += 1;
+        Some(g)
+    }
+
+    /// Park an unlinked group until every reader passes a quiescent point.
+    pub(crate) fn retire(&mut self, domain: &QsbrDomain, g: u32) {
+        let tag = domain.retire();
+        self.pending.push_back((tag, g));
+        self.in_use -= 1;
+    }
+
+    /// Move every group whose grace period has passed to the free list.
+    pub(crate) fn reclaim(&mut self, domain: &QsbrDomain) -> usize {
+        if self.pending.is_empty() {
+            return 0;
+        }
+        let safe = domain.safe_epoch();
+        let mut n = 0;
+        while let Some(&(tag, g)) = self.pending.front() {
+            if tag > safe {
+                break;
+            }
+            self.pending.pop_front();
+            self.free.push(g);
+            n += 1;
+        }
+        n
+    }
+
+    pub(crate) fn in_use(&self) -> u32 {
+        self.in_use
+    }
+
+    pub(crate) fn pending(&self) -> usize {
+        self.pending.len()
+    }
+
+    /// Highest index ever handed out + 1 (pages touched in the pool).
+    pub(crate) fn high_water(&self) -> u32 {
+        self.next
+    }
+}
