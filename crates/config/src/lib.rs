@@ -1,1 +1,35 @@
-//! softrouter config (to be written).
+//! softrouter's configuration: a TOML file, parsed and validated in one go.
+//!
+//! Every error names the file, the line and the field, e.g.
+//! `router.toml:14: port "p1": mac: "02:00:zz" is not a MAC address`, so a
+//! user never has to guess which of many similar tables is wrong. Parsing
+//! happens in two steps: serde reads the text into a raw form that keeps the
+//! position of every value ([`toml::Spanned`]), then [`validate`] checks the
+//! meaning (unique names, addresses, next hops on a connected subnet, ...)
+//! and produces the plain [`Config`] the rest of the router uses.
+
+mod addr;
+mod error;
+mod model;
+mod raw;
+mod validate;
+
+pub use addr::{parse_mac, Cidr, MacAddr};
+pub use error::ConfigError;
+pub use model::*;
+
+use std::path::Path;
+
+/// Reads and validates a configuration file.
+pub fn load(path: &Path) -> Result<Config, ConfigError> {
+    let text = std::fs::read_to_string(path).map_err(|e| ConfigError::io(path, e))?;
+    parse(&text, path)
+}
+
+/// Parses and validates configuration text; `path` names it in errors and
+/// anchors relative file names (captures, route files).
+pub fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
+    let raw: raw::RawConfig =
+        toml::from_str(text).map_err(|e| ConfigError::from_toml(path, text, &e))?;
+    validate::validate(raw, text, path)
+}

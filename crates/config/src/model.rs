@@ -1,0 +1,114 @@
+//! The validated configuration, as the router uses it.
+
+use crate::{Cidr, MacAddr};
+use std::net::IpAddr;
+use std::path::PathBuf;
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Config {
+    /// The file this came from (for messages).
+    pub source: PathBuf,
+    pub router: Router,
+    pub ports: Vec<Port>,
+    pub routes: Vec<Route>,
+    pub neighbors: Vec<Neighbor>,
+    pub routes_file: Option<PathBuf>,
+}
+
+impl Config {
+    pub fn port_index(&self, name: &str) -> Option<usize> {
+        self.ports.iter().position(|p| p.name == name)
+    }
+}
+
+/// How a worker waits for packets (paper 000's reception mechanisms).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// Spin on the queues: lowest latency, one full core per worker.
+    Poll,
+    /// Sleep on the sockets whenever a round found nothing (NAPI analog).
+    Interrupt,
+    /// Poll while traffic flows; sleep after a number of idle rounds.
+    Adaptive,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Router {
+    pub workers: usize,
+    /// Core of worker i (`cores[i]`); empty: not pinned beyond the default
+    /// (worker i on core i modulo the cores the process may use).
+    pub cores: Vec<usize>,
+    /// Explicit (port, queue) -> worker assignment, as DPDK l3fwd's
+    /// `--config`; empty: queues are dealt round-robin to workers.
+    pub queue_map: Vec<QueueMap>,
+    pub mode: Mode,
+    /// Packets per port per round.
+    pub budget: u32,
+    /// ICMP errors per second each worker may send (token bucket).
+    pub icmp_rate: u32,
+    /// Packets held per unresolved next hop (per worker).
+    pub hold_packets: u32,
+    /// Seconds a learned neighbor stays valid without confirmation.
+    pub neighbor_timeout_s: u32,
+    /// Frames in each worker's buffer pool.
+    pub pool_frames: u32,
+    /// Size of one buffer (a power of two, 2048 or 4096 for AF_XDP).
+    pub frame_size: u32,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct QueueMap {
+    pub port: usize,
+    pub queue: u16,
+    pub worker: usize,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Driver {
+    Pcap,
+    Mem,
+    AfXdp,
+    AfPacket,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum XdpMode {
+    Auto,
+    Native,
+    Generic,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Port {
+    pub name: String,
+    pub driver: Driver,
+    pub rx_pcap: Option<PathBuf>,
+    pub tx_pcap: Option<PathBuf>,
+    /// Live drivers: the kernel interface.
+    pub iface: Option<String>,
+    /// Required for pcap/mem; live drivers take the interface's unless set.
+    pub mac: Option<MacAddr>,
+    pub addresses: Vec<Cidr>,
+    /// IP MTU; live drivers take the interface's unless set, others 1500.
+    pub mtu: Option<u16>,
+    /// RX queues to use (live: default all; mem: default = workers).
+    pub queues: Option<u16>,
+    pub xdp_mode: XdpMode,
+    /// `None`: zero-copy if the driver can.
+    pub zero_copy: Option<bool>,
+    pub ring_size: u32,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Route {
+    pub prefix: Cidr,
+    /// Next hops with the port each is reached through (ECMP if several).
+    pub via: Vec<(IpAddr, usize)>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Neighbor {
+    pub address: IpAddr,
+    pub mac: MacAddr,
+    pub port: usize,
+}

@@ -1,0 +1,532 @@
+//! From the raw, positioned form to a [`Config`]: every check that needs
+//! more than the TOML grammar, each failing with the line of the value.
+
+use crate::raw::*;
+use crate::*;
+use std::collections::HashSet;
+use std::net::IpAddr;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+type PortLookup<'a> = dyn Fn(&S<String>, &str) -> Result<usize, ConfigError> + 'a;
+
+struct Ctx<'a> {
+    text: &'a str,
+    path: &'a Path,
+}
+
+impl Ctx<'_> {
+    fn err<T>(&self, span: Range<usize>, msg: impl Into<String>) -> Result<T, ConfigError> {
+        Err(ConfigError::at(self.path, self.text, span, msg))
+    }
+
+    /// An integer field within `range`.
+    fn int(
+        &self,
+        v: &Option<S<i64>>,
+        what: &str,
+        range: std::ops::RangeInclusive<i64>,
+        default: i64,
+    ) -> Result<i64, ConfigError> {
+        match v {
+            None => Ok(default),
+            Some(v) if range.contains(v.get_ref()) => Ok(*v.get_ref()),
+            Some(v) => self.err(
+                v.span(),
+                format!(
+                    "{what}: {} is out of range ({}..={})",
+                    v.get_ref(),
+                    range.start(),
+                    range.end()
+                ),
+            ),
+        }
+    }
+
+    /// A path relative to the configuration file's folder.
+    fn path(&self, p: &str) -> PathBuf {
+        let p = Path::new(p);
+        if p.is_absolute() {
+            p.to_path_buf()
+        } else {
+            self.path.parent().unwrap_or(Path::new(".")).join(p)
+        }
+    }
+}
+
+pub fn validate(raw: RawConfig, text: &str, path: &Path) -> Result<Config, ConfigError> {
+    let cx = Ctx { text, path };
+    let ports = raw
+        .port
+        .iter()
+        .map(|p| port(&cx, p))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut names = HashSet::new();
+    for (p, raw_p) in ports.iter().zip(&raw.port) {
+        if !names.insert(p.name.clone()) {
+            return cx.err(
+                raw_p.get_ref().name.span(),
+                format!("port {:?}: name: another port has this name", p.name),
+            );
+        }
+    }
+    if ports.is_empty() {
+        return cx.err(
+            0..0,
+            "no [[port]] defined: a router needs at least one port",
+        );
+    }
+    check_overlapping_subnets(&cx, &ports, &raw.port)?;
+
+    let port_of = |name: &S<String>, what: &str| -> Result<usize, ConfigError> {
+        ports
+            .iter()
+            .position(|p| &p.name == name.get_ref())
+            .map_or_else(
+                || {
+                    cx.err(
+                        name.span(),
+                        format!("{what}: no port is named {:?}", name.get_ref()),
+                    )
+                },
+                Ok,
+            )
+    };
+
+    let mut routes = Vec::new();
+    for r in &raw.route {
+        routes.push(route(&cx, r.get_ref(), &ports)?);
+    }
+
+    let mut neighbors = Vec::new();
+    for n in &raw.neighbor {
+        let n = n.get_ref();
+        let address: IpAddr = n.address.get_ref().parse().or_else(|_| {
+            cx.err(
+                n.address.span(),
+                format!(
+                    "neighbor: address: {:?} is not an IP address",
+                    n.address.get_ref()
+                ),
+            )
+        })?;
+        let mac = parse_mac(n.mac.get_ref()).map_or_else(
+            || {
+                cx.err(
+                    n.mac.span(),
+                    format!(
+                        "neighbor {address}: mac: {:?} is not a MAC address",
+                        n.mac.get_ref()
+                    ),
+                )
+            },
+            Ok,
+        )?;
+        let port = port_of(&n.port, &format!("neighbor {address}: port"))?;
+        neighbors.push(Neighbor { address, mac, port });
+    }
+
+    let router = router(
+        &cx,
+        raw.router.as_ref().map(|r| r.get_ref()),
+        &raw.queue,
+        &port_of,
+    )?;
+
+    let routes_file = raw
+        .routes_file
+        .as_ref()
+        .map(|f| cx.path(f.get_ref().path.get_ref()));
+    if let (Some(p), Some(f)) = (&routes_file, &raw.routes_file) {
+        if !p.is_file() {
+            return cx.err(
+                f.get_ref().path.span(),
+                format!("routes_file: path: {} does not exist", p.display()),
+            );
+        }
+    }
+
+    Ok(Config {
+        source: path.to_path_buf(),
+        router,
+        ports,
+        routes,
+        neighbors,
+        routes_file,
+    })
+}
+
+fn router(
+    cx: &Ctx,
+    r: Option<&RawRouter>,
+    queues: &[S<RawQueue>],
+    port_of: &PortLookup,
+) -> Result<Router, ConfigError> {
+    let default = RawRouter::default();
+    let r = r.unwrap_or(&default);
+    let mode = match &r.mode {
+        None => Mode::Adaptive,
+        Some(m) => match m.get_ref().as_str() {
+            "poll" => Mode::Poll,
+            "interrupt" => Mode::Interrupt,
+            "adaptive" => Mode::Adaptive,
+            other => {
+                return cx.err(
+                    m.span(),
+                    format!("router: mode: {other:?} is not one of poll, interrupt, adaptive"),
+                )
+            }
+        },
+    };
+    let mut cores: Vec<usize> = Vec::new();
+    if let Some(c) = &r.cores {
+        for &core in c.get_ref() {
+            if !(0..=1023).contains(&core) {
+                return cx.err(
+                    c.span(),
+                    format!("router: cores: {core} is not a CPU number"),
+                );
+            }
+            cores.push(core as usize);
+        }
+    }
+    // An explicit queue map defines the workers: one per distinct core.
+    let mut queue_map = Vec::new();
+    if !queues.is_empty() {
+        if let Some(c) = &r.cores {
+            return cx.err(
+                c.span(),
+                "router: cores: give either router.cores or [[queue]] entries, not both",
+            );
+        }
+        let mut seen = HashSet::new();
+        for q in queues {
+            let q = q.get_ref();
+            let port = port_of(&q.port, "queue: port")?;
+            let queue = cx.int(&Some(q.queue.clone()), "queue: queue", 0..=1023, 0)? as u16;
+            let core = cx.int(&Some(q.core.clone()), "queue: core", 0..=1023, 0)? as usize;
+            if !seen.insert((port, queue)) {
+                return cx.err(
+                    q.queue.span(),
+                    format!(
+                        "queue: queue {queue} of port {:?} is assigned twice",
+                        q.port.get_ref()
+                    ),
+                );
+            }
+            let worker = match cores.iter().position(|&c| c == core) {
+                Some(w) => w,
+                None => {
+                    cores.push(core);
+                    cores.len() - 1
+                }
+            };
+            queue_map.push(QueueMap {
+                port,
+                queue,
+                worker,
+            });
+        }
+    }
+    let workers_default = if cores.is_empty() {
+        1
+    } else {
+        cores.len() as i64
+    };
+    let workers = cx.int(&r.workers, "router: workers", 1..=64, workers_default)? as usize;
+    if !cores.is_empty() && workers != cores.len() {
+        let span = r.workers.as_ref().map(|w| w.span()).unwrap_or(0..0);
+        return cx.err(
+            span,
+            format!(
+                "router: workers: {workers} workers but {} cores are given",
+                cores.len()
+            ),
+        );
+    }
+    let frame_size = cx.int(&r.frame_size, "router: frame_size", 2048..=65536, 2048)?;
+    if (frame_size as u64).count_ones() != 1 {
+        return cx.err(
+            r.frame_size.as_ref().unwrap().span(),
+            format!("router: frame_size: {frame_size} is not a power of two"),
+        );
+    }
+    Ok(Router {
+        workers,
+        cores,
+        queue_map,
+        mode,
+        budget: cx.int(&r.budget, "router: budget", 1..=65536, 64)? as u32,
+        icmp_rate: cx.int(&r.icmp_rate, "router: icmp_rate", 0..=1_000_000, 1000)? as u32,
+        hold_packets: cx.int(&r.hold_packets, "router: hold_packets", 0..=4096, 16)? as u32,
+        neighbor_timeout_s: cx.int(
+            &r.neighbor_timeout,
+            "router: neighbor_timeout",
+            1..=86400,
+            300,
+        )? as u32,
+        pool_frames: cx.int(&r.pool_frames, "router: pool_frames", 1024..=1 << 22, 16384)? as u32,
+        frame_size: frame_size as u32,
+    })
+}
+
+fn port(cx: &Ctx, p: &S<RawPort>) -> Result<Port, ConfigError> {
+    let p = p.get_ref();
+    let name = p.name.get_ref().clone();
+    if name.is_empty() || name.len() > 32 {
+        return cx.err(p.name.span(), "port: name: must be 1 to 32 characters");
+    }
+    let field = |f: &str| format!("port {name:?}: {f}");
+    let driver = match p.driver.get_ref().as_str() {
+        "pcap" => Driver::Pcap,
+        "mem" => Driver::Mem,
+        "afxdp" => Driver::AfXdp,
+        "afpacket" => Driver::AfPacket,
+        other => {
+            return cx.err(
+                p.driver.span(),
+                format!(
+                    "{}: {other:?} is not one of pcap, mem, afxdp, afpacket",
+                    field("driver")
+                ),
+            )
+        }
+    };
+    let live = matches!(driver, Driver::AfXdp | Driver::AfPacket);
+    let only = |v: bool, span: Option<Range<usize>>, f: &str, drivers: &str| {
+        if let (true, Some(span)) = (v, span) {
+            return cx.err(span, format!("{}: only for driver {drivers}", field(f)));
+        }
+        Ok(())
+    };
+    only(
+        live,
+        p.rx_pcap.as_ref().map(|v| v.span()),
+        "rx_pcap",
+        "pcap or mem",
+    )?;
+    only(
+        driver != Driver::Pcap,
+        p.tx_pcap.as_ref().map(|v| v.span()),
+        "tx_pcap",
+        "pcap",
+    )?;
+    only(
+        !live,
+        p.iface.as_ref().map(|v| v.span()),
+        "iface",
+        "afxdp or afpacket",
+    )?;
+    only(
+        driver != Driver::AfXdp,
+        p.xdp_mode.as_ref().map(|v| v.span()),
+        "xdp_mode",
+        "afxdp",
+    )?;
+    only(
+        driver != Driver::AfXdp,
+        p.zero_copy.as_ref().map(|v| v.span()),
+        "zero_copy",
+        "afxdp",
+    )?;
+    if live && p.iface.is_none() {
+        return cx.err(
+            p.driver.span(),
+            format!(
+                "{}: driver {:?} needs iface",
+                field("iface"),
+                p.driver.get_ref()
+            ),
+        );
+    }
+    let mac = match &p.mac {
+        Some(m) => Some(parse_mac(m.get_ref()).map_or_else(
+            || {
+                cx.err(
+                    m.span(),
+                    format!("{}: {:?} is not a MAC address", field("mac"), m.get_ref()),
+                )
+            },
+            Ok,
+        )?),
+        None if !live => {
+            return cx.err(
+                p.name.span(),
+                format!(
+                    "{}: driver {:?} needs a mac",
+                    field("mac"),
+                    p.driver.get_ref()
+                ),
+            )
+        }
+        None => None,
+    };
+    let mut addresses = Vec::new();
+    for a in &p.addresses {
+        let c: Cidr = a
+            .get_ref()
+            .parse()
+            .or_else(|e| cx.err(a.span(), format!("{}: {e}", field("addresses"))))?;
+        if c.addr.is_unspecified()
+            || c.addr.is_multicast()
+            || c.len == c.max_len() && c.max_len() == 0
+        {
+            return cx.err(
+                a.span(),
+                format!("{}: {c} cannot be an interface address", field("addresses")),
+            );
+        }
+        addresses.push(c);
+    }
+    let mtu = match &p.mtu {
+        None => None,
+        Some(_) => Some(cx.int(&p.mtu, &field("mtu"), 68..=9702, 1500)? as u16),
+    };
+    if let (Some(m), Some(span)) = (mtu, p.mtu.as_ref().map(|m| m.span())) {
+        if m < 1280 && addresses.iter().any(|a| a.addr.is_ipv6()) {
+            return cx.err(
+                span,
+                format!("{}: IPv6 needs an MTU of at least 1280", field("mtu")),
+            );
+        }
+    }
+    let xdp_mode = match p
+        .xdp_mode
+        .as_ref()
+        .map(|m| (m.get_ref().as_str(), m.span()))
+    {
+        None | Some(("auto", _)) => XdpMode::Auto,
+        Some(("native", _)) => XdpMode::Native,
+        Some(("generic", _)) => XdpMode::Generic,
+        Some((other, span)) => {
+            return cx.err(
+                span,
+                format!(
+                    "{}: {other:?} is not one of auto, native, generic",
+                    field("xdp_mode")
+                ),
+            )
+        }
+    };
+    let ring_size = cx.int(&p.ring_size, &field("ring_size"), 64..=65536, 2048)?;
+    if (ring_size as u64).count_ones() != 1 {
+        return cx.err(
+            p.ring_size.as_ref().unwrap().span(),
+            format!("{}: {ring_size} is not a power of two", field("ring_size")),
+        );
+    }
+    Ok(Port {
+        name: p.name.get_ref().clone(),
+        driver,
+        rx_pcap: p.rx_pcap.as_ref().map(|v| cx.path(v.get_ref())),
+        tx_pcap: p.tx_pcap.as_ref().map(|v| cx.path(v.get_ref())),
+        iface: p.iface.as_ref().map(|v| v.get_ref().clone()),
+        mac,
+        addresses,
+        mtu,
+        queues: match &p.queues {
+            None => None,
+            Some(_) => Some(cx.int(&p.queues, &field("queues"), 1..=1024, 1)? as u16),
+        },
+        xdp_mode,
+        zero_copy: p.zero_copy.as_ref().map(|z| *z.get_ref()),
+        ring_size: ring_size as u32,
+    })
+}
+
+/// Two ports on the same subnet would make the egress port of a next hop
+/// ambiguous.
+fn check_overlapping_subnets(
+    cx: &Ctx,
+    ports: &[Port],
+    raw: &[S<RawPort>],
+) -> Result<(), ConfigError> {
+    for (i, p) in ports.iter().enumerate() {
+        for (k, a) in p.addresses.iter().enumerate() {
+            for q in &ports[..i] {
+                if let Some(b) = q
+                    .addresses
+                    .iter()
+                    .find(|b| b.contains(a.addr) || a.contains(b.addr))
+                {
+                    return cx.err(
+                        raw[i].get_ref().addresses[k].span(),
+                        format!(
+                            "port {:?}: addresses: {a} overlaps {b} of port {:?}",
+                            p.name, q.name
+                        ),
+                    );
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn route(cx: &Ctx, r: &RawRoute, ports: &[Port]) -> Result<Route, ConfigError> {
+    let prefix: Cidr = r
+        .prefix
+        .get_ref()
+        .parse()
+        .or_else(|e| cx.err(r.prefix.span(), format!("route: prefix: {e}")))?;
+    if !prefix.is_network() {
+        return cx.err(
+            r.prefix.span(),
+            format!(
+                "route {prefix}: prefix: host bits are set (did you mean {}/{}?)",
+                prefix.network(),
+                prefix.len
+            ),
+        );
+    }
+    if r.via.get_ref().is_empty() {
+        return cx.err(
+            r.via.span(),
+            format!("route {prefix}: via: needs at least one next hop"),
+        );
+    }
+    let mut via = Vec::new();
+    for v in r.via.get_ref() {
+        let hop: IpAddr = v.get_ref().parse().or_else(|_| {
+            cx.err(
+                v.span(),
+                format!(
+                    "route {prefix}: via: {:?} is not an IP address",
+                    v.get_ref()
+                ),
+            )
+        })?;
+        if hop.is_ipv4() != prefix.addr.is_ipv4() {
+            return cx.err(
+                v.span(),
+                format!("route {prefix}: via: {hop} is not of the prefix's address family"),
+            );
+        }
+        let port = ports
+            .iter()
+            .position(|p| p.addresses.iter().any(|a| a.contains(hop)))
+            .map_or_else(
+                || {
+                    cx.err(
+                        v.span(),
+                        format!("route {prefix}: via: {hop} is on no port's subnet"),
+                    )
+                },
+                Ok,
+            )?;
+        if ports[port].addresses.iter().any(|a| a.addr == hop) {
+            return cx.err(
+                v.span(),
+                format!("route {prefix}: via: {hop} is the router's own address"),
+            );
+        }
+        if via.iter().any(|&(h, _)| h == hop) {
+            return cx.err(
+                v.span(),
+                format!("route {prefix}: via: {hop} is listed twice"),
+            );
+        }
+        via.push((hop, port));
+    }
+    Ok(Route { prefix, via })
+}

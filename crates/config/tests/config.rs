@@ -1,0 +1,156 @@
+//! The configuration language: the example from the documentation parses to
+//! what it says, and every kind of mistake is reported with its line.
+
+use config::*;
+use std::path::Path;
+
+const EXAMPLE: &str = r#"
+[router]
+workers = 1                 # worker threads (cores)
+
+[[port]]
+name = "p0"
+driver = "pcap"
+rx_pcap = "in0.pcap"
+tx_pcap = "out0.pcap"
+mac = "02:00:00:00:00:10"
+addresses = ["198.18.0.1/24", "2001:2:0:1::1/64"]
+mtu = 1500
+
+[[port]]
+name = "p1"
+driver = "pcap"
+tx_pcap = "out1.pcap"
+mac = "02:00:00:00:00:11"
+addresses = ["198.19.0.1/24", "2001:2:0:2::1/64"]
+
+[[route]]
+prefix = "198.19.0.0/16"
+via = ["198.19.0.2", "198.19.0.3"]
+
+[[neighbor]]
+address = "198.19.0.2"
+mac = "02:00:00:00:00:22"
+port = "p1"
+"#;
+
+fn parse(text: &str) -> Result<Config, ConfigError> {
+    config::parse(text, Path::new("/etc/sr/router.toml"))
+}
+
+#[test]
+fn example_parses() {
+    let c = parse(EXAMPLE).unwrap();
+    assert_eq!(c.router.workers, 1);
+    assert_eq!(c.router.mode, Mode::Adaptive);
+    assert_eq!(c.ports.len(), 2);
+    assert_eq!(
+        c.ports[0].rx_pcap.as_deref(),
+        Some(Path::new("/etc/sr/in0.pcap"))
+    );
+    assert_eq!(c.ports[1].rx_pcap, None);
+    assert_eq!(c.ports[0].mac, Some([2, 0, 0, 0, 0, 0x10]));
+    assert_eq!(c.ports[0].mtu, Some(1500));
+    assert_eq!(c.ports[1].mtu, None);
+    assert_eq!(
+        c.routes[0].via,
+        vec![
+            ("198.19.0.2".parse().unwrap(), 1),
+            ("198.19.0.3".parse().unwrap(), 1)
+        ]
+    );
+    assert_eq!(c.neighbors[0].port, 1);
+}
+
+/// Replaces `from` in the example and expects an error on `line` whose
+/// message contains `needle`.
+fn expect_error(from: &str, to: &str, line: usize, needle: &str) {
+    assert!(EXAMPLE.contains(from), "test bug: {from:?} not in example");
+    let text = EXAMPLE.replacen(from, to, 1);
+    let e = parse(&text).expect_err(&format!("accepted: {to}"));
+    assert_eq!(e.line, line, "wrong line for {to:?}: {e}");
+    assert!(e.message.contains(needle), "{e} lacks {needle:?}");
+    assert!(
+        e.to_string()
+            .starts_with(&format!("/etc/sr/router.toml:{line}: ")),
+        "{e}"
+    );
+}
+
+#[test]
+fn errors_name_line_and_field() {
+    expect_error("workers = 1", "workers = 0", 3, "workers");
+    expect_error("workers = 1", "wrokers = 1", 3, "wrokers");
+    expect_error(
+        "driver = \"pcap\"\nrx_pcap",
+        "driver = \"dpdk\"\nrx_pcap",
+        7,
+        "driver",
+    );
+    expect_error("02:00:00:00:00:10", "02:00:00:00:00:1g", 10, "mac");
+    expect_error("\"198.18.0.1/24\"", "\"198.18.0.1/40\"", 11, "addresses");
+    expect_error("mtu = 1500", "mtu = 20", 12, "mtu");
+    expect_error("name = \"p1\"", "name = \"p0\"", 15, "another port");
+    expect_error("198.19.0.0/16", "198.19.0.1/16", 22, "host bits");
+    expect_error("\"198.19.0.3\"]", "\"198.20.0.3\"]", 23, "no port's subnet");
+    expect_error("\"198.19.0.3\"]", "\"2001:2::9\"]", 23, "family");
+    expect_error("port = \"p1\"", "port = \"p9\"", 28, "no port is named");
+    expect_error(
+        "mac = \"02:00:00:00:00:22\"",
+        "mac = \"nope\"",
+        27,
+        "neighbor",
+    );
+    expect_error("tx_pcap = \"out1.pcap\"", "tx_pcap = 3", 17, "tx_pcap");
+    expect_error("198.19.0.1/24", "198.18.0.9/24", 19, "overlaps");
+}
+
+#[test]
+fn syntax_errors_have_lines() {
+    let e = parse("[router]\nworkers = \n").unwrap_err();
+    assert_eq!(e.line, 2, "{e}");
+}
+
+#[test]
+fn live_ports_need_an_interface_and_take_their_mac_from_it() {
+    let e = parse("[[port]]\nname = \"e0\"\ndriver = \"afxdp\"\n").unwrap_err();
+    assert!(e.message.contains("iface"), "{e}");
+    let c = parse(
+        "[[port]]\nname = \"e0\"\ndriver = \"afxdp\"\niface = \"veth0\"\nxdp_mode = \"generic\"\n",
+    )
+    .unwrap();
+    assert_eq!(c.ports[0].mac, None);
+    assert_eq!(c.ports[0].xdp_mode, XdpMode::Generic);
+    let e = parse("[[port]]\nname = \"e0\"\ndriver = \"pcap\"\nxdp_mode = \"generic\"\nmac=\"02:00:00:00:00:01\"\n").unwrap_err();
+    assert_eq!(e.line, 4, "{e}");
+}
+
+#[test]
+fn queue_map_defines_workers() {
+    let text = format!(
+        "{EXAMPLE}\n[[queue]]\nport = \"p0\"\nqueue = 0\ncore = 1\n[[queue]]\nport = \"p1\"\nqueue = 0\ncore = 0\n"
+    )
+    .replace("workers = 1 ", "workers = 2 ");
+    let c = parse(&text).unwrap();
+    assert_eq!(c.router.workers, 2);
+    assert_eq!(c.router.cores, vec![1, 0]);
+    assert_eq!(
+        c.router.queue_map[1],
+        QueueMap {
+            port: 1,
+            queue: 0,
+            worker: 1
+        }
+    );
+    let bad = text.replace(
+        "port = \"p1\"\nqueue = 0\ncore = 0",
+        "port = \"p0\"\nqueue = 0\ncore = 0",
+    );
+    assert!(parse(&bad).unwrap_err().message.contains("assigned twice"));
+}
+
+#[test]
+fn missing_routes_file_is_reported() {
+    let e = parse(&format!("{EXAMPLE}\n[routes_file]\npath = \"nope.txt\"\n")).unwrap_err();
+    assert!(e.message.contains("nope.txt"), "{e}");
+}
