@@ -15,7 +15,25 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-type SharedWriter = Arc<Mutex<Option<Writer<BufWriter<File>>>>>;
+/// Where transmitted frames go: a capture file, or memory (tests, fuzzing).
+enum Sink {
+    File(Writer<BufWriter<File>>),
+    Memory(Capture),
+}
+
+impl Sink {
+    fn write(&mut self, frame: &[u8]) -> bool {
+        match self {
+            Sink::File(w) => w.write_frame(frame).is_ok(),
+            Sink::Memory(c) => {
+                c.push(frame);
+                true
+            }
+        }
+    }
+}
+
+type SharedWriter = Arc<Mutex<Option<Sink>>>;
 
 pub struct PcapPort {
     info: PortInfo,
@@ -45,7 +63,10 @@ impl PcapPort {
                     path: path.to_path_buf(),
                     source,
                 })?;
-                Some((path.to_path_buf(), Arc::new(Mutex::new(Some(w)))))
+                Some((
+                    path.to_path_buf(),
+                    Arc::new(Mutex::new(Some(Sink::File(w)))),
+                ))
             }
             None => None,
         };
@@ -63,6 +84,37 @@ impl PcapPort {
         })
     }
 
+    /// A port that receives `rx` once and keeps what it sends in memory
+    /// ([`PcapPort::take_sent`]): golden tests and fuzzing without files.
+    pub fn in_memory(name: &str, mac: [u8; 6], mtu: u16, rx: Capture) -> Self {
+        PcapPort {
+            info: PortInfo {
+                name: name.to_string(),
+                mac,
+                mtu,
+                rx_queues: 1,
+            },
+            rx: Some(Arc::new(rx)),
+            rx_taken: AtomicBool::new(false),
+            tx: Some((
+                PathBuf::from(format!("<memory:{name}>")),
+                Arc::new(Mutex::new(Some(Sink::Memory(Capture::new())))),
+            )),
+            tx_errors: Arc::new(AtomicU64::new(0)),
+        }
+    }
+
+    /// The frames sent so far by an [`PcapPort::in_memory`] port (emptied).
+    pub fn take_sent(&self) -> Capture {
+        let Some((_, w)) = &self.tx else {
+            return Capture::new();
+        };
+        match w.lock().unwrap_or_else(|e| e.into_inner()).as_mut() {
+            Some(Sink::Memory(c)) => std::mem::take(c),
+            _ => Capture::new(),
+        }
+    }
+
     /// Flushes and closes the output capture; reports a write error, if any
     /// frame could not be written.
     fn finish_output(&self) -> Result<(), NetioError> {
@@ -74,7 +126,7 @@ impl PcapPort {
             path: path.clone(),
             source,
         };
-        if let Some(mut w) = w {
+        if let Some(Sink::File(mut w)) = w {
             w.flush().map_err(err)?;
         }
         let failed = self.tx_errors.load(Ordering::Relaxed);
@@ -188,7 +240,7 @@ impl TxQueue for PcapTx {
             let mut guard = writer.lock().unwrap_or_else(|e| e.into_inner());
             for b in bufs {
                 let ok = match guard.as_mut() {
-                    Some(w) => w.write_frame(pool.data(*b)).is_ok(),
+                    Some(sink) => sink.write(pool.data(*b)),
                     None => false,
                 };
                 if !ok {
@@ -241,6 +293,24 @@ mod tests {
         }
         let _ = std::fs::remove_file(input);
         let _ = std::fs::remove_file(output);
+    }
+
+    #[test]
+    fn in_memory_port_keeps_what_it_sends() {
+        let mut cap = Capture::new();
+        cap.push(&[7; 60]);
+        let port = PcapPort::in_memory("p0", [0; 6], 1500, cap);
+        let mut pool = Pool::new(4, 2048).unwrap();
+        let mut rx = port.open_rx(0, &mut pool).unwrap();
+        let mut tx = port.open_tx(0, &mut pool).unwrap();
+        let mut burst = Burst::new();
+        assert_eq!(rx.rx_burst(&mut pool, &mut burst), 1);
+        assert!(rx.exhausted());
+        tx.tx_burst(&mut pool, burst.as_slice());
+        let sent = port.take_sent();
+        assert_eq!(sent.len(), 1);
+        assert_eq!(sent.get(0), &[7; 60][..]);
+        assert!(port.take_sent().is_empty());
     }
 
     #[test]
