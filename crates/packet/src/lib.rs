@@ -1,1 +1,91 @@
-//! softrouter packet (to be written).
+//! Zero-copy wire-format views for the protocols a router touches.
+//!
+//! Modelled on smoltcp's `wire` module: each protocol has one file with a
+//! view type (`Packet<T>` / `Frame<T>` / `Tag<T>`) that wraps any
+//! `T: AsRef<[u8]>` without copying, plus (where useful) a plain `Repr`
+//! struct that can be parsed from and emitted into a view.
+//!
+//! Safety contract: `new_checked` validates every length that a getter or
+//! `payload()` later relies on, so all getters of a checked view are
+//! panic-free on arbitrary input. `new_unchecked` skips validation and is
+//! meant for buffers the caller has just sized itself (e.g. before `emit`).
+//! Nothing here allocates.
+
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+use core::fmt;
+
+pub mod arp;
+pub mod checksum;
+pub mod ethernet;
+pub mod icmpv4;
+pub mod icmpv6;
+mod ip;
+pub mod ipv4;
+pub mod ipv6;
+pub mod ndp;
+pub mod tcp;
+pub mod udp;
+pub mod vlan;
+
+pub use ip::Protocol;
+
+/// Why a buffer could not be viewed or parsed as a given protocol.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Error {
+    /// The buffer is shorter than the header or a length field claims.
+    Truncated,
+    /// A field holds a value the format forbids (bad version, IHL < 5, ...).
+    Malformed,
+    /// The checksum does not verify.
+    Checksum,
+    /// Well-formed, but outside what this crate represents (e.g. an ARP
+    /// packet for a non-Ethernet/IPv4 pair, an IPv4 `Repr` with options).
+    Unsupported,
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let s = match self {
+            Error::Truncated => "truncated packet",
+            Error::Malformed => "malformed packet",
+            Error::Checksum => "checksum error",
+            Error::Unsupported => "unsupported packet",
+        };
+        f.write_str(s)
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// Result alias used throughout the crate.
+pub type Result<T> = core::result::Result<T, Error>;
+
+/// Big-endian field accessors shared by the views. Each is a bounds check
+/// plus a plain load/store; views call them only with offsets that their
+/// `check_len` has already proven in range.
+pub(crate) mod field {
+    #[inline]
+    pub fn get_u16(b: &[u8], at: usize) -> u16 {
+        u16::from_be_bytes([b[at], b[at + 1]])
+    }
+    #[inline]
+    pub fn get_u32(b: &[u8], at: usize) -> u32 {
+        u32::from_be_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
+    }
+    #[inline]
+    pub fn set_u16(b: &mut [u8], at: usize, v: u16) {
+        b[at..at + 2].copy_from_slice(&v.to_be_bytes());
+    }
+    #[inline]
+    pub fn set_u32(b: &mut [u8], at: usize, v: u32) {
+        b[at..at + 4].copy_from_slice(&v.to_be_bytes());
+    }
+    #[inline]
+    pub fn get_array<const N: usize>(b: &[u8], at: usize) -> [u8; N] {
+        let mut out = [0u8; N];
+        out.copy_from_slice(&b[at..at + N]);
+        out
+    }
+}
