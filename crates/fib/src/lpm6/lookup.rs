@@ -34,8 +34,13 @@ impl Lpm6Reader {
         self.lookup(u128::from(addr))
     }
 
-    /// Look up a burst: `out[i] = lookup(addrs[i])`. First-level loads are
-    /// issued for the whole chunk first so their cache misses overlap.
+    /// Look up a burst: `out[i] = lookup(addrs[i])`.
+    ///
+    /// Level-synchronous walk: every lookup of a chunk takes one step per
+    /// pass, so the (independent) cache misses of all lookups at one level
+    /// are in flight together instead of one dependent chain after another.
+    /// All lookups still walking are at the same level, so they share
+    /// `shift`.
     ///
     /// # Panics
     /// If `out` is shorter than `addrs`.
@@ -45,17 +50,26 @@ impl Lpm6Reader {
         const CHUNK: usize = 64;
         let mut raw = [0u32; CHUNK];
         for (a, o) in addrs.chunks(CHUNK).zip(out.chunks_mut(CHUNK)) {
+            let raw = &mut raw[..a.len()];
+            let mut walking = false;
             for (r, &addr) in raw.iter_mut().zip(a) {
                 *r = t.tbl24[(addr >> 104) as usize].load(Acquire);
+                walking |= is_ext(*r);
             }
-            for ((o, &e0), &addr) in o.iter_mut().zip(&raw).zip(a) {
-                let mut e = e0;
-                let mut shift = 104;
-                while is_ext(e) {
-                    shift -= 8;
-                    let i = (e & PAYLOAD) as usize * GROUP_SIZE + ((addr >> shift) as usize & 0xff);
-                    e = t.tbl8[i].load(Acquire);
+            let mut shift = 104;
+            while walking {
+                walking = false;
+                shift -= 8;
+                for (r, &addr) in raw.iter_mut().zip(a) {
+                    if is_ext(*r) {
+                        let i = (*r & PAYLOAD) as usize * GROUP_SIZE
+                            + ((addr >> shift) as usize & 0xff);
+                        *r = t.tbl8[i].load(Acquire);
+                        walking |= is_ext(*r);
+                    }
                 }
+            }
+            for (o, &e) in o.iter_mut().zip(raw.iter()) {
                 *o = target(e);
             }
         }
