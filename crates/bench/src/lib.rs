@@ -1,1 +1,21 @@
-//! softrouter bench (to be written).
+//! softrouter's RFC 2544 benchmark: the network-independent core.
+//!
+//! The traffic engine (generator/receiver threads on AF_XDP) and the DUT
+//! launchers live on top of this crate's [`search::Trial`] trait; everything
+//! here can be tested without a network:
+//!
+//! - [`frame`]: RFC 2544 Appendix C test frames, build / patch / parse.
+//! - [`sizes`]: frame sizes, IMIX, theoretical rates.
+//! - [`analyzer`]: exact loss / reorder / duplicate counts and latency.
+//! - [`search`]: the `Trial` trait and the RFC 2544 procedures.
+//! - [`sim`]: a simulated DUT (and tester) implementing `Trial`.
+//! - [`sysstat`]: DUT CPU, interrupt and softirq rates from `/proc`.
+//! - [`results`]: the results schema, JSON/CSV writers, terminal tables.
+//! - [`settings`]: all options, loadable from an experiment TOML file.
+
+pub mod analyzer;
+pub mod frame;
+pub mod search;
+pub mod sim;
+pub mod sizes;
+pub mod sysstat;
