@@ -121,7 +121,7 @@ impl<T: AsRef<[u8]>> Packet<T> {
 
     /// Message code.
     #[inline]
-    pub fn msg_code(&self) -> u8 {
+    pub fn code(&self) -> u8 {
         self.buffer.as_ref()[1]
     }
 
@@ -177,7 +177,7 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
     }
     /// Sets the code.
     #[inline]
-    pub fn set_msg_code(&mut self, c: u8) {
+    pub fn set_code(&mut self, c: u8) {
         self.buffer.as_mut()[1] = c;
     }
     /// Sets the checksum field.
@@ -277,7 +277,7 @@ impl<'a> Repr<'a> {
             return Err(Error::Checksum);
         }
         let data = &p.buffer.as_ref()[HEADER_LEN..];
-        let (code, ident, seq_no) = (p.msg_code(), p.echo_ident(), p.echo_seq_no());
+        let (code, ident, seq_no) = (p.code(), p.echo_ident(), p.echo_seq_no());
         match p.msg_type() {
             Message::EchoRequest if code == 0 => Ok(Repr::EchoRequest {
                 ident,
@@ -356,7 +356,7 @@ impl<'a> Repr<'a> {
             } => (Message::ParamProblem, code, [pointer, 0, 0, 0], data),
         };
         p.set_msg_type(ty);
-        p.set_msg_code(code);
+        p.set_code(code);
         p.buffer.as_mut()[4..8].copy_from_slice(&rest);
         p.data_mut()[..data.len()].copy_from_slice(data);
         p.fill_checksum();
@@ -421,7 +421,7 @@ mod tests {
         r.emit(&mut Packet::new_unchecked(&mut out[..]));
         let p = Packet::new_checked(&out[..]).unwrap();
         assert_eq!(
-            (p.msg_type(), p.msg_code(), p.next_hop_mtu()),
+            (p.msg_type(), p.code(), p.next_hop_mtu()),
             (Message::DstUnreachable, 4, 1400)
         );
         assert_eq!(Repr::parse(&p).unwrap(), r);

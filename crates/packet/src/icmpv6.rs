@@ -140,7 +140,7 @@ impl<T: AsRef<[u8]>> Packet<T> {
 
     /// Message code.
     #[inline]
-    pub fn msg_code(&self) -> u8 {
+    pub fn code(&self) -> u8 {
         self.buffer.as_ref()[1]
     }
 
@@ -201,7 +201,7 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
     }
     /// Sets the code.
     #[inline]
-    pub fn set_msg_code(&mut self, c: u8) {
+    pub fn set_code(&mut self, c: u8) {
         self.buffer.as_mut()[1] = c;
     }
     /// Sets the checksum field.

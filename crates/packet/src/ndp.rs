@@ -288,7 +288,7 @@ impl Repr {
         let b = buf.as_mut();
         let mut icmp = icmpv6::Packet::new_unchecked(&mut *b);
         icmp.set_msg_type(ty);
-        icmp.set_msg_code(0);
+        icmp.set_code(0);
         icmp.set_checksum(0);
         let mut n = Neighbor::new_unchecked(&mut *b);
         n.set_flags(flags);

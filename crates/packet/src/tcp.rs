@@ -91,13 +91,13 @@ impl<T: AsRef<[u8]>> Packet<T> {
 
     /// Sequence number.
     #[inline]
-    pub fn seq_number(&self) -> u32 {
+    pub fn seq(&self) -> u32 {
         get_u32(self.buffer.as_ref(), 4)
     }
 
-    /// Acknowledgment number.
+    /// Acknowledgment number (meaningful only with the ACK flag).
     #[inline]
-    pub fn ack_number(&self) -> u32 {
+    pub fn ack(&self) -> u32 {
         get_u32(self.buffer.as_ref(), 8)
     }
 
@@ -185,12 +185,12 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
     }
     /// Sets the sequence number.
     #[inline]
-    pub fn set_seq_number(&mut self, v: u32) {
+    pub fn set_seq(&mut self, v: u32) {
         set_u32(self.buffer.as_mut(), 4, v);
     }
     /// Sets the acknowledgment number.
     #[inline]
-    pub fn set_ack_number(&mut self, v: u32) {
+    pub fn set_ack(&mut self, v: u32) {
         set_u32(self.buffer.as_mut(), 8, v);
     }
     /// Sets the header length in bytes (multiple of 4, 20..=60).
@@ -261,7 +261,7 @@ mod tests {
         p.fill_checksum_v4(s, d);
         assert!(p.verify_checksum_v4(s, d));
         assert_eq!(
-            (p.src_port(), p.dst_port(), p.seq_number(), p.ack_number()),
+            (p.src_port(), p.dst_port(), p.seq(), p.ack()),
             (1234, 80, 1, 0)
         );
         assert_eq!(

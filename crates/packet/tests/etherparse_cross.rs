@@ -54,7 +54,7 @@ proptest! {
         let ip = ipv4::Packet::new_checked(l3(&frame)).unwrap();
         let t = tcp::Packet::new_checked(ip.payload()).unwrap();
         prop_assert!(t.verify_checksum_v4(src.into(), dst.into()));
-        prop_assert_eq!((t.seq_number(), t.ack_number(), t.window()), (seq, 7, win));
+        prop_assert_eq!((t.seq(), t.ack(), t.window()), (seq, 7, win));
         prop_assert_eq!(t.flags(), tcp::flags::SYN | tcp::flags::ACK);
         prop_assert_eq!(t.payload(), &payload[..]);
 

@@ -216,8 +216,8 @@ fn walk_l4(proto: Protocol, data: &[u8], v4: V4, v6: V6) {
             black_box((
                 t.src_port(),
                 t.dst_port(),
-                t.seq_number(),
-                t.ack_number(),
+                t.seq(),
+                t.ack(),
                 t.header_len(),
                 t.flags(),
             ));
@@ -242,7 +242,7 @@ fn walk_l4(proto: Protocol, data: &[u8], v4: V4, v6: V6) {
             };
             black_box((
                 i.msg_type(),
-                i.msg_code(),
+                i.code(),
                 i.checksum(),
                 i.echo_ident(),
                 i.echo_seq_no(),
@@ -263,7 +263,7 @@ fn walk_l4(proto: Protocol, data: &[u8], v4: V4, v6: V6) {
             };
             black_box((
                 i.msg_type(),
-                i.msg_code(),
+                i.code(),
                 i.checksum(),
                 i.echo_ident(),
                 i.echo_seq_no(),
