@@ -309,16 +309,17 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
     /// must check for expiry (`ttl() <= 1`) before forwarding anyway.
     #[inline]
     pub fn decrement_ttl_incremental(&mut self) -> u8 {
-        let ttl = self.ttl();
+        // One bounds check for the whole 12-byte prefix we touch.
+        let h = &mut self.buffer.as_mut()[..12];
+        let (ttl, proto) = (h[8], h[9]);
         if ttl == 0 {
             return 0;
         }
-        let proto = self.buffer.as_ref()[9];
         let old_word = u16::from_be_bytes([ttl, proto]);
         let new_word = u16::from_be_bytes([ttl - 1, proto]);
-        let c = checksum::update_u16(self.checksum(), old_word, new_word);
-        self.set_ttl(ttl - 1);
-        self.set_checksum(c);
+        let c = checksum::update_u16(get_u16(h, 10), old_word, new_word);
+        h[8] = ttl - 1;
+        set_u16(h, 10, c);
         ttl - 1
     }
 
