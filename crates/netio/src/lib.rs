@@ -15,15 +15,21 @@
 //! - [`mem`]: replays a capture forever, copying each frame into a pool
 //!   buffer as a NIC's DMA would, and frees what is sent (for measuring the
 //!   pipeline's own cost);
-//! - `afxdp` and `afpacket`: live interfaces.
+//! - [`afxdp`] and [`afpacket`]: live interfaces (kernel bypass through
+//!   AF_XDP, and the AF_PACKET fallback).
 
+pub mod afpacket;
+pub mod afxdp;
 pub mod burst;
 pub mod error;
+pub mod ifinfo;
 pub mod mem;
 pub mod pcap;
 pub mod pcap_file;
 pub mod pool;
 pub mod port;
+mod sys;
+pub use sys::poll_in;
 
 pub use burst::{Burst, BURST_SIZE};
 pub use error::NetioError;

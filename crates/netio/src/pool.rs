@@ -13,7 +13,9 @@
 //! no system calls.
 
 use std::io;
+use std::os::fd::OwnedFd;
 use std::ptr::NonNull;
+use std::sync::{Arc, Weak};
 
 /// Bytes kept free before the packet data of a freshly allocated buffer, so
 /// headers can be prepended in place. Equal to the kernel's
@@ -49,6 +51,11 @@ pub struct Pool {
     /// frees and frees of foreign addresses in debug builds.
     #[cfg(debug_assertions)]
     in_use: Vec<u64>,
+    /// AF_XDP: the socket that registered this region as a UMEM, so the
+    /// worker's later sockets can share it (`XDP_SHARED_UMEM`). Weak: the
+    /// pool does not keep the socket open; once it is closed, the next
+    /// socket registers the region again.
+    umem_owner: Option<Weak<OwnedFd>>,
 }
 
 // SAFETY: the region is owned exclusively by the pool (private anonymous
@@ -98,6 +105,7 @@ impl Pool {
             free,
             #[cfg(debug_assertions)]
             in_use: vec![0; (frames as usize).div_ceil(64)],
+            umem_owner: None,
         })
     }
 
@@ -120,6 +128,18 @@ impl Pool {
     /// Start and length of the region, for registering it as a UMEM.
     pub fn region(&self) -> (*mut u8, usize) {
         (self.base.as_ptr(), self.size)
+    }
+
+    /// The still-open AF_XDP socket that registered this region as its
+    /// UMEM, if any (see [`Pool::set_umem_owner`]).
+    pub fn umem_owner(&self) -> Option<Arc<OwnedFd>> {
+        self.umem_owner.as_ref().and_then(Weak::upgrade)
+    }
+
+    /// Remembers the AF_XDP socket that registered this region as a UMEM
+    /// (`XDP_UMEM_REG`), for later sockets to bind with `XDP_SHARED_UMEM`.
+    pub fn set_umem_owner(&mut self, socket: &Arc<OwnedFd>) {
+        self.umem_owner = Some(Arc::downgrade(socket));
     }
 
     /// Takes a frame and returns its base address (offset in the region),
