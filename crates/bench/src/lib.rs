@@ -15,7 +15,9 @@
 
 pub mod analyzer;
 pub mod frame;
+pub mod results;
 pub mod search;
+pub mod settings;
 pub mod sim;
 pub mod sizes;
 pub mod sysstat;

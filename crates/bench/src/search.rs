@@ -296,7 +296,8 @@ pub struct ThroughputResult {
     pub tester_limited: Option<String>,
     /// Whether a confirmation trial passed (`None`: not run).
     pub confirmed: Option<bool>,
-    /// Every trial.
+    /// Every trial (moved to `TestResult::trials` in results files).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub trials: Vec<TrialRecord>,
 }
 
@@ -433,7 +434,8 @@ pub struct LossPoint {
 pub struct LossSeriesResult {
     /// Points from 100 % down.
     pub points: Vec<LossPoint>,
-    /// Every trial.
+    /// Every trial (moved to `TestResult::trials` in results files).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub trials: Vec<TrialRecord>,
 }
 
@@ -510,7 +512,8 @@ pub struct BackToBackResult {
     /// frames still buffered when the burst ends (the DUT forwards at its
     /// throughput rate meanwhile) expressed as time at the maximum rate.
     pub corrected_buffer_time_s: Option<f64>,
-    /// Every trial.
+    /// Every trial (moved to `TestResult::trials` in results files).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub trials: Vec<TrialRecord>,
 }
 
@@ -620,7 +623,8 @@ pub struct RecoveryResult {
     /// Repetitions in which the overload caused no loss at all (the DUT
     /// was not overloaded: the result says nothing about recovery).
     pub no_overload_loss: u32,
-    /// Every trial.
+    /// Every trial (moved to `TestResult::trials` in results files).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub trials: Vec<TrialRecord>,
 }
 
@@ -709,7 +713,8 @@ pub struct LatencyResult {
     /// Repetitions that lost frames (RFC 2544 runs at the throughput rate,
     /// so loss here means the throughput was not stable).
     pub with_loss: u32,
-    /// Every trial.
+    /// Every trial (moved to `TestResult::trials` in results files).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub trials: Vec<TrialRecord>,
 }
 

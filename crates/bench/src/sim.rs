@@ -209,7 +209,7 @@ impl Trial for SimDut {
             an.record(&f, rx);
             if cfg
                 .dup_every
-                .is_some_and(|k| k > 0 && (n as u64 + 1) % k == 0)
+                .is_some_and(|k| k > 0 && (n as u64 + 1).is_multiple_of(k))
             {
                 an.record(&f, rx + 1);
             }
