@@ -1,0 +1,202 @@
+//! Packets for the router itself: ARP, neighbor discovery, echo requests,
+//! UDP (answered with port unreachable). Replies are built in place in the
+//! received buffer, so answering never needs a second buffer.
+
+use crate::drop::DropReason;
+use crate::wire::*;
+use crate::worker::Worker;
+use netio::Buf;
+use packet::checksum;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+
+impl Worker {
+    fn reply(&mut self, port: usize, buf: Buf) {
+        self.stats.local.add(1);
+        self.stats.generated.add(1);
+        self.send(port, buf);
+    }
+
+    /// ARP (RFC 826): answers requests for the port's addresses, learns
+    /// from requests addressed to us and from replies.
+    pub(crate) fn arp(&mut self, in_port: usize, mut buf: Buf) {
+        let d = self.pool.data(buf);
+        let a = &d[ETH_LEN..];
+        if a.len() < 28 || get16(a, 0) != 1 || get16(a, 2) != ETH_IPV4 || a[4] != 6 || a[5] != 4 {
+            return self.drop_buf(buf, DropReason::ArpInvalid);
+        }
+        let op = get16(a, 6);
+        let sha = mac_at(a, 8);
+        let spa = Ipv4Addr::from(get32(a, 14));
+        let tpa = Ipv4Addr::from(get32(a, 24));
+        let pc = &self.shared.ports[in_port];
+        let mac = pc.mac;
+        let for_us = pc.has_v4(tpa);
+        let now = self.now_ms;
+        let learnable = !spa.is_unspecified();
+        match op {
+            1 => {
+                if learnable {
+                    self.shared
+                        .learn(in_port, IpAddr::V4(spa), sha, for_us, now);
+                }
+                if !for_us {
+                    return self.drop_buf(buf, DropReason::ArpNotForUs);
+                }
+                let room = self.pool.room_mut(buf);
+                let n = build_arp(room, sha, 2, mac, tpa, sha, spa);
+                buf.len = n as u32;
+                self.reply(in_port, buf);
+            }
+            2 => {
+                if learnable {
+                    self.shared
+                        .learn(in_port, IpAddr::V4(spa), sha, for_us, now);
+                }
+                if for_us {
+                    self.stats.local.add(1);
+                    self.pool.free(buf);
+                } else {
+                    self.drop_buf(buf, DropReason::ArpNotForUs);
+                }
+            }
+            _ => self.drop_buf(buf, DropReason::ArpInvalid),
+        }
+    }
+
+    /// IPv4 to one of the router's addresses.
+    pub(crate) fn local_v4(&mut self, in_port: usize, buf: Buf) {
+        let d = self.pool.data(buf);
+        let ip = &d[ETH_LEN..];
+        let ihl = (ip[0] & 0xf) as usize * 4;
+        if get16(ip, 6) & 0x3fff != 0 {
+            // No reassembly for the router's own traffic.
+            return self.drop_buf(buf, DropReason::LocalUnsupported);
+        }
+        match ip[9] {
+            PROTO_ICMP => {
+                let icmp = &ip[ihl..];
+                if icmp.len() < 8 || checksum::fold(checksum::sum(icmp)) != 0xffff {
+                    return self.drop_buf(buf, DropReason::IcmpInvalid);
+                }
+                if icmp[0] != 8 || icmp[1] != 0 {
+                    return self.drop_buf(buf, DropReason::LocalUnsupported);
+                }
+                let mac = self.shared.ports[in_port].mac;
+                let d = self.pool.data_mut(buf);
+                let peer = mac_at(d, 6);
+                write_eth(d, peer, mac, ETH_IPV4);
+                let ip = &mut d[ETH_LEN..];
+                let (s, t) = (get32(ip, 12), get32(ip, 16));
+                ip[12..16].copy_from_slice(&t.to_be_bytes());
+                ip[16..20].copy_from_slice(&s.to_be_bytes());
+                ip[8] = 64;
+                ipv4_set_checksum(&mut ip[..ihl]);
+                let icmp = &mut ip[ihl..];
+                let c = checksum::update_u16(get16(icmp, 2), 0x0800, 0x0000);
+                icmp[0] = 0;
+                put16(icmp, 2, c);
+                self.reply(in_port, buf);
+            }
+            PROTO_UDP => {
+                self.icmp4_error(in_port, buf, 3, 3, 0);
+                self.drop_buf(buf, DropReason::PortUnreachable);
+            }
+            _ => self.drop_buf(buf, DropReason::LocalUnsupported),
+        }
+    }
+
+    /// IPv6 to one of the router's addresses (`multicast`: to all-nodes or
+    /// to one of our solicited-node groups; only ND is accepted there).
+    pub(crate) fn local_v6(&mut self, in_port: usize, mut buf: Buf, multicast: bool) {
+        let d = self.pool.data(buf);
+        let ip = &d[ETH_LEN..];
+        let src = Ipv6Addr::from(get128(ip, 8));
+        let dst = Ipv6Addr::from(get128(ip, 24));
+        let hop = ip[7];
+        match ip[6] {
+            PROTO_ICMPV6 => {}
+            PROTO_UDP if !multicast => {
+                self.icmp6_error(in_port, buf, 1, 4, 0);
+                return self.drop_buf(buf, DropReason::PortUnreachable);
+            }
+            _ => return self.drop_buf(buf, DropReason::LocalUnsupported),
+        }
+        let icmp = &ip[40..];
+        if icmp.len() < 8 || !icmpv6_checksum_ok(src, dst, icmp) {
+            return self.drop_buf(buf, DropReason::IcmpInvalid);
+        }
+        let typ = icmp[0];
+        let pc = &self.shared.ports[in_port];
+        let mac = pc.mac;
+        match typ {
+            128 if !multicast && src != Ipv6Addr::UNSPECIFIED => {
+                let d = self.pool.data_mut(buf);
+                let peer = mac_at(d, 6);
+                write_eth(d, peer, mac, ETH_IPV6);
+                let ip = &mut d[ETH_LEN..];
+                ip[8..24].copy_from_slice(&dst.octets());
+                ip[24..40].copy_from_slice(&src.octets());
+                ip[7] = 64;
+                let icmp = &mut ip[40..];
+                let c = checksum::update_u16(get16(icmp, 2), 128 << 8, 129 << 8);
+                icmp[0] = 129;
+                put16(icmp, 2, c);
+                self.reply(in_port, buf);
+            }
+            135 | 136 => {
+                if hop != 255 || icmp[1] != 0 || icmp.len() < 24 {
+                    return self.drop_buf(buf, DropReason::NdInvalid);
+                }
+                let target = Ipv6Addr::from(get128(icmp, 8));
+                // Link-layer address option (1: source, 2: target).
+                let want = if typ == 135 { 1 } else { 2 };
+                let mut lla = None;
+                let mut o = &icmp[24..];
+                while o.len() >= 2 {
+                    let l = o[1] as usize * 8;
+                    if l == 0 || l > o.len() {
+                        return self.drop_buf(buf, DropReason::NdInvalid);
+                    }
+                    if o[0] == want && l >= 8 {
+                        lla = Some(mac_at(o, 2));
+                    }
+                    o = &o[l..];
+                }
+                let now = self.now_ms;
+                if typ == 136 {
+                    if let Some(m) = lla {
+                        self.shared
+                            .learn(in_port, IpAddr::V6(target), m, false, now);
+                    }
+                    self.stats.local.add(1);
+                    return self.pool.free(buf);
+                }
+                if !pc.has_v6(target) {
+                    return self.drop_buf(buf, DropReason::NdNotForUs);
+                }
+                let peer_mac = mac_at(d, 6);
+                let n = if src == Ipv6Addr::UNSPECIFIED {
+                    // Duplicate address detection: answer all-nodes.
+                    let all = Ipv6Addr::new(0xff02, 0, 0, 0, 0, 0, 0, 1);
+                    build_na(
+                        self.pool.room_mut(buf),
+                        ipv6_multicast_mac(all),
+                        mac,
+                        target,
+                        all,
+                        false,
+                    )
+                } else {
+                    if let Some(m) = lla {
+                        self.shared.learn(in_port, IpAddr::V6(src), m, false, now);
+                    }
+                    let to = lla.unwrap_or(peer_mac);
+                    build_na(self.pool.room_mut(buf), to, mac, target, src, true)
+                };
+                buf.len = n as u32;
+                self.reply(in_port, buf);
+            }
+            _ => self.drop_buf(buf, DropReason::LocalUnsupported),
+        }
+    }
+}

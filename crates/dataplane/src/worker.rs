@@ -1,0 +1,818 @@
+//! The worker: one thread's queues, pool and pipeline.
+//!
+//! A round ([`Worker::poll_once`]): for each RX queue, bursts of up to 64
+//! frames until the budget is spent; each burst goes through
+//! 1. input: Ethernet filter, 802.1Q removal, ARP, IPv4/IPv6 input checks;
+//! 2. one bulk FIB lookup per family for the whole burst;
+//! 3. forwarding: local delivery or TTL/MTU checks, TTL decrement, ECMP
+//!    member choice, neighbor resolution, MAC rewrite, staging per port;
+//!
+//! then the timers (hold queues), TX of every staged burst and a flush of
+//! every TX queue, and a QSBR quiescent report. Nothing here allocates,
+//! locks or makes a system call per packet; the control lock is taken only
+//! on the slow path (first packet to a new connected host, ARP/ND
+//! learning).
+
+use crate::drop::DropReason;
+use crate::neighbor::{SOLICIT_INTERVAL_MS, SOLICIT_RETRIES};
+use crate::router::Shared;
+use crate::stats::WorkerStats;
+use crate::tsc;
+use crate::wire::*;
+use fib::{Lpm4Reader, Lpm6Reader, NextHopId, NextHopKind, NextHopReader, Target};
+use netio::{Buf, Burst, Pool, RxQueue, TxQueue, BURST_SIZE};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::os::fd::RawFd;
+use std::sync::Arc;
+
+/// Unresolved next hops one worker can hold packets for at once.
+pub const HOLD_SLOTS: usize = 64;
+
+const FREE: u32 = u32::MAX;
+
+#[derive(Clone, Copy)]
+pub(crate) struct Held {
+    pub buf: Buf,
+    pub in_port: u16,
+}
+
+pub(crate) struct HoldSlot {
+    pub nh: u32,
+    pub port: u16,
+    pub since_ms: u64,
+    pub q: Vec<Held>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Stage {
+    Done,
+    V4,
+    V6,
+}
+
+/// Per-burst scratch state, inline arrays (no allocation).
+struct Scratch {
+    stage: [Stage; BURST_SIZE],
+    bufs: [Buf; BURST_SIZE],
+    l2multi: [bool; BURST_SIZE],
+    idx4: [u8; BURST_SIZE],
+    dst4: [u32; BURST_SIZE],
+    res4: [Option<Target>; BURST_SIZE],
+    idx6: [u8; BURST_SIZE],
+    dst6: [u128; BURST_SIZE],
+    res6: [Option<Target>; BURST_SIZE],
+}
+
+impl Scratch {
+    fn new() -> Box<Scratch> {
+        Box::new(Scratch {
+            stage: [Stage::Done; BURST_SIZE],
+            bufs: [Buf::EMPTY; BURST_SIZE],
+            l2multi: [false; BURST_SIZE],
+            idx4: [0; BURST_SIZE],
+            dst4: [0; BURST_SIZE],
+            res4: [None; BURST_SIZE],
+            idx6: [0; BURST_SIZE],
+            dst6: [0; BURST_SIZE],
+            res6: [None; BURST_SIZE],
+        })
+    }
+}
+
+/// One per thread; owns its pool, its RX queues and one private TX queue
+/// per port.
+pub struct Worker {
+    pub(crate) id: usize,
+    pub(crate) shared: Arc<Shared>,
+    pub(crate) pool: Pool,
+    rx: Vec<(usize, Box<dyn RxQueue>)>,
+    tx: Vec<Box<dyn TxQueue>>,
+    staged: Vec<Burst>,
+    lpm4: Lpm4Reader,
+    lpm6: Lpm6Reader,
+    nh: NextHopReader,
+    pub(crate) stats: Arc<WorkerStats>,
+    pub(crate) holds: Vec<HoldSlot>,
+    holds_active: usize,
+    scratch: Box<Scratch>,
+    pub(crate) now_ms: u64,
+    clock_offset_ms: u64,
+    /// ICMP token bucket, in thousandths of a token.
+    pub(crate) icmp_tokens: u64,
+    icmp_refill_ms: u64,
+}
+
+impl Worker {
+    pub fn new(
+        id: usize,
+        shared: Arc<Shared>,
+        pool: Pool,
+        rx: Vec<(usize, Box<dyn RxQueue>)>,
+        tx: Vec<Box<dyn TxQueue>>,
+    ) -> Worker {
+        let (lpm4, lpm6) = {
+            let c = shared.control();
+            (c.lpm4.reader(), c.lpm6.reader())
+        };
+        let nh = shared.nh.clone();
+        let nports = shared.ports.len();
+        let hold = shared.hold_packets as usize;
+        let holds = (0..HOLD_SLOTS)
+            .map(|_| HoldSlot {
+                nh: FREE,
+                port: 0,
+                since_ms: 0,
+                q: Vec::with_capacity(hold),
+            })
+            .collect();
+        let icmp_tokens = u64::from(shared.icmp_rate) * 1000;
+        let mut w = Worker {
+            id,
+            pool,
+            rx,
+            tx,
+            staged: (0..nports).map(|_| Burst::new()).collect(),
+            lpm4,
+            lpm6,
+            nh,
+            stats: Arc::new(WorkerStats::new(nports)),
+            holds,
+            holds_active: 0,
+            scratch: Scratch::new(),
+            now_ms: 0,
+            clock_offset_ms: 0,
+            icmp_tokens,
+            icmp_refill_ms: 0,
+            shared,
+        };
+        w.update_clock();
+        w.icmp_refill_ms = w.now_ms;
+        w
+    }
+
+    /// This worker's index.
+    pub fn id(&self) -> usize {
+        self.id
+    }
+
+    /// Moves this worker's clock forward (tests of solicitation retries
+    /// and neighbor aging without sleeping).
+    #[doc(hidden)]
+    pub fn advance_clock(&mut self, ms: u64) {
+        self.clock_offset_ms += ms;
+        self.update_clock();
+    }
+
+    fn update_clock(&mut self) {
+        self.now_ms = self.shared.epoch.elapsed().as_millis() as u64 + self.clock_offset_ms;
+    }
+
+    fn refill_icmp(&mut self) {
+        let rate = u64::from(self.shared.icmp_rate);
+        let dt = self.now_ms.saturating_sub(self.icmp_refill_ms);
+        if dt > 0 {
+            self.icmp_tokens = (self.icmp_tokens + dt * rate).min(rate * 1000);
+            self.icmp_refill_ms = self.now_ms;
+        }
+    }
+
+    /// One round; returns the packets received.
+    pub fn poll_once(&mut self, budget: u32) -> usize {
+        self.update_clock();
+        self.refill_icmp();
+        let mut total = 0usize;
+        let mut burst = Burst::new();
+        let (mut c_rx, mut c_proc, mut c_tx) = (0u64, 0u64, 0u64);
+        for q in 0..self.rx.len() {
+            let port = self.rx[q].0;
+            let mut left = budget as usize;
+            while left > 0 {
+                let want = left.min(BURST_SIZE);
+                burst.clear();
+                burst.set_len(BURST_SIZE - want);
+                let t0 = tsc::now();
+                let n = self.rx[q].1.rx_burst(&mut self.pool, &mut burst);
+                let t1 = tsc::now();
+                c_rx += t1 - t0;
+                if n == 0 {
+                    break;
+                }
+                let got = &burst.as_slice()[BURST_SIZE - want..BURST_SIZE - want + n];
+                self.process_burst(port, got);
+                c_proc += tsc::now() - t1;
+                total += n;
+                left -= n;
+                if n < want {
+                    break;
+                }
+            }
+        }
+        let t0 = tsc::now();
+        if self.holds_active > 0 {
+            self.timers();
+        }
+        let t1 = tsc::now();
+        for p in 0..self.tx.len() {
+            self.flush_port(p);
+            self.tx[p].flush(&mut self.pool);
+        }
+        let t2 = tsc::now();
+        c_proc += t1 - t0;
+        c_tx += t2 - t1;
+        self.lpm4.quiescent();
+        self.lpm6.quiescent();
+        if total > 0 {
+            let s = &self.stats;
+            s.cycles_rx.add(c_rx);
+            s.cycles_process.add(c_proc);
+            s.cycles_tx.add(c_tx);
+            s.cycles_packets.add(total as u64);
+        }
+        total
+    }
+
+    /// True when every RX queue is exhausted (capture inputs).
+    pub fn inputs_exhausted(&self) -> bool {
+        self.rx.iter().all(|(_, q)| q.exhausted())
+    }
+
+    /// Held packets plus frames staged or in flight on TX queues.
+    pub fn pending(&self) -> usize {
+        let held: usize = self.holds.iter().map(|h| h.q.len()).sum();
+        let staged: usize = self.staged.iter().map(|b| b.len()).sum();
+        let flight: usize = self.tx.iter().map(|t| t.in_flight()).sum();
+        held + staged + flight
+    }
+
+    pub fn wait_fds(&self) -> Vec<RawFd> {
+        self.rx.iter().filter_map(|(_, q)| q.wait_fd()).collect()
+    }
+
+    pub fn stats(&self) -> Arc<WorkerStats> {
+        self.stats.clone()
+    }
+
+    /// Drops held packets (counted `held_at_shutdown`), sends what is
+    /// staged, releases queue-held buffers and returns the pool.
+    pub fn shutdown(mut self) -> Pool {
+        for i in 0..self.holds.len() {
+            for j in 0..self.holds[i].q.len() {
+                let h = self.holds[i].q[j];
+                self.pool.free(h.buf);
+                self.stats.held.sub(1);
+                self.stats.count_drop(DropReason::HeldAtShutdown);
+            }
+            self.holds[i].q.clear();
+            self.holds[i].nh = FREE;
+        }
+        self.holds_active = 0;
+        for p in 0..self.tx.len() {
+            self.flush_port(p);
+        }
+        for _ in 0..1000 {
+            let mut flight = 0;
+            for t in self.tx.iter_mut() {
+                t.flush(&mut self.pool);
+                flight += t.in_flight();
+            }
+            if flight == 0 {
+                break;
+            }
+            std::thread::yield_now();
+        }
+        for t in self.tx.iter_mut() {
+            t.release(&mut self.pool);
+        }
+        for (_, q) in self.rx.iter_mut() {
+            q.release(&mut self.pool);
+        }
+        self.pool
+    }
+
+    // ---- TX ---------------------------------------------------------
+
+    /// Stages `buf` for `port` (sending the staged burst when full).
+    #[inline]
+    pub(crate) fn send(&mut self, port: usize, buf: Buf) {
+        if self.staged[port].is_full() {
+            self.flush_port(port);
+        }
+        let _ = self.staged[port].push(buf);
+    }
+
+    fn flush_port(&mut self, port: usize) {
+        let staged = &mut self.staged[port];
+        if staged.is_empty() {
+            return;
+        }
+        let bufs = staged.as_slice();
+        let mut bytes = 0u64;
+        for b in bufs {
+            bytes += u64::from(b.len);
+        }
+        let n = self.tx[port].tx_burst(&mut self.pool, bufs);
+        let ps = &self.stats.ports[port];
+        if n < bufs.len() {
+            for b in &bufs[n..] {
+                bytes -= u64::from(b.len);
+                self.pool.free(*b);
+            }
+            self.stats
+                .drop_n(DropReason::TxFull, (bufs.len() - n) as u64);
+        }
+        ps.tx_packets.add(n as u64);
+        ps.tx_bytes.add(bytes);
+        staged.clear();
+    }
+
+    #[inline]
+    pub(crate) fn drop_buf(&mut self, buf: Buf, r: DropReason) {
+        self.pool.free(buf);
+        self.stats.count_drop(r);
+    }
+
+    // ---- pipeline -----------------------------------------------------
+
+    fn process_burst(&mut self, in_port: usize, bufs: &[Buf]) {
+        let ps = &self.stats.ports[in_port];
+        let mut bytes = 0u64;
+        for b in bufs {
+            bytes += u64::from(b.len);
+        }
+        ps.rx_packets.add(bufs.len() as u64);
+        ps.rx_bytes.add(bytes);
+
+        // 1. input
+        let (mut n4, mut n6) = (0usize, 0usize);
+        for (i, &b) in bufs.iter().enumerate() {
+            let (stage, buf, multi) = self.input(in_port, b);
+            let s = &mut *self.scratch;
+            s.stage[i] = stage;
+            s.bufs[i] = buf;
+            s.l2multi[i] = multi;
+            match stage {
+                Stage::V4 => {
+                    let d = self.pool.data(buf);
+                    s.dst4[n4] = get32(d, ETH_LEN + 16);
+                    s.idx4[n4] = i as u8;
+                    n4 += 1;
+                }
+                Stage::V6 => {
+                    let d = self.pool.data(buf);
+                    s.dst6[n6] = get128(d, ETH_LEN + 24);
+                    s.idx6[n6] = i as u8;
+                    n6 += 1;
+                }
+                Stage::Done => {}
+            }
+        }
+        // 2. bulk lookups
+        {
+            let s = &mut *self.scratch;
+            if n4 > 0 {
+                self.lpm4.lookup_bulk(&s.dst4[..n4], &mut s.res4[..n4]);
+            }
+            if n6 > 0 {
+                self.lpm6.lookup_bulk(&s.dst6[..n6], &mut s.res6[..n6]);
+            }
+        }
+        // 3. forwarding, in arrival order per family
+        for k in 0..n4 {
+            let i = self.scratch.idx4[k] as usize;
+            let (buf, multi, t) = (
+                self.scratch.bufs[i],
+                self.scratch.l2multi[i],
+                self.scratch.res4[k],
+            );
+            self.forward_v4(in_port, buf, multi, t);
+        }
+        for k in 0..n6 {
+            let i = self.scratch.idx6[k] as usize;
+            let (buf, multi, t) = (
+                self.scratch.bufs[i],
+                self.scratch.l2multi[i],
+                self.scratch.res6[k],
+            );
+            self.forward_v6(in_port, buf, multi, t);
+        }
+    }
+
+    /// Ethernet and IP input checks. Returns the stage the packet goes on
+    /// to, its (possibly untagged/trimmed) descriptor and whether it came
+    /// as a link-layer broadcast/multicast.
+    fn input(&mut self, in_port: usize, mut buf: Buf) -> (Stage, Buf, bool) {
+        let port = &self.shared.ports[in_port];
+        let d = self.pool.data(buf);
+        if d.len() < ETH_LEN {
+            self.drop_buf(buf, DropReason::TruncatedFrame);
+            return (Stage::Done, buf, false);
+        }
+        let dst = mac_at(d, 0);
+        let multi = dst[0] & 1 != 0;
+        if dst != port.mac && dst != BROADCAST {
+            let ok = dst[0] == 0x33
+                && dst[1] == 0x33
+                && (dst == [0x33, 0x33, 0, 0, 0, 1]
+                    || (dst[2] == 0xff
+                        && port.v6.iter().any(|(a, _)| a.octets()[13..16] == dst[3..6])));
+            if !ok {
+                self.drop_buf(buf, DropReason::OtherHostMac);
+                return (Stage::Done, buf, false);
+            }
+        }
+        let mut et = get16(d, 12);
+        if et == ETH_VLAN {
+            if d.len() < ETH_LEN + 4 {
+                self.drop_buf(buf, DropReason::TruncatedFrame);
+                return (Stage::Done, buf, false);
+            }
+            et = get16(d, 16);
+            let dm = self.pool.data_mut(buf);
+            dm.copy_within(0..12, 4);
+            buf.addr += 4;
+            buf.len -= 4;
+        }
+        match et {
+            ETH_IPV4 => self.input_v4(buf, multi),
+            ETH_IPV6 => self.input_v6(in_port, buf, multi),
+            ETH_ARP => {
+                self.arp(in_port, buf);
+                (Stage::Done, buf, multi)
+            }
+            _ => {
+                self.drop_buf(buf, DropReason::UnsupportedEthertype);
+                (Stage::Done, buf, multi)
+            }
+        }
+    }
+
+    /// RFC 1812 5.2.2 / 5.3.7 input checks.
+    fn input_v4(&mut self, mut buf: Buf, multi: bool) -> (Stage, Buf, bool) {
+        let d = &self.pool.data(buf)[ETH_LEN..];
+        let r = 'check: {
+            if d.len() < 20 {
+                break 'check Err(DropReason::Ipv4Truncated);
+            }
+            if d[0] >> 4 != 4 {
+                break 'check Err(DropReason::Ipv4BadVersion);
+            }
+            let ihl = (d[0] & 0xf) as usize * 4;
+            if ihl < 20 {
+                break 'check Err(DropReason::Ipv4BadIhl);
+            }
+            if d.len() < ihl {
+                break 'check Err(DropReason::Ipv4Truncated);
+            }
+            if !ipv4_header_sum_ok(&d[..ihl]) {
+                break 'check Err(DropReason::Ipv4BadChecksum);
+            }
+            let total = get16(d, 2) as usize;
+            if total < ihl || total > d.len() {
+                break 'check Err(DropReason::Ipv4BadLength);
+            }
+            let src = get32(d, 12);
+            if ipv4_martian_source(src) {
+                break 'check Err(DropReason::Ipv4MartianSource);
+            }
+            let dst = get32(d, 16);
+            if dst == u32::MAX {
+                break 'check Err(DropReason::Ipv4BroadcastDestination);
+            }
+            let top = dst >> 24;
+            if top == 0 || top == 127 || top >= 240 {
+                break 'check Err(DropReason::Ipv4MartianDestination);
+            }
+            if top >= 224 {
+                break 'check Err(DropReason::Ipv4MulticastDestination);
+            }
+            if ihl > 20 && !ipv4_options_ok(&d[20..ihl]) {
+                break 'check Err(DropReason::Ipv4BadOptions);
+            }
+            Ok(total)
+        };
+        match r {
+            Ok(total) => {
+                buf.len = (ETH_LEN + total) as u32;
+                (Stage::V4, buf, multi)
+            }
+            Err(reason) => {
+                self.drop_buf(buf, reason);
+                (Stage::Done, buf, multi)
+            }
+        }
+    }
+
+    fn input_v6(&mut self, in_port: usize, mut buf: Buf, multi: bool) -> (Stage, Buf, bool) {
+        let d = &self.pool.data(buf)[ETH_LEN..];
+        let r = 'check: {
+            if d.len() < 40 {
+                break 'check Err(DropReason::Ipv6Truncated);
+            }
+            if d[0] >> 4 != 6 {
+                break 'check Err(DropReason::Ipv6BadVersion);
+            }
+            let plen = get16(d, 4) as usize;
+            if 40 + plen > d.len() {
+                break 'check Err(DropReason::Ipv6BadLength);
+            }
+            let src = get128(d, 8);
+            if src >> 120 == 0xff || src == 1 {
+                break 'check Err(DropReason::Ipv6BadSource);
+            }
+            let dst = get128(d, 24);
+            if dst == 1 || dst == 0 {
+                break 'check Err(DropReason::Ipv6BadDestination);
+            }
+            Ok((plen, dst))
+        };
+        match r {
+            Ok((plen, dst)) => {
+                buf.len = (ETH_LEN + 40 + plen) as u32;
+                if dst >> 120 == 0xff {
+                    let dst = Ipv6Addr::from(dst);
+                    let port = &self.shared.ports[in_port];
+                    if dst == Ipv6Addr::new(0xff02, 0, 0, 0, 0, 0, 0, 1)
+                        || port.v6.iter().any(|(a, _)| solicited_node(*a) == dst)
+                    {
+                        self.local_v6(in_port, buf, true);
+                    } else {
+                        self.drop_buf(buf, DropReason::Ipv6MulticastDestination);
+                    }
+                    return (Stage::Done, buf, multi);
+                }
+                (Stage::V6, buf, multi)
+            }
+            Err(reason) => {
+                self.drop_buf(buf, reason);
+                (Stage::Done, buf, multi)
+            }
+        }
+    }
+
+    #[inline]
+    fn next_hop(&self, t: Target, hash: impl FnOnce() -> u32) -> NextHopId {
+        if t.is_group() {
+            self.nh.resolve(t, hash())
+        } else {
+            NextHopId(t.index())
+        }
+    }
+
+    fn forward_v4(&mut self, in_port: usize, buf: Buf, multi: bool, t: Option<Target>) {
+        let Some(t) = t else {
+            self.icmp4_error(in_port, buf, 3, 0, 0);
+            self.drop_buf(buf, DropReason::NoRoute);
+            return;
+        };
+        let d = &self.pool.data(buf)[ETH_LEN..];
+        let id = self.next_hop(t, || flow_hash_v4(d));
+        let nh = self.nh.get(id);
+        let mut id = id;
+        match nh.kind {
+            NextHopKind::Local => return self.local_v4(in_port, buf),
+            NextHopKind::Blackhole => return self.drop_buf(buf, DropReason::Blackhole),
+            _ => {}
+        }
+        if multi {
+            return self.drop_buf(buf, DropReason::L2BroadcastNotLocal);
+        }
+        let d = &self.pool.data(buf)[ETH_LEN..];
+        if d[8] <= 1 {
+            self.icmp4_error(in_port, buf, 11, 0, 0);
+            return self.drop_buf(buf, DropReason::TtlExceeded);
+        }
+        let port = nh.port as usize;
+        let Some(pc) = self.shared.ports.get(port) else {
+            return self.drop_buf(buf, DropReason::BadPort);
+        };
+        let mtu = pc.mtu as usize;
+        if d.len() > mtu && get16(d, 6) & 0x4000 != 0 {
+            self.icmp4_error(in_port, buf, 3, 4, mtu as u32);
+            return self.drop_buf(buf, DropReason::FragNeeded);
+        }
+        if nh.kind == NextHopKind::Connected {
+            let dst = Ipv4Addr::from(get32(d, 16));
+            match self.shared.host_entry(port, IpAddr::V4(dst), true) {
+                Some(h) => id = h,
+                None => return self.drop_buf(buf, DropReason::NeighborTableFull),
+            }
+        }
+        let ihl = (d[0] & 0xf) as usize * 4;
+        ipv4_dec_ttl(&mut self.pool.data_mut(buf)[ETH_LEN..ETH_LEN + ihl]);
+        self.to_neighbor(in_port, buf, id, port);
+    }
+
+    fn forward_v6(&mut self, in_port: usize, buf: Buf, multi: bool, t: Option<Target>) {
+        let Some(t) = t else {
+            self.icmp6_error(in_port, buf, 1, 0, 0);
+            self.drop_buf(buf, DropReason::NoRoute);
+            return;
+        };
+        let d = &self.pool.data(buf)[ETH_LEN..];
+        let id = self.next_hop(t, || flow_hash_v6(d));
+        let nh = self.nh.get(id);
+        let mut id = id;
+        match nh.kind {
+            NextHopKind::Local => return self.local_v6(in_port, buf, false),
+            NextHopKind::Blackhole => return self.drop_buf(buf, DropReason::Blackhole),
+            _ => {}
+        }
+        if multi {
+            return self.drop_buf(buf, DropReason::L2BroadcastNotLocal);
+        }
+        let d = &self.pool.data(buf)[ETH_LEN..];
+        let src = get128(d, 8);
+        let dst = get128(d, 24);
+        if src == 0 {
+            return self.drop_buf(buf, DropReason::Ipv6BadSource);
+        }
+        if src >> 118 == 0x3fa || dst >> 118 == 0x3fa {
+            return self.drop_buf(buf, DropReason::Ipv6LinkLocalScope);
+        }
+        if d[7] <= 1 {
+            self.icmp6_error(in_port, buf, 3, 0, 0);
+            return self.drop_buf(buf, DropReason::HopLimitExceeded);
+        }
+        let port = nh.port as usize;
+        let Some(pc) = self.shared.ports.get(port) else {
+            return self.drop_buf(buf, DropReason::BadPort);
+        };
+        let mtu = pc.mtu as usize;
+        if d.len() > mtu {
+            self.icmp6_error(in_port, buf, 2, 0, mtu as u32);
+            return self.drop_buf(buf, DropReason::PacketTooBig);
+        }
+        if nh.kind == NextHopKind::Connected {
+            match self
+                .shared
+                .host_entry(port, IpAddr::V6(Ipv6Addr::from(dst)), true)
+            {
+                Some(h) => id = h,
+                None => return self.drop_buf(buf, DropReason::NeighborTableFull),
+            }
+        }
+        self.pool.data_mut(buf)[ETH_LEN + 7] -= 1;
+        self.to_neighbor(in_port, buf, id, port);
+    }
+
+    /// Sends `buf` to next hop `id` on `port`, or holds it until the
+    /// neighbor is resolved.
+    #[inline]
+    fn to_neighbor(&mut self, in_port: usize, buf: Buf, id: NextHopId, port: usize) {
+        let e = self.shared.neigh(id);
+        match e.resolve(self.now_ms, self.shared.neighbor_timeout_ms) {
+            Some(mac) => self.emit(buf, port, mac),
+            None => self.hold(in_port, buf, id, port),
+        }
+    }
+
+    /// MAC rewrite and staging (fragmenting IPv4 larger than the MTU);
+    /// counts the packet forwarded.
+    #[inline]
+    pub(crate) fn emit(&mut self, buf: Buf, port: usize, mac: [u8; 6]) {
+        let pc = &self.shared.ports[port];
+        let (src, mtu) = (pc.mac, pc.mtu as usize);
+        if buf.len as usize > ETH_LEN + mtu {
+            // Only IPv4 without DF gets here (checked before).
+            return self.fragment(buf, port, mac);
+        }
+        let d = self.pool.data_mut(buf);
+        d[0..6].copy_from_slice(&mac);
+        d[6..12].copy_from_slice(&src);
+        self.stats.forwarded.add(1);
+        self.send(port, buf);
+    }
+
+    // ---- neighbor resolution -------------------------------------------
+
+    fn hold(&mut self, in_port: usize, buf: Buf, id: NextHopId, port: usize) {
+        let slot = match self.holds.iter().position(|h| h.nh == id.0) {
+            Some(s) => s,
+            None => match self.holds.iter().position(|h| h.nh == FREE) {
+                Some(s) => {
+                    let h = &mut self.holds[s];
+                    h.nh = id.0;
+                    h.port = port as u16;
+                    h.since_ms = self.now_ms;
+                    self.holds_active += 1;
+                    s
+                }
+                None => return self.drop_buf(buf, DropReason::HoldQueueFull),
+            },
+        };
+        let h = &mut self.holds[slot];
+        if h.q.len() >= self.shared.hold_packets as usize {
+            self.drop_buf(buf, DropReason::HoldQueueFull);
+        } else {
+            h.q.push(Held {
+                buf,
+                in_port: in_port as u16,
+            });
+            self.stats.held.add(1);
+        }
+        if self.shared.neigh(id).try_solicit(self.now_ms) {
+            self.solicit(id, port);
+        }
+        if self.holds[slot].q.is_empty() {
+            self.holds[slot].nh = FREE;
+            self.holds_active -= 1;
+        }
+    }
+
+    /// Sends an ARP request or a neighbor solicitation for next hop `id`.
+    fn solicit(&mut self, id: NextHopId, port: usize) {
+        let NextHopKind::Gateway(ip) = self.nh.get(id).kind else {
+            return;
+        };
+        let pc = &self.shared.ports[port];
+        let mac = pc.mac;
+        let src = match ip {
+            IpAddr::V4(a) => pc.v4_for(a).map(IpAddr::V4),
+            IpAddr::V6(a) => pc.v6_for(a).map(IpAddr::V6),
+        };
+        let Some(src) = src else { return };
+        let Some(mut nb) = self.pool.alloc() else {
+            self.stats.count_drop(DropReason::ReplyNoBuffer);
+            return;
+        };
+        let room = self.pool.room_mut(nb);
+        let n = match (src, ip) {
+            (IpAddr::V4(s), IpAddr::V4(t)) => build_arp(room, BROADCAST, 1, mac, s, [0; 6], t),
+            (IpAddr::V6(s), IpAddr::V6(t)) => build_ns(room, mac, s, t),
+            _ => unreachable!(),
+        };
+        nb.len = n as u32;
+        self.stats.generated.add(1);
+        self.send(port, nb);
+    }
+
+    /// Releases held packets whose neighbor resolved, re-solicits, and
+    /// gives up after the retries (ICMP host/address unreachable).
+    fn timers(&mut self) {
+        let timeout = self.shared.neighbor_timeout_ms;
+        let give_up = (1 + SOLICIT_RETRIES) * SOLICIT_INTERVAL_MS;
+        for s in 0..self.holds.len() {
+            let nh = self.holds[s].nh;
+            if nh == FREE {
+                continue;
+            }
+            let id = NextHopId(nh);
+            let port = self.holds[s].port as usize;
+            let resolved = self.shared.neigh(id).resolve(self.now_ms, timeout);
+            if let Some(mac) = resolved {
+                for j in 0..self.holds[s].q.len() {
+                    let h = self.holds[s].q[j];
+                    self.stats.held.sub(1);
+                    self.emit(h.buf, port, mac);
+                }
+            } else if self.now_ms.saturating_sub(self.holds[s].since_ms) >= give_up {
+                for j in 0..self.holds[s].q.len() {
+                    let h = self.holds[s].q[j];
+                    self.stats.held.sub(1);
+                    let in_port = h.in_port as usize;
+                    match self.pool.data(h.buf)[12..14] {
+                        [0x08, 0x00] => self.icmp4_error(in_port, h.buf, 3, 1, 0),
+                        _ => self.icmp6_error(in_port, h.buf, 1, 3, 0),
+                    }
+                    self.drop_buf(h.buf, DropReason::NeighborUnresolved);
+                }
+            } else {
+                if self.shared.neigh(id).try_solicit(self.now_ms) {
+                    self.solicit(id, port);
+                }
+                continue;
+            }
+            self.holds[s].q.clear();
+            self.holds[s].nh = FREE;
+            self.holds_active -= 1;
+        }
+    }
+}
+
+/// ECMP flow hash of an IPv4 packet: 5-tuple for unfragmented TCP/UDP,
+/// 3-tuple (addresses + protocol) otherwise.
+#[inline]
+pub fn flow_hash_v4(ip: &[u8]) -> u32 {
+    let ihl = (ip[0] & 0xf) as usize * 4;
+    let proto = ip[9];
+    let frag = get16(ip, 6) & 0x3fff != 0;
+    let (sp, dp) = if (proto == PROTO_TCP || proto == PROTO_UDP) && !frag && ip.len() >= ihl + 4 {
+        (get16(ip, ihl), get16(ip, ihl + 2))
+    } else {
+        (0, 0)
+    };
+    fib::flow_hash_v4(get32(ip, 12), get32(ip, 16), proto, sp, dp)
+}
+
+/// ECMP flow hash of an IPv6 packet: 5-tuple when TCP/UDP directly
+/// follows the fixed header, 3-tuple otherwise.
+#[inline]
+pub fn flow_hash_v6(ip: &[u8]) -> u32 {
+    let next = ip[6];
+    let (sp, dp) = if (next == PROTO_TCP || next == PROTO_UDP) && ip.len() >= 44 {
+        (get16(ip, 40), get16(ip, 42))
+    } else {
+        (0, 0)
+    };
+    fib::flow_hash_v6(get128(ip, 8), get128(ip, 24), next, sp, dp)
+}
