@@ -107,6 +107,12 @@ impl<T: AsRef<[u8]>> Packet<T> {
         get_u16(self.buffer.as_ref(), 4)
     }
 
+    /// The reserved flag bit (must be zero, RFC 791).
+    #[inline]
+    pub fn reserved_flag(&self) -> bool {
+        self.buffer.as_ref()[6] & 0x80 != 0
+    }
+
     /// Don't Fragment flag.
     #[inline]
     pub fn dont_frag(&self) -> bool {
@@ -355,13 +361,14 @@ pub struct Repr {
 
 impl Repr {
     /// Parses a header. Fails with `Checksum` if the checksum is wrong and
-    /// `Unsupported` for options or fragments (which `Repr` cannot carry).
+    /// `Unsupported` for options, fragments or the reserved flag bit set
+    /// (none of which `Repr` can carry, so `emit` could not reproduce them).
     pub fn parse<T: AsRef<[u8]>>(p: &Packet<T>) -> Result<Repr> {
         p.check_len()?;
         if !p.verify_checksum() {
             return Err(Error::Checksum);
         }
-        if p.header_len() != HEADER_LEN || p.is_fragment() {
+        if p.header_len() != HEADER_LEN || p.is_fragment() || p.reserved_flag() {
             return Err(Error::Unsupported);
         }
         Ok(Repr {
@@ -507,6 +514,13 @@ mod tests {
         assert_eq!(Repr::parse(&p), Err(Error::Unsupported));
         p.set_checksum(0);
         assert_eq!(Repr::parse(&p), Err(Error::Checksum));
+        // Reserved bit: found by the fuzz_replay walk (emit dropped it).
+        let mut b = sample();
+        let mut p = Packet::new_unchecked(&mut b[..]);
+        p.buffer[6] |= 0x80;
+        p.fill_checksum();
+        assert!(p.reserved_flag());
+        assert_eq!(Repr::parse(&p), Err(Error::Unsupported));
     }
 
     #[test]
