@@ -18,6 +18,11 @@
 //! * injection for exact counting tests: every `reorder_every`-th delivered
 //!   frame swaps places with the next one; every `dup_every`-th delivered
 //!   frame is delivered twice; `non_test_per_trial` foreign frames arrive;
+//! * `recovery_stall_ns`: after a queue overflow, the DUT drops (behind
+//!   the queue) every frame arriving within this time of the latest
+//!   overflow: a model of a router that needs time to recover from
+//!   overload. Overflows continue until the overload ends, so the RFC 2544
+//!   recovery time is this value (minus at most one overflow period);
 //! * every accepted frame is delivered (the drain is always long enough).
 //!
 //! Frames go through the real [`Analyzer`], so the outcome's counts are
@@ -52,6 +57,9 @@ pub struct SimConfig {
     pub dup_every: Option<u64>,
     /// Foreign (non-test) frames received per trial.
     pub non_test_per_trial: u64,
+    /// Drop everything arriving within this time of the last queue
+    /// overflow, ns (0 = off).
+    pub recovery_stall_ns: u64,
     /// Fastest rate the generator achieves, frames/s.
     pub tester_max_fps: f64,
     /// Do not set `tester_limited` (to test the procedures' own check).
@@ -72,6 +80,7 @@ impl Default for SimConfig {
             reorder_every: None,
             dup_every: None,
             non_test_per_trial: 0,
+            recovery_stall_ns: 0,
             tester_max_fps: 1_000_000.0,
             hide_tester_limit: false,
             seed: 1,
@@ -164,6 +173,7 @@ impl Trial for SimDut {
         let service = 1e9 / cfg.capacity_fps;
         let mut queue: VecDeque<f64> = VecDeque::new(); // departure times
         let mut last_dep = 0.0f64;
+        let mut last_overflow: Option<u64> = None;
         // (seq, tx_ns, rx_ns) of delivered frames in delivery order
         let mut delivered: Vec<(u64, u64, u64)> = Vec::with_capacity(tx.len());
         for (seq, &t) in tx.iter().enumerate() {
@@ -172,11 +182,20 @@ impl Trial for SimDut {
                 queue.pop_front();
             }
             if queue.len() >= cfg.buffer {
+                last_overflow = Some(t);
                 continue; // queue overflow
             }
             let dep = tf.max(last_dep) + service;
             last_dep = dep;
             queue.push_back(dep);
+            // Recovering from overload: the frame is queued (it uses the
+            // queue as before) but dropped after it, so overflows still
+            // mark the overload's true end.
+            if cfg.recovery_stall_ns > 0
+                && last_overflow.is_some_and(|o| t - o < cfg.recovery_stall_ns)
+            {
+                continue;
+            }
             if cfg.loss_prob > 0.0 && self.rng.gen::<f64>() < cfg.loss_prob {
                 continue;
             }
@@ -584,6 +603,46 @@ mod tests {
         assert_eq!(tl.lost[..19].iter().sum::<u64>(), 0);
         assert!(tl.lost[25] > 0);
         assert_eq!(tl.lost[100..].iter().sum::<u64>(), 0);
+    }
+
+    #[test]
+    fn recovery_time_matches_a_stalling_model() {
+        // The model drops everything for `stall` after its last overflow;
+        // overflows recur every 1/(55k - 50k) s = 0.2 ms until the overload
+        // ends, so recovery = stall - (0..0.2 ms), to within one frame gap
+        // at 50 % (1/25k s).
+        for stall_ms in [150u64, 400] {
+            let mut dut = SimDut::new(SimConfig {
+                capacity_fps: 50_000.0,
+                buffer: 100,
+                recovery_stall_ns: stall_ms * 1_000_000,
+                ..SimConfig::default()
+            });
+            let r = recovery(
+                &mut dut,
+                &RecoveryConfig {
+                    size: FrameSize::Fixed(64),
+                    throughput_fps: 50_000.0,
+                    max_rate_fps: 100_000.0,
+                    overload: Duration::from_secs(1),
+                    recovery: Duration::from_secs(1),
+                    interval: Duration::from_millis(10),
+                    repetitions: 1,
+                },
+            )
+            .unwrap();
+            let want = stall_ms as f64 / 1e3;
+            assert!(
+                r.mean_recovery_s <= want + 1.0 / 25_000.0
+                    && r.mean_recovery_s >= want - 0.0003 - 1.0 / 25_000.0,
+                "stall {stall_ms} ms: recovery {} s",
+                r.mean_recovery_s
+            );
+            let tl = &r.trials[0].outcome.timeline.as_ref().unwrap();
+            let after = (1000 + stall_ms as usize) / 10 + 1;
+            assert_eq!(tl.lost[after..].iter().sum::<u64>(), 0);
+            assert!(tl.lost[100 + stall_ms as usize / 10 - 1] > 0);
+        }
     }
 
     /// A DUT that keeps dropping after the rate drop: the recovery time is
