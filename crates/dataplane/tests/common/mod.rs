@@ -1,0 +1,285 @@
+//! A small harness: a router from a config string on in-memory pcap ports.
+#![allow(dead_code)]
+
+use dataplane::{Router, StatsSnapshot, Worker};
+use netio::pcap::PcapPort;
+use netio::pcap_file::{Capture, Writer};
+use netio::{Pool, Port, PortInfo};
+use std::path::Path;
+use std::sync::Arc;
+
+pub const CONFIG: &str = r#"
+[router]
+workers = 1
+hold_packets = 4
+icmp_rate = 1000
+pool_frames = 1024
+
+[[port]]
+name = "p0"
+driver = "pcap"
+mac = "02:00:00:00:00:10"
+addresses = ["198.18.0.1/24", "2001:2:0:1::1/64"]
+
+[[port]]
+name = "p1"
+driver = "pcap"
+mac = "02:00:00:00:00:11"
+addresses = ["198.19.0.1/24", "2001:2:0:2::1/64"]
+
+[[port]]
+name = "p2"
+driver = "pcap"
+mac = "02:00:00:00:00:12"
+addresses = ["198.18.1.1/24"]
+mtu = 576
+
+[[route]]
+prefix = "198.19.128.0/17"
+via = ["198.19.0.2"]
+
+[[route]]
+prefix = "198.19.64.0/18"
+via = ["198.19.0.2", "198.19.0.3"]
+
+[[route]]
+prefix = "198.19.32.0/19"
+via = ["198.19.0.9"]
+
+[[route]]
+prefix = "198.18.64.0/18"
+via = ["198.18.1.2"]
+
+[[route]]
+prefix = "2001:2:0:8000::/49"
+via = ["2001:2:0:2::2"]
+
+[[route]]
+prefix = "2001:2:0:4000::/50"
+via = ["2001:2:0:2::2"]
+
+[[neighbor]]
+address = "198.19.0.2"
+mac = "02:00:00:00:00:22"
+port = "p1"
+
+[[neighbor]]
+address = "198.19.0.3"
+mac = "02:00:00:00:00:23"
+port = "p1"
+
+[[neighbor]]
+address = "198.18.1.2"
+mac = "02:00:00:00:00:32"
+port = "p2"
+
+[[neighbor]]
+address = "2001:2:0:2::2"
+mac = "02:00:00:00:00:22"
+port = "p1"
+
+"#;
+
+pub const MAC0: [u8; 6] = [2, 0, 0, 0, 0, 0x10];
+pub const MAC1: [u8; 6] = [2, 0, 0, 0, 0, 0x11];
+pub const MAC2: [u8; 6] = [2, 0, 0, 0, 0, 0x12];
+pub const NB1: [u8; 6] = [2, 0, 0, 0, 0, 0x22];
+pub const NB1B: [u8; 6] = [2, 0, 0, 0, 0, 0x23];
+pub const NB2: [u8; 6] = [2, 0, 0, 0, 0, 0x32];
+pub const HOST0: [u8; 6] = [2, 0, 0, 0, 0, 0x02];
+
+pub struct Rig {
+    pub router: Router,
+    pub ports: Vec<Arc<PcapPort>>,
+    pub worker: Option<Worker>,
+}
+
+pub fn infos(cfg: &config::Config) -> Vec<PortInfo> {
+    cfg.ports
+        .iter()
+        .map(|p| PortInfo {
+            name: p.name.clone(),
+            mac: p.mac.unwrap(),
+            mtu: p.mtu.unwrap_or(1500),
+            rx_queues: 1,
+        })
+        .collect()
+}
+
+impl Rig {
+    /// A router from `text` whose port i receives `inputs[i]`.
+    pub fn new(text: &str, inputs: Vec<Vec<Vec<u8>>>) -> Rig {
+        let cfg = config::parse(text, Path::new("test.toml")).unwrap();
+        let infos = infos(&cfg);
+        let router = Router::new(&cfg, &infos).unwrap();
+        let mut inputs = inputs;
+        inputs.resize(infos.len(), Vec::new());
+        let ports: Vec<Arc<PcapPort>> = infos
+            .iter()
+            .zip(&inputs)
+            .map(|(i, frames)| {
+                let mut c = Capture::new();
+                for f in frames {
+                    c.push(f);
+                }
+                Arc::new(PcapPort::in_memory(&i.name, i.mac, i.mtu, c))
+            })
+            .collect();
+        let mut pool = Pool::new(1024, 2048).unwrap();
+        let rx = ports
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (i, p.open_rx(0, &mut pool).unwrap()))
+            .collect();
+        let tx = ports
+            .iter()
+            .map(|p| p.open_tx(0, &mut pool).unwrap())
+            .collect();
+        let worker = Worker::new(0, router.shared(), pool, rx, tx);
+        Rig {
+            router,
+            ports,
+            worker: Some(worker),
+        }
+    }
+
+    pub fn w(&mut self) -> &mut Worker {
+        self.worker.as_mut().unwrap()
+    }
+
+    /// Polls until the inputs are exhausted and nothing is pending (at
+    /// most `max_rounds`).
+    pub fn run(&mut self) {
+        for _ in 0..1000 {
+            self.w().poll_once(64);
+            if self.w().inputs_exhausted() && self.w().pending() == 0 {
+                break;
+            }
+        }
+    }
+
+    pub fn sent(&self, port: usize) -> Vec<Vec<u8>> {
+        self.ports[port]
+            .take_sent()
+            .iter()
+            .map(|f| f.to_vec())
+            .collect()
+    }
+
+    pub fn stats(&mut self) -> StatsSnapshot {
+        let s = self.w().stats().snapshot();
+        s.check_identity().unwrap();
+        s
+    }
+}
+
+/// Compares frames byte for byte; on mismatch writes both as pcaps under
+/// target/golden/ for Wireshark.
+pub fn assert_frames(name: &str, actual: &[Vec<u8>], expected: &[Vec<u8>]) {
+    if actual == expected {
+        return;
+    }
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/golden");
+    let _ = std::fs::create_dir_all(&dir);
+    for (suffix, frames) in [("expected", expected), ("actual", actual)] {
+        let path = dir.join(format!("{name}.{suffix}.pcap"));
+        if let Ok(f) = std::fs::File::create(&path) {
+            let mut w = Writer::new(f).unwrap();
+            for fr in frames {
+                w.write_frame(fr).unwrap();
+            }
+            w.flush().unwrap();
+        }
+    }
+    panic!(
+        "{name}: frames differ (see target/golden/{name}.*.pcap)\nexpected {} frames: {:02x?}\nactual {} frames: {:02x?}",
+        expected.len(),
+        expected,
+        actual.len(),
+        actual
+    );
+}
+
+pub fn ip4(s: &str) -> [u8; 4] {
+    s.parse::<std::net::Ipv4Addr>().unwrap().octets()
+}
+
+pub fn ip6(s: &str) -> [u8; 16] {
+    s.parse::<std::net::Ipv6Addr>().unwrap().octets()
+}
+
+/// An Ethernet/IPv4/UDP frame (no DF unless `df`).
+pub fn udp4(
+    src_mac: [u8; 6],
+    dst_mac: [u8; 6],
+    src: &str,
+    dst: &str,
+    ttl: u8,
+    sport: u16,
+    payload: &[u8],
+    df: bool,
+) -> Vec<u8> {
+    let b = etherparse::PacketBuilder::ethernet2(src_mac, dst_mac).ipv4(ip4(src), ip4(dst), ttl);
+    let b = b.udp(sport, 7);
+    let mut v = Vec::new();
+    b.write(&mut v, payload).unwrap();
+    set_df(&mut v, df);
+    v
+}
+
+pub fn set_df(v: &mut [u8], df: bool) {
+    if df {
+        v[20] |= 0x40;
+    } else {
+        v[20] &= !0x40;
+    }
+    fix_ipv4_checksum(v);
+}
+
+pub fn fix_ipv4_checksum(v: &mut [u8]) {
+    let ihl = (v[14] & 0xf) as usize * 4;
+    v[24] = 0;
+    v[25] = 0;
+    let mut sum = 0u32;
+    for w in v[14..14 + ihl].chunks(2) {
+        sum += u32::from(u16::from_be_bytes([w[0], w[1]]));
+    }
+    while sum > 0xffff {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    let c = !(sum as u16);
+    v[24..26].copy_from_slice(&c.to_be_bytes());
+}
+
+pub fn udp6(
+    src_mac: [u8; 6],
+    dst_mac: [u8; 6],
+    src: &str,
+    dst: &str,
+    hop: u8,
+    sport: u16,
+    payload: &[u8],
+) -> Vec<u8> {
+    let b = etherparse::PacketBuilder::ethernet2(src_mac, dst_mac).ipv6(ip6(src), ip6(dst), hop);
+    let mut v = Vec::new();
+    b.udp(sport, 7).write(&mut v, payload).unwrap();
+    v
+}
+
+/// What the router should send for a forwarded IPv4 frame.
+pub fn forwarded4(input: &[u8], src_mac: [u8; 6], dst_mac: [u8; 6]) -> Vec<u8> {
+    let mut v = input.to_vec();
+    v[0..6].copy_from_slice(&dst_mac);
+    v[6..12].copy_from_slice(&src_mac);
+    v[22] -= 1;
+    fix_ipv4_checksum(&mut v);
+    v
+}
+
+pub fn forwarded6(input: &[u8], src_mac: [u8; 6], dst_mac: [u8; 6]) -> Vec<u8> {
+    let mut v = input.to_vec();
+    v[0..6].copy_from_slice(&dst_mac);
+    v[6..12].copy_from_slice(&src_mac);
+    v[21] -= 1;
+    v
+}
