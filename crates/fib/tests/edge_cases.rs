@@ -190,3 +190,16 @@ fn v6_groups_exhausted_leaves_table_unchanged() {
     assert_eq!(r.lookup(a6("2001:2::1")), Some(T2));
     assert_eq!(r.lookup(a6("2001:2:1::1")), Some(T1));
 }
+
+/// The threading contract the dataplane relies on, checked at compile time.
+#[test]
+fn handle_traits() {
+    fn send<T: Send>() {}
+    fn send_sync_clone<T: Send + Sync + Clone>() {}
+    send::<fib::Lpm4Writer>();
+    send::<fib::Lpm6Writer>();
+    send::<fib::NextHopWriter>();
+    send_sync_clone::<fib::Lpm4Reader>();
+    send_sync_clone::<fib::Lpm6Reader>();
+    send_sync_clone::<fib::NextHopReader>();
+}

@@ -7,7 +7,11 @@ use proptest::prelude::*;
 #[derive(Debug, Clone)]
 enum Op<P> {
     Insert(P, u32),
+    /// Remove a random prefix (usually not installed).
     Remove(P),
+    /// Remove the n-th (mod count) prefix inserted so far: removals that
+    /// hit, including ones that must re-expose a shorter covering prefix.
+    RemoveInserted(usize),
 }
 
 /// Prefixes clustered in a few regions so that they overlap a lot, with
@@ -20,10 +24,16 @@ fn prefix4() -> impl Strategy<Value = Prefix4> + Clone {
         any::<u32>()
     ];
     let len = prop_oneof![0u8..=32, 20u8..=28, 29u8..=32];
-    (base, any::<u16>(), len).prop_map(|(b, noise, len)| {
-        let a = b ^ u32::from(noise) ^ (u32::from(noise) << 9);
-        Prefix4::new(a.into(), len).unwrap()
-    })
+    // Mostly a few bits flipped in a few places, so that prefixes nest
+    // several deep; sometimes anything.
+    let noise = prop_oneof![
+        3 => any::<u8>().prop_map(|n| {
+            let n = u32::from(n);
+            (n & 3) << 4 | (n >> 2 & 3) << 12 | (n >> 4 & 3) << 20 | (n >> 6) << 26
+        }),
+        1 => any::<u32>(),
+    ];
+    (base, noise, len).prop_map(|(b, noise, len)| Prefix4::new((b ^ noise).into(), len).unwrap())
 }
 
 fn prefix6() -> impl Strategy<Value = Prefix6> + Clone {
@@ -34,11 +44,14 @@ fn prefix6() -> impl Strategy<Value = Prefix6> + Clone {
         any::<u128>()
     ];
     let len = prop_oneof![0u8..=128, 20u8..=56, 120u8..=128];
-    (base, any::<u32>(), len).prop_map(|(b, noise, len)| {
-        let n = u128::from(noise);
-        let a = b ^ n << 72 ^ n << 40 ^ n;
-        Prefix6::new(a.into(), len).unwrap()
-    })
+    let noise = prop_oneof![
+        3 => any::<u8>().prop_map(|n| {
+            let n = u128::from(n);
+            (n & 3) << 120 | (n >> 2 & 3) << 84 | (n >> 4 & 3) << 78 | (n >> 6) << 4
+        }),
+        1 => any::<u128>(),
+    ];
+    (base, noise, len).prop_map(|(b, noise, len)| Prefix6::new((b ^ noise).into(), len).unwrap())
 }
 
 fn ops<P: Clone + std::fmt::Debug>(
@@ -47,6 +60,7 @@ fn ops<P: Clone + std::fmt::Debug>(
     let op = prop_oneof![
         3 => (p.clone(), 0u32..1000).prop_map(|(p, t)| Op::Insert(p, t)),
         1 => p.prop_map(Op::Remove),
+        2 => any::<usize>().prop_map(Op::RemoveInserted),
     ];
     prop::collection::vec(op, 1..80)
 }
@@ -105,10 +119,21 @@ proptest! {
                     prop_assert_eq!(w.remove(p).unwrap(), reference.remove4(p));
                     seen.push(p);
                 }
+                Op::RemoveInserted(n) => {
+                    let p = seen.get(n % seen.len().max(1)).copied();
+                    if let Some(p) = p {
+                        prop_assert_eq!(w.remove(p).unwrap(), reference.remove4(p));
+                    }
+                }
             }
             // Lets freed groups be reused within the sequence.
             r.quiescent();
             prop_assert_eq!(w.len(), reference.len().0);
+            // Check around the prefix just changed, so that a wrong
+            // intermediate state cannot be hidden by later operations.
+            for a in probes4(&seen[seen.len().saturating_sub(1)..], &[]) {
+                prop_assert_eq!(r.lookup(a), reference.lookup4(a), "addr {} after {:?}", std::net::Ipv4Addr::from(a), op);
+            }
         }
         let probes = probes4(&seen, &extra);
         let mut bulk = vec![None; probes.len()];
@@ -136,9 +161,18 @@ proptest! {
                     prop_assert_eq!(w.remove(p).unwrap(), reference.remove6(p));
                     seen.push(p);
                 }
+                Op::RemoveInserted(n) => {
+                    let p = seen.get(n % seen.len().max(1)).copied();
+                    if let Some(p) = p {
+                        prop_assert_eq!(w.remove(p).unwrap(), reference.remove6(p));
+                    }
+                }
             }
             r.quiescent();
             prop_assert_eq!(w.len(), reference.len().1);
+            for a in probes6(&seen[seen.len().saturating_sub(1)..], &[]) {
+                prop_assert_eq!(r.lookup(a), reference.lookup6(a), "addr {} after {:?}", std::net::Ipv6Addr::from(a), op);
+            }
         }
         let probes = probes6(&seen, &extra);
         let mut bulk = vec![None; probes.len()];

@@ -14,8 +14,8 @@
 //! reclamation are exactly as for IPv4 (see [`crate::lpm4`]).
 //!
 //! Memory: tbl24 64 MiB (+16 MiB writer depth) plus 1 KiB (+256 B) per group
-//! in use; the full table (160k prefixes) uses about 120k groups, see the
-//! crate documentation for the measured figures.
+//! in use; the full table (160k prefixes) uses 38,096 groups, 101 MiB for
+//! the readers in all (see the crate documentation).
 
 mod lookup;
 mod update;
