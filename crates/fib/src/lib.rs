@@ -4,7 +4,7 @@
 //! * [`lpm6`]: IPv6 multibit trie, 24-bit first level then 8-bit strides.
 //! * [`nexthop`]: next hops and ECMP groups; [`flow_hash`] picks the member.
 //! * [`routes_file`]: route file parser and the shared test table loader.
-//! * [`reference`]: a slow, obviously correct LPM for tests.
+//! * [`mod@reference`]: a slow, obviously correct LPM for tests.
 //!
 //! Every table has one writer (the control thread, `&mut self`) and any
 //! number of lock-free readers (workers). Readers never block, allocate or

@@ -110,7 +110,7 @@ fn v6_reader_never_sees_foreign_targets() {
                     rng ^= rng >> 17;
                     rng ^= rng << 5;
                     let x = u128::from(rng);
-                    let addr = 0x2001_0002_u128 << 96 | (x & 0x1f) << 79 | (x >> 8 & 1) * 0x42;
+                    let addr = 0x2001_0002_u128 << 96 | (x & 0x1f) << 79 | ((x >> 8 & 1) * 0x42);
                     if let Some(t) = r.lookup(addr) {
                         let i = (t.0 & 0x3ff) as usize;
                         assert!(

@@ -11,14 +11,14 @@
 //! A lookup is one memory access for a /24-or-shorter match, two otherwise
 //! ([`lookup`](Lpm4Reader::lookup), in `lookup.rs`). The writer
 //! (`update.rs`) keeps the routes themselves and a depth per entry on its
-//! side; see [`crate::entry`] for the entry layout.
+//! side; the entry layout is in `entry.rs` (valid bit, ext bit, 30-bit payload).
 //!
 //! Concurrency: one writer, any number of readers, no locks. Every entry is
 //! one `AtomicU32`, so a reader sees an entry either before or after a store,
 //! never half of it. A new tbl8 group is filled completely before the tbl24
 //! entry pointing to it is stored with `Release`; readers load with
 //! `Acquire` (plain loads on x86). An unlinked group is reused only after
-//! every reader handle has passed a quiescent point ([`crate::qsbr`]).
+//! every reader handle has passed a quiescent point (`qsbr.rs` has the scheme and its ordering argument).
 //!
 //! Memory: tbl24 is 64 MiB (+16 MiB writer-side depth), each tbl8 group
 //! 1 KiB (+256 B depth). The pool is allocated zeroed, so unused groups cost
