@@ -599,7 +599,7 @@ impl Worker {
         }
         let ihl = (d[0] & 0xf) as usize * 4;
         ipv4_dec_ttl(&mut self.pool.data_mut(buf)[ETH_LEN..ETH_LEN + ihl]);
-        self.to_neighbor(in_port, buf, id, port);
+        self.send_to_neighbor(in_port, buf, id, port);
     }
 
     fn forward_v6(&mut self, in_port: usize, buf: Buf, multi: bool, t: Option<Target>) {
@@ -652,13 +652,13 @@ impl Worker {
             }
         }
         self.pool.data_mut(buf)[ETH_LEN + 7] -= 1;
-        self.to_neighbor(in_port, buf, id, port);
+        self.send_to_neighbor(in_port, buf, id, port);
     }
 
     /// Sends `buf` to next hop `id` on `port`, or holds it until the
     /// neighbor is resolved.
     #[inline]
-    fn to_neighbor(&mut self, in_port: usize, buf: Buf, id: NextHopId, port: usize) {
+    fn send_to_neighbor(&mut self, in_port: usize, buf: Buf, id: NextHopId, port: usize) {
         let e = self.shared.neigh(id);
         match e.resolve(self.now_ms, self.shared.neighbor_timeout_ms) {
             Some(mac) => self.emit(buf, port, mac),

@@ -209,6 +209,7 @@ pub fn ip6(s: &str) -> [u8; 16] {
 }
 
 /// An Ethernet/IPv4/UDP frame (no DF unless `df`).
+#[allow(clippy::too_many_arguments)]
 pub fn udp4(
     src_mac: [u8; 6],
     dst_mac: [u8; 6],
