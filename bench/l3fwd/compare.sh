@@ -17,6 +17,7 @@ CORE=1
 FLOWS=4096
 SR_BIN="${SOFTROUTER_BIN:-}"
 NO_SR=0
+SR_NOTE=""
 OUT="$REPO/results/l3fwd-compare.json"
 BUILD="$REPO/target/l3fwd-build"      # gitignored (/target); never committed
 
@@ -78,7 +79,7 @@ python3 "$HERE/gen_pcap.py" "$PCAP" --count "$FLOWS" --dst-net 1
 
 # ---- 4. softrouter ----
 if [ "$NO_SR" = 1 ]; then
-    SR_BIN=""
+    SR_BIN=""; SR_NOTE="--no-softrouter"
 elif [ -z "$SR_BIN" ]; then
     log "cargo build --release -p softrouter"
     if (cd "$REPO" && cargo build --release -p softrouter >"$BUILD/cargo.log" 2>&1); then
@@ -86,16 +87,16 @@ elif [ -z "$SR_BIN" ]; then
     else
         log "softrouter build FAILED (see $BUILD/cargo.log); measuring l3fwd only"
         tail -5 "$BUILD/cargo.log" >&2
-        SR_BIN=""
+        SR_BIN=""; SR_NOTE="cargo build failed, see $BUILD/cargo.log"
     fi
 fi
 if [ -n "$SR_BIN" ] && ! "$SR_BIN" run --help 2>/dev/null | grep -q -- --stats-json; then
     log "$SR_BIN has no 'run --stats-json' yet; measuring l3fwd only"
-    SR_BIN=""
+    SR_NOTE="$SR_BIN has no 'run --stats-json'"; SR_BIN=""
 fi
 
 mkdir -p "$(dirname "$OUT")"
 exec python3 "$HERE/run_compare.py" \
     --l3fwd "$L3FWD" --tsc-hz "$("$BUILD/tsc_hz")" --pcap "$PCAP" \
-    --softrouter "${SR_BIN:-}" --work "$BUILD" --seconds "$SECONDS_PER_RUN" \
+    --softrouter="${SR_BIN:-}" --softrouter-note="$SR_NOTE" --work "$BUILD" --seconds "$SECONDS_PER_RUN" \
     --rounds "$ROUNDS" --warmup "$WARMUP" --core "$CORE" --out "$OUT"

@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 
+sys.dont_write_bytecode = True  # keep bench/l3fwd free of __pycache__
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from telemetry import query  # noqa: E402
 
@@ -270,6 +271,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--l3fwd", required=True)
     ap.add_argument("--softrouter", default="")
+    ap.add_argument("--softrouter-note", default="")
     ap.add_argument("--pcap", required=True)
     ap.add_argument("--work", required=True)
     ap.add_argument("--tsc-hz", type=float, required=True)
@@ -341,6 +343,7 @@ def main():
                            if l.startswith("model name")), None),
         "dpdk_version": sh("pkg-config", "--modversion", "libdpdk"),
         "softrouter_bin": a.softrouter or None,
+        "softrouter_note": a.softrouter_note or None,
         "git_head": sh("git", "-C", os.path.dirname(os.path.abspath(__file__)), "rev-parse", "HEAD"),
         "loadavg_start": la_start, "loadavg_end": loadavg(),
     }
@@ -365,7 +368,7 @@ def main():
               f"{fmt(s['cycles_per_packet_cpu'], '{:.1f}'):>12s} {fmt(st['rx'], '{:.1f}'):>6s} "
               f"{fmt(st['process'], '{:.1f}'):>8s} {fmt(st['tx'], '{:.1f}'):>6s}")
     else:
-        print("softrouter   (not measured: " + ("no binary with 'run --stats-json'" if not a.softrouter else "no successful round") + ")")
+        print("softrouter   (not measured: " + ((a.softrouter_note or "no binary") if not a.softrouter else "no successful round") + ")")
     if L and S:
         print(f"ratio: l3fwd/softrouter Mpps = {summary['ratio_l3fwd_over_softrouter_mpps']:.2f}, "
               f"softrouter/l3fwd cycles (wall) = {summary['ratio_softrouter_over_l3fwd_cycles_wall']:.2f}")
