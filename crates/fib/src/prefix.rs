@@ -139,16 +139,12 @@ pub enum Prefix {
 
 impl Prefix {
     /// Prefix length.
+    #[allow(clippy::len_without_is_empty)]
     pub fn len(&self) -> u8 {
         match self {
             Prefix::V4(p) => p.len,
             Prefix::V6(p) => p.len,
         }
-    }
-
-    /// True for the default route (/0).
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 
     /// Network address.
