@@ -62,7 +62,7 @@ use socket::{XdpDesc, Xsk, XskParams};
 use std::fmt;
 use std::io;
 use std::os::fd::{OwnedFd, RawFd};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 
 /// Where the XDP program runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -147,6 +147,19 @@ pub struct TxPaths {
     pub af_packet: u32,
 }
 
+/// `struct xdp_statistics` of one socket.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct XskStats {
+    pub rx_dropped: u64,
+    pub rx_invalid_descs: u64,
+    pub tx_invalid_descs: u64,
+    pub rx_ring_full: u64,
+    pub rx_fill_ring_empty: u64,
+    pub tx_ring_empty: u64,
+}
+
+const XDP_STATISTICS: i32 = 7;
+
 struct Parked {
     pool_base: usize,
     queue: u16,
@@ -156,6 +169,8 @@ struct Parked {
 #[derive(Default)]
 struct State {
     rx_bound: Vec<bool>,
+    /// The RX socket of each queue, for statistics.
+    rx_socks: Vec<Option<Weak<Xsk>>>,
     tx_only: Vec<bool>,
     parked: Vec<Parked>,
     paths: TxPaths,
@@ -269,6 +284,7 @@ impl AfXdpPort {
         };
         let state = State {
             rx_bound: vec![false; real as usize],
+            rx_socks: vec![None; real as usize],
             tx_only: vec![false; real as usize],
             ..Default::default()
         };
@@ -307,6 +323,25 @@ impl AfXdpPort {
 
     pub fn ifindex(&self) -> u32 {
         self.sh.ifindex
+    }
+
+    /// Kernel counters (`XDP_STATISTICS`) of the socket receiving on
+    /// `queue`, while it is open. `fill_ring_empty` drops mean the worker
+    /// did not return buffers fast enough.
+    pub fn rx_stats(&self, queue: u16) -> Option<XskStats> {
+        let st = self.sh.state.lock().unwrap();
+        let xsk = st.rx_socks.get(queue as usize)?.as_ref()?.upgrade()?;
+        // SAFETY: all-zero is a valid xdp_statistics.
+        let mut s: libc::xdp_statistics = unsafe { std::mem::zeroed() };
+        sys::getsockopt(xsk.raw(), libc::SOL_XDP, XDP_STATISTICS, &mut s).ok()?;
+        Some(XskStats {
+            rx_dropped: s.rx_dropped,
+            rx_invalid_descs: s.rx_invalid_descs,
+            tx_invalid_descs: s.tx_invalid_descs,
+            rx_ring_full: s.rx_ring_full,
+            rx_fill_ring_empty: s.rx_fill_ring_empty_descs,
+            tx_ring_empty: s.tx_ring_empty_descs,
+        })
     }
 
     /// Which TX paths `open_tx` handed out so far.
@@ -403,6 +438,7 @@ impl Port for AfXdpPort {
         bpf::map_set(&self.sh.xskmap, queue as u32, xsk.raw())
             .map_err(|e| err(name, format!("inserting the socket into the XSKMAP: {e}")))?;
         st.rx_bound[queue as usize] = true;
+        st.rx_socks[queue as usize] = Some(Arc::downgrade(&xsk));
         note_zc(&mut st, xsk.zero_copy);
         let pool_base = pool.region().0 as usize;
         st.parked.push(Parked {
@@ -627,6 +663,7 @@ impl Drop for XskRx {
             let (q, base) = (self.queue, self.pool_base);
             st.parked.retain(|p| !(p.queue == q && p.pool_base == base));
             st.rx_bound[q as usize] = false;
+            st.rx_socks[q as usize] = None;
         }
     }
 }
