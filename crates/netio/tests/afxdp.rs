@@ -112,19 +112,34 @@ fn afxdp_auto_roundtrip() {
 }
 
 /// Two workers (two pools) each receive on one queue of a 2-queue veth and
-/// transmit on their own socket.
+/// transmit on their own socket; `finish()` detaches the program even while
+/// queues are still open.
 #[test]
 fn afxdp_two_queues_two_workers() {
     if !require_root("afxdp_two_queues_two_workers") {
         return;
     }
+    for mode in [XdpMode::Native, XdpMode::Generic] {
+        two_queues(mode);
+    }
+}
+
+fn two_queues(mode: XdpMode) {
     let (ns, v) = setup(2);
     let (a, b) = (v.a.clone(), v.b.clone());
     let counts = in_netns(ns.name(), move || {
-        let port = AfXdpPort::open(AfXdpConfig::new(&a, 2048)).expect("open");
+        let port = AfXdpPort::open(AfXdpConfig {
+            xdp_mode: mode,
+            ..AfXdpConfig::new(&a, 2048)
+        })
+        .expect("open");
         assert_eq!(port.real_queues(), 2);
         assert_eq!(port.info().rx_queues, 2);
-        let mut pools = [Pool::new(512, 2048).unwrap(), Pool::new(512, 2048).unwrap()];
+        // 1024 frames: 256 on each fill ring, room for all N on one queue.
+        let mut pools = [
+            Pool::new(1024, 2048).unwrap(),
+            Pool::new(1024, 2048).unwrap(),
+        ];
         let mut rxs = Vec::new();
         let mut txs = Vec::new();
         for (w, pool) in pools.iter_mut().enumerate() {
@@ -159,6 +174,8 @@ fn afxdp_two_queues_two_workers() {
         }
         let got = peer.recv_test_frames(2 * N as usize, T);
         assert_eq!(got.len(), 2 * N as usize);
+        port.finish().unwrap();
+        assert!(!has_xdp(&a), "finish() left the program attached");
         for (w, pool) in pools.iter_mut().enumerate() {
             rxs[w].release(pool);
             txs[w].release(pool);
@@ -170,7 +187,7 @@ fn afxdp_two_queues_two_workers() {
         }
         counts
     });
-    eprintln!("2-queue veth: frames per RX queue {counts:?}");
+    eprintln!("2-queue veth, {mode} XDP: frames per RX queue {counts:?}");
 }
 
 /// One queue, two workers: worker 1 has no socket of its own and gets the
