@@ -95,6 +95,7 @@ pub struct AfPacketPort {
     /// Fanout group id, picked by the kernel for the first RX socket.
     fanout_id: Mutex<Option<u16>>,
     stats: Arc<SharedStats>,
+    netns: Option<u64>,
 }
 
 pub(crate) fn open_error(iface: &str, what: &str, e: io::Error) -> NetioError {
@@ -128,6 +129,7 @@ impl AfPacketPort {
             cfg,
             fanout_id: Mutex::new(None),
             stats: Arc::new(SharedStats::default()),
+            netns: sys::netns_id(),
         })
     }
 
@@ -209,6 +211,7 @@ impl Port for AfPacketPort {
     }
 
     fn open_rx(&self, queue: u16, _pool: &mut Pool) -> Result<Box<dyn RxQueue>, NetioError> {
+        sys::check_netns(self.netns, &self.info.name)?;
         if queue >= self.info.rx_queues {
             return Err(NetioError::port(
                 &self.info.name,
@@ -237,6 +240,7 @@ impl Port for AfPacketPort {
     }
 
     fn open_tx(&self, _worker: usize, _pool: &mut Pool) -> Result<Box<dyn TxQueue>, NetioError> {
+        sys::check_netns(self.netns, &self.info.name)?;
         let tx = PacketTx::open(self.ifindex)
             .map_err(|e| open_error(&self.info.name, "TX socket", e))?;
         Ok(Box::new(tx))

@@ -205,3 +205,26 @@ pub(crate) fn bind_ll(fd: RawFd, ifindex: u32, proto: u16) -> io::Result<()> {
     })
     .map(|_| ())
 }
+
+/// Identity (inode) of the calling thread's network namespace, if /proc
+/// tells. Ports remember it: interface indexes are per namespace, so a
+/// queue opened from a thread in another namespace could bind a different
+/// device with the same index.
+pub(crate) fn netns_id() -> Option<u64> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata("/proc/thread-self/ns/net")
+        .ok()
+        .map(|m| m.ino())
+}
+
+/// Fails if the calling thread is not in namespace `id` (when both known).
+pub(crate) fn check_netns(id: Option<u64>, port: &str) -> Result<(), crate::NetioError> {
+    match (id, netns_id()) {
+        (Some(a), Some(b)) if a != b => Err(crate::NetioError::port(
+            port,
+            "this thread is in another network namespace than the one the port was opened in; \
+             open queues from a thread in the port's namespace",
+        )),
+        _ => Ok(()),
+    }
+}

@@ -353,3 +353,25 @@ fn afxdp_zero_copy_on_veth() {
     });
     eprintln!("veth {r}");
 }
+
+/// Queues must be opened from the port's namespace: from another one the
+/// interface index could name a different device.
+#[test]
+fn afxdp_queue_from_other_namespace_is_refused() {
+    if !require_root("afxdp_queue_from_other_namespace_is_refused") {
+        return;
+    }
+    let (ns, v) = setup(1);
+    let a = v.a.clone();
+    let port = in_netns(ns.name(), move || {
+        AfXdpPort::open(AfXdpConfig::new(&a, 2048)).expect("open")
+    });
+    let mut pool = Pool::new(256, 2048).unwrap();
+    let e = port
+        .open_rx(0, &mut pool)
+        .err()
+        .expect("must fail")
+        .to_string();
+    assert!(e.contains("namespace"), "{e}");
+    assert_eq!(pool.available(), 256);
+}

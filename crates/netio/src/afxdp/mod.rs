@@ -46,7 +46,26 @@
 //!
 //! Sockets belong to the network namespace of the thread that creates
 //! them: open the port and its queues from a thread in the interface's
-//! namespace. Needs root, or CAP_NET_ADMIN + CAP_BPF (+ CAP_NET_RAW).
+//! namespace (checked: opening a queue from another namespace fails rather
+//! than binding whatever device has the same index there). Needs root, or
+//! CAP_NET_ADMIN + CAP_BPF (+ CAP_NET_RAW).
+//!
+//! ## Fill depth
+//! Each RX queue keeps `min(fill_ring, max(pool frames / 4, 64))` frames
+//! on its fill ring or in the kernel, so a worker with several ports keeps
+//! frames for TX and locally generated packets. Drops counted as
+//! `rx_fill_ring_empty` in [`AfXdpPort::rx_stats`] mean the worker fell
+//! behind by that many frames: give it a bigger pool and fill ring.
+//!
+//! ## Kernel behaviour seen on Linux 6.18 with veth
+//! - Native XDP works on veth (`Auto` picks it); zero-copy does not (bind
+//!   with `XDP_ZEROCOPY` fails with `EOPNOTSUPP`), so `Auto` ends in copy
+//!   mode and TX needs a `sendto` kick per 32 frames.
+//! - On a multi-queue veth, only native XDP reports the real RX queue
+//!   (frames spread over queues by the sender's TX queue choice); generic
+//!   XDP reports queue 0 for every frame, so all traffic goes to the
+//!   socket of queue 0.
+//! - A second XDP link on the same device fails with `EBUSY`.
 
 pub mod bpf;
 pub mod ring;
@@ -180,6 +199,7 @@ struct State {
 
 struct Shared {
     name: String,
+    netns: Option<u64>,
     ifindex: u32,
     real_queues: u16,
     rx_queues: u16,
@@ -292,6 +312,7 @@ impl AfXdpPort {
             info,
             sh: Arc::new(Shared {
                 name,
+                netns: sys::netns_id(),
                 ifindex: ifi.ifindex,
                 real_queues: real,
                 rx_queues,
@@ -364,6 +385,7 @@ impl AfXdpPort {
     }
 
     fn check_pool(&self, pool: &Pool) -> Result<(), NetioError> {
+        sys::check_netns(self.sh.netns, &self.sh.name)?;
         if pool.frame_size() != self.sh.cfg.frame_size {
             return Err(err(
                 &self.sh.name,
