@@ -26,6 +26,7 @@ pub use netns::{
     cleanup_all, install_ctrlc_cleanup, netns_available, require_root, unique_name, Netns, VethPair,
 };
 pub use testbed::{Testbed, TestbedBuilder};
+pub use topology::three_hosts_addr;
 pub use topology::{
     star, star_with, three_hosts, three_hosts_with, RouterMode, Star, StarPort, ThreeHosts,
     TopologyOptions,

@@ -1,0 +1,222 @@
+//! The multicore engine: one pinned thread per worker, share-nothing.
+//!
+//! Each worker thread pins itself, then creates its own buffer pool (so the
+//! memory is first touched on its core), opens its RX queues and its private
+//! TX queue on every port, and loops `poll_once` until told to stop. The main
+//! thread only supervises: duration, signals, end of capture input, and
+//! statistics snapshots on SIGUSR1. Nothing is shared between workers but
+//! the read-mostly routing state (`dataplane::Shared`).
+
+use crate::report::{self, Report};
+use crate::waiting::Waiter;
+use crate::{affinity, ports};
+use anyhow::{anyhow, Context, Result};
+use config::{Config, Driver};
+use dataplane::{Router, WorkerStats};
+use netio::{Pool, Port};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc};
+use std::thread;
+use std::time::{Duration, Instant};
+
+#[derive(Clone, Debug, Default)]
+pub struct RunOptions {
+    /// Stop after this long; `None`: until a signal (or, with only capture
+    /// ports, until every capture is consumed and all held work is flushed).
+    pub duration: Option<Duration>,
+    /// Where to write the statistics at exit (and on SIGUSR1).
+    pub stats_json: Option<PathBuf>,
+}
+
+/// What a worker thread reports when it ends.
+struct WorkerExit {
+    sleeps: u64,
+    leaked_buffers: u32,
+}
+
+pub fn run(cfg: &Config, opts: &RunOptions) -> Result<Report> {
+    let ports = ports::open_all(cfg)?;
+    let infos: Vec<netio::PortInfo> = ports.iter().map(|p| p.info().clone()).collect();
+    let router = Router::new(cfg, &infos).context("building the routing state")?;
+    let assignment = ports::assign_queues(cfg, &ports)?;
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let dump = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(sig, stop.clone()).context("installing signal handlers")?;
+    }
+    signal_hook::flag::register(signal_hook::consts::SIGUSR1, dump.clone())?;
+
+    // Only capture ports: the run ends by itself when the input is consumed.
+    let finite = cfg.ports.iter().all(|p| p.driver == Driver::Pcap);
+    let allowed = affinity::allowed_cpus();
+    let (ready_tx, ready_rx) = mpsc::channel::<Result<Arc<WorkerStats>>>();
+    let done: Arc<Vec<AtomicBool>> =
+        Arc::new((0..cfg.router.workers).map(|_| AtomicBool::new(false)).collect());
+
+    let started = Instant::now();
+    let mut handles = Vec::new();
+    for (id, queues) in assignment.into_iter().enumerate() {
+        let core = affinity::core_of(id, &cfg.router.cores, &allowed);
+        let ctx = WorkerCtx {
+            id,
+            core,
+            queues,
+            ports: ports.clone(),
+            shared: router.shared(),
+            router_cfg: cfg.router.clone(),
+            stop: stop.clone(),
+            done: done.clone(),
+            ready: ready_tx.clone(),
+        };
+        let h = thread::Builder::new()
+            .name(format!("worker{id}"))
+            .spawn(move || ctx.run())
+            .context("spawning a worker thread")?;
+        handles.push(h);
+    }
+    drop(ready_tx);
+
+    let mut stats = Vec::new();
+    let mut failure = None;
+    for _ in 0..handles.len() {
+        match ready_rx.recv() {
+            Ok(Ok(s)) => stats.push(s),
+            Ok(Err(e)) => {
+                failure.get_or_insert(e);
+            }
+            Err(_) => {
+                failure.get_or_insert(anyhow!("a worker thread died during start-up"));
+            }
+        }
+    }
+    if let Some(e) = failure {
+        stop.store(true, Ordering::SeqCst);
+        for h in handles {
+            let _ = h.join();
+        }
+        return Err(e);
+    }
+    tracing::info!(
+        workers = cfg.router.workers,
+        mode = ?cfg.router.mode,
+        "forwarding on {} port(s)",
+        ports.len()
+    );
+
+    // Supervise.
+    while !stop.load(Ordering::SeqCst) {
+        thread::sleep(Duration::from_millis(5));
+        if opts.duration.is_some_and(|d| started.elapsed() >= d) {
+            break;
+        }
+        if finite && done.iter().all(|d| d.load(Ordering::Acquire)) {
+            break;
+        }
+        if dump.swap(false, Ordering::SeqCst) {
+            if let Some(path) = &opts.stats_json {
+                let r = report::build(cfg, &ports, &stats, started.elapsed(), &[]);
+                report::write(&r, path)?;
+            }
+        }
+    }
+    stop.store(true, Ordering::SeqCst);
+    let elapsed = started.elapsed();
+
+    let mut exits = Vec::new();
+    for h in handles {
+        match h.join() {
+            Ok(exit) => exits.push(exit),
+            Err(_) => return Err(anyhow!("a worker thread panicked")),
+        }
+    }
+    let mut errors = Vec::new();
+    for p in &ports {
+        if let Err(e) = p.finish() {
+            errors.push(e.to_string());
+        }
+    }
+    let notes: Vec<String> = exits
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| e.leaked_buffers > 0)
+        .map(|(i, e)| format!("worker {i}: {} buffers not returned to the pool", e.leaked_buffers))
+        .chain(errors.iter().cloned())
+        .collect();
+    let mut r = report::build(cfg, &ports, &stats, elapsed, &notes);
+    r.sleeps = exits.iter().map(|e| e.sleeps).sum();
+    if let Some(path) = &opts.stats_json {
+        report::write(&r, path)?;
+    }
+    if !errors.is_empty() {
+        return Err(anyhow!("{}", errors.join("; ")));
+    }
+    Ok(r)
+}
+
+struct WorkerCtx {
+    id: usize,
+    core: usize,
+    queues: Vec<(usize, u16)>,
+    ports: Vec<Arc<dyn Port>>,
+    shared: Arc<dataplane::Shared>,
+    router_cfg: config::Router,
+    stop: Arc<AtomicBool>,
+    done: Arc<Vec<AtomicBool>>,
+    ready: mpsc::Sender<Result<Arc<WorkerStats>>>,
+}
+
+impl WorkerCtx {
+    fn run(self) -> WorkerExit {
+        let mut worker = match self.start() {
+            Ok(w) => w,
+            Err(e) => {
+                let _ = self.ready.send(Err(e));
+                return WorkerExit {
+                    sleeps: 0,
+                    leaked_buffers: 0,
+                };
+            }
+        };
+        let _ = self.ready.send(Ok(worker.stats()));
+        let mut waiter = Waiter::new(self.router_cfg.mode, &worker.wait_fds());
+        let budget = self.router_cfg.budget;
+        while !self.stop.load(Ordering::Relaxed) {
+            let n = worker.poll_once(budget);
+            let idle = worker.inputs_exhausted() && worker.pending() == 0;
+            self.done[self.id].store(idle, Ordering::Release);
+            // Exhausted capture input: nothing will arrive, so only timers
+            // (held packets) remain; let the waiter sleep between rounds.
+            waiter.after_round(if worker.inputs_exhausted() { 0 } else { n });
+        }
+        let pool = worker.shutdown();
+        WorkerExit {
+            sleeps: waiter.sleeps,
+            leaked_buffers: pool.frames() - pool.available() as u32,
+        }
+    }
+
+    fn start(&self) -> Result<dataplane::Worker> {
+        if let Err(e) = affinity::pin_current_thread(self.core) {
+            tracing::warn!(worker = self.id, core = self.core, "cannot pin: {e}");
+        }
+        let mut pool = Pool::new(self.router_cfg.pool_frames, self.router_cfg.frame_size)
+            .with_context(|| format!("worker {}: buffer pool", self.id))?;
+        let mut rx = Vec::new();
+        for &(port, queue) in &self.queues {
+            let q = self.ports[port]
+                .open_rx(queue, &mut pool)
+                .with_context(|| format!("worker {}: RX queue {queue} of port {}", self.id, self.ports[port].info().name))?;
+            rx.push((port, q));
+        }
+        let mut tx = Vec::new();
+        for p in &self.ports {
+            tx.push(
+                p.open_tx(self.id, &mut pool)
+                    .with_context(|| format!("worker {}: TX queue on port {}", self.id, p.info().name))?,
+            );
+        }
+        Ok(dataplane::Worker::new(self.id, self.shared.clone(), pool, rx, tx))
+    }
+}

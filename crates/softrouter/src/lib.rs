@@ -1,0 +1,11 @@
+//! The `softrouter` program: configuration in, pinned workers running, and
+//! statistics out. The packet work itself lives in the `dataplane` crate;
+//! this crate opens the ports, places queues and workers on cores, decides
+//! how idle workers wait, and reports.
+
+pub mod affinity;
+pub mod check;
+pub mod engine;
+pub mod ports;
+pub mod report;
+pub mod waiting;

@@ -1,0 +1,78 @@
+//! How an idle worker waits: the reception modes of paper 000 mapped onto
+//! kernel-bypass sockets.
+//!
+//! - `poll`: never sleeps (lowest latency; owns its core).
+//! - `interrupt`: after a round that found nothing, sleeps in `poll(2)` on
+//!   its sockets until one is readable (the NAPI analogue: the "interrupt"
+//!   wakes it, then it works in budgeted rounds until idle again).
+//! - `adaptive`: keeps polling while traffic flows and only sleeps after
+//!   [`ADAPTIVE_IDLE_ROUNDS`] empty rounds in a row, so a busy worker pays
+//!   no syscalls and an idle one uses almost no CPU.
+//!
+//! Sleeps are bounded by [`MAX_SLEEP_MS`] so timers (neighbor solicitation
+//! retries, hold-queue expiry) and the stop flag are served.
+
+use config::Mode;
+use std::os::fd::RawFd;
+
+/// Empty rounds before an adaptive worker sleeps (~tens of microseconds).
+pub const ADAPTIVE_IDLE_ROUNDS: u32 = 256;
+/// Longest sleep, for timers and the stop flag.
+pub const MAX_SLEEP_MS: i32 = 10;
+
+pub struct Waiter {
+    mode: Mode,
+    fds: Vec<libc::pollfd>,
+    idle_rounds: u32,
+    /// Times the worker went to sleep (reported with the statistics).
+    pub sleeps: u64,
+}
+
+impl Waiter {
+    pub fn new(mode: Mode, fds: &[RawFd]) -> Self {
+        Waiter {
+            mode,
+            fds: fds
+                .iter()
+                .map(|&fd| libc::pollfd {
+                    fd,
+                    events: libc::POLLIN,
+                    revents: 0,
+                })
+                .collect(),
+            idle_rounds: 0,
+            sleeps: 0,
+        }
+    }
+
+    /// Called after every round with the packets it received and whether
+    /// the worker has timed work pending.
+    pub fn after_round(&mut self, received: usize) {
+        if received > 0 {
+            self.idle_rounds = 0;
+            return;
+        }
+        self.idle_rounds = self.idle_rounds.saturating_add(1);
+        let sleep = match self.mode {
+            Mode::Poll => false,
+            Mode::Interrupt => true,
+            Mode::Adaptive => self.idle_rounds >= ADAPTIVE_IDLE_ROUNDS,
+        };
+        if !sleep {
+            std::hint::spin_loop();
+            return;
+        }
+        self.sleeps += 1;
+        if self.fds.is_empty() {
+            // Nothing to wait on (no RX queues, or capture ports): a short
+            // sleep keeps timers running without burning the core.
+            std::thread::sleep(std::time::Duration::from_millis(1));
+            return;
+        }
+        for p in &mut self.fds {
+            p.revents = 0;
+        }
+        // SAFETY: fds points to self.fds.len() initialised pollfd entries.
+        unsafe { libc::poll(self.fds.as_mut_ptr(), self.fds.len() as libc::nfds_t, MAX_SLEEP_MS) };
+    }
+}
