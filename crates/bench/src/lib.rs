@@ -16,6 +16,7 @@
 pub mod analyzer;
 pub mod frame;
 pub mod results;
+pub mod plan;
 pub mod search;
 pub mod settings;
 pub mod sim;
