@@ -39,11 +39,48 @@ fn open(cfg: &Config, p: &config::Port) -> Result<Arc<dyn Port>> {
     Ok(port)
 }
 
+/// The kernel-bypass backends. Interface MAC and MTU come from the
+/// kernel unless the config overrides them.
 mod live {
     use super::*;
+    use config::XdpMode;
 
-    pub fn open(_cfg: &Config, p: &config::Port) -> Result<Arc<dyn Port>> {
-        anyhow::bail!("port {:?}: live drivers are not wired yet", p.name)
+    pub fn open(cfg: &Config, p: &config::Port) -> Result<Arc<dyn Port>> {
+        let iface = p.iface.as_deref().expect("validated: live ports have an iface");
+        let what = || format!("port {:?} (interface {iface:?})", p.name);
+        Ok(match p.driver {
+            Driver::AfXdp => {
+                let mut c = netio::afxdp::AfXdpConfig::new(iface, cfg.router.frame_size);
+                c.queues = p.queues;
+                c.xdp_mode = match p.xdp_mode {
+                    XdpMode::Auto => netio::afxdp::XdpMode::Auto,
+                    XdpMode::Native => netio::afxdp::XdpMode::Native,
+                    XdpMode::Generic => netio::afxdp::XdpMode::Generic,
+                };
+                c.zero_copy = match p.zero_copy {
+                    None => netio::afxdp::ZeroCopy::Auto,
+                    Some(true) => netio::afxdp::ZeroCopy::On,
+                    Some(false) => netio::afxdp::ZeroCopy::Off,
+                };
+                // One size for all four rings: the fill ring must be as deep
+                // as the RX ring or the kernel drops when a worker is late.
+                c.rx_ring = p.ring_size;
+                c.tx_ring = p.ring_size;
+                c.fill_ring = p.ring_size;
+                c.comp_ring = p.ring_size;
+                c.mac = p.mac;
+                c.mtu = p.mtu;
+                Arc::new(netio::afxdp::AfXdpPort::open(c).with_context(what)?)
+            }
+            Driver::AfPacket => {
+                let mut c = netio::afpacket::AfPacketConfig::new(iface);
+                c.queues = p.queues;
+                c.mac = p.mac;
+                c.mtu = p.mtu;
+                Arc::new(netio::afpacket::AfPacketPort::open(c).with_context(what)?)
+            }
+            Driver::Pcap | Driver::Mem => unreachable!("offline drivers are opened above"),
+        })
     }
 }
 
