@@ -12,8 +12,11 @@
 //! - [`sysstat`]: DUT CPU, interrupt and softirq rates from `/proc`.
 //! - [`results`]: the results schema, JSON/CSV writers, terminal tables.
 //! - [`settings`]: all options, loadable from an experiment TOML file.
+//! - [`dut`]: the DUT launchers (softrouter, linux, command, external) on
+//!   their namespace testbed, producing the traffic plan and DUT probes.
 
 pub mod analyzer;
+pub mod dut;
 pub mod frame;
 pub mod results;
 pub mod plan;

@@ -44,6 +44,27 @@ pub enum Preset {
 }
 
 /// Which device is under test, with its own options.
+///
+/// ```toml
+/// [dut]
+/// kind = "softrouter"     # or linux, command, external
+/// driver = "afxdp"        # softrouter: afxdp (default) or afpacket
+/// workers = 1
+/// mode = "poll"
+///
+/// # kind = "linux"
+/// # napi_budget = 300     # net.core.netdev_budget (global; restored at the end)
+/// # rps = "per-port"      # off | all | per-port | hex mask | "1,2,4" (one mask per port)
+/// # napi = true           # veth GRO on = per-queue NAPI on the DUT ports
+///
+/// # kind = "command"
+/// # command = "my-router --in $SR_IF_IN --out $SR_IF_OUT"
+/// # settle_seconds = 1
+///
+/// # kind = "external"
+/// # interfaces = ["enp1s0f0", "enp1s0f1"]
+/// # peer_macs = ["02:00:00:00:01:00", "02:00:00:00:01:01"]
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
 pub enum DutSettings {
@@ -58,15 +79,32 @@ pub enum DutSettings {
         /// Reception mode: poll, interrupt, adaptive.
         #[serde(default)]
         mode: Option<String>,
+        /// Port driver of the generated configuration: `afxdp` (default)
+        /// or `afpacket`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        driver: Option<String>,
+        /// Packets per port per round (`[router] budget`), softrouter's
+        /// analog of the NAPI budget.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        budget: Option<u32>,
     },
     /// The Linux kernel forwarding in the DUT namespace.
     Linux {
         /// NAPI budget (`net.core.netdev_budget`); unset = unchanged.
         #[serde(default)]
         napi_budget: Option<u32>,
-        /// RPS mode: off, all (every CPU), or a hex CPU mask.
+        /// Which CPU does each DUT port's receive processing (RPS, the veth
+        /// analog of paper 000's NIC affinity modes): `off` (the sending
+        /// CPU), `all` (every CPU), `per-port` (port i on CPU i mod
+        /// #CPUs), a hex CPU mask for every port, or comma-separated hex
+        /// masks, one per port. Unset = unchanged (off).
         #[serde(default)]
         rps: Option<String>,
+        /// Turn GRO on for the DUT's veth ends, which makes veth receive
+        /// through per-queue NAPI instances (as a NIC driver does) instead
+        /// of the per-CPU backlog. Unset = the veth default (GRO off).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        napi: Option<bool>,
     },
     /// Any command, started in the DUT namespace with its two interface
     /// names in `$SR_IF_IN`/`$SR_IF_OUT`.
@@ -76,6 +114,15 @@ pub enum DutSettings {
         /// A command printing the DUT's version string.
         #[serde(default)]
         version_command: Option<String>,
+        /// Give the DUT interfaces the kernel addresses, routes and
+        /// neighbors of the plan (forwarding stays off); default true.
+        /// `false`: bare interfaces, for user-space routers.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        addresses: Option<bool>,
+        /// Wait this long after starting the command before traffic
+        /// (default 1 s).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        settle_seconds: Option<f64>,
     },
     /// An external device on interfaces the user names explicitly (R16).
     External {
@@ -84,6 +131,10 @@ pub enum DutSettings {
         /// Free-form description / version of the device for the report.
         #[serde(default)]
         description: Option<String>,
+        /// MAC of the DUT port on each interface, in port order; unset =
+        /// looked up in the kernel's neighbor table for 198.18.i.1.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        peer_macs: Option<Vec<String>>,
     },
 }
 
@@ -93,6 +144,8 @@ impl Default for DutSettings {
             config: None,
             workers: None,
             mode: None,
+            driver: None,
+            budget: None,
         }
     }
 }
@@ -573,6 +626,28 @@ impl Settings {
             DutSettings::Command { command, .. } if command.trim().is_empty() => {
                 return bad("dut.command", "empty command".into());
             }
+            DutSettings::Command {
+                settle_seconds: Some(v),
+                ..
+            } if !(*v >= 0.0 && v.is_finite()) => {
+                return bad(
+                    "dut.settle_seconds",
+                    "must be zero or a positive number of seconds".into(),
+                );
+            }
+            DutSettings::Softrouter {
+                driver: Some(d), ..
+            } if d != "afxdp" && d != "afpacket" => {
+                return bad(
+                    "dut.driver",
+                    format!("{d:?} is not one of afxdp, afpacket"),
+                );
+            }
+            DutSettings::Linux { rps: Some(r), .. } => {
+                if let Err(m) = crate::dut::linux::RpsMode::parse(r) {
+                    return bad("dut.rps", m);
+                }
+            }
             DutSettings::External { interfaces, .. }
                 if (interfaces.len() as u32) < self.pattern.ports() =>
             {
@@ -585,6 +660,25 @@ impl Settings {
                         interfaces.len()
                     ),
                 );
+            }
+            DutSettings::External {
+                interfaces,
+                peer_macs: Some(macs),
+                ..
+            } => {
+                if macs.len() != interfaces.len() {
+                    return bad(
+                        "dut.peer_macs",
+                        format!(
+                            "{} MACs for {} interfaces",
+                            macs.len(),
+                            interfaces.len()
+                        ),
+                    );
+                }
+                if let Some(m) = macs.iter().find(|m| crate::dut::bed::parse_mac(m).is_none()) {
+                    return bad("dut.peer_macs", format!("{m:?} is not a MAC address"));
+                }
             }
             _ => {}
         }
@@ -691,7 +785,8 @@ interfaces = ["a", "b", "c", "d"]
             s.dut,
             DutSettings::Linux {
                 napi_budget: Some(2),
-                rps: None
+                rps: None,
+                napi: None,
             }
         );
     }

@@ -1,0 +1,127 @@
+//! DUT launchers: build the testbed for a pattern, bring the device under
+//! test up on it, and hand the traffic engine a [`TrafficPlan`] and a
+//! [`DutProbe`].
+//!
+//! Why one trait for four very different DUTs: the trial loop must not
+//! care whether frames are forwarded by softrouter, the Linux kernel, a
+//! user's command or a box on a real wire. Each kind lives in its own file:
+//!
+//! | kind | file | testbed | DUT |
+//! |---|---|---|---|
+//! | `softrouter` | [`softrouter`] | bare DUT veths | `softrouter run` child in the DUT namespace (AF_XDP by default) |
+//! | `linux` | [`linux`] | kernel addresses + routes | `ip_forward`, permanent neighbors, `rp_filter` off, NAPI budget, RPS masks |
+//! | `command` | [`command`] | kernel addresses (optional) | `sh -c <command>` in the DUT namespace with the plan in `$SR_*` |
+//! | `external` | [`external`] | none: the user's interfaces | nothing; the user asserts isolation |
+//!
+//! The testbed and the outside view of a DUT (MACs, counters, pings) are in
+//! [`bed`]; the per-trial CPU figures every probe reports are in [`probe`].
+//! Namespaces are removed when the [`Dut`] is stopped or dropped (and by
+//! `testbed`'s cleanup registry on signals).
+
+pub mod bed;
+pub mod command;
+pub mod external;
+pub mod linux;
+pub mod probe;
+pub mod softrouter;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::Result;
+use serde_json::Value;
+
+use crate::plan::{DutProbe, TesterBackend, TrafficPlan};
+use crate::settings::{DutSettings, Pattern};
+
+pub use bed::{pairs, ping_through, Bed, BedPort};
+
+/// How to start a DUT, beyond its own settings.
+#[derive(Debug, Clone)]
+pub struct DutOptions {
+    /// TX/RX queues per veth end (1 = single queue).
+    pub queues: u32,
+    /// The `softrouter` binary for the `softrouter` kind (the CLI passes
+    /// `std::env::current_exe()`; `None`: `softrouter` from `$PATH`).
+    pub softrouter_bin: Option<PathBuf>,
+    /// The tester's packet I/O backend (goes into the plan).
+    pub backend: TesterBackend,
+    /// How long a DUT may take to become ready.
+    pub ready_timeout: Duration,
+}
+
+impl Default for DutOptions {
+    fn default() -> Self {
+        DutOptions {
+            queues: 1,
+            softrouter_bin: None,
+            backend: TesterBackend::default(),
+            ready_timeout: Duration::from_secs(20),
+        }
+    }
+}
+
+/// A running device under test on its testbed.
+pub trait Dut: Send {
+    /// `softrouter`, `linux`, `command` or `external`.
+    fn kind(&self) -> &'static str;
+    /// The tester ports, what they are cabled to, and the pattern's pairs.
+    fn plan(&self, ipv6: bool, flows_per_pair: u32) -> TrafficPlan;
+    /// A fresh probe for per-trial measurements.
+    fn probe(&self) -> Box<dyn DutProbe>;
+    /// Kind, version and effective configuration, for the results (R15).
+    fn describe(&self) -> Value;
+    /// The testbed (ports, namespaces), e.g. for [`ping_through`].
+    fn bed(&self) -> &Bed;
+    /// Final DUT statistics; stops the DUT and removes the testbed.
+    fn stop(self: Box<Self>) -> Result<Value>;
+}
+
+/// Build the testbed for `pattern`, start and configure the DUT, and wait
+/// until it is ready.
+pub fn start(settings: &DutSettings, pattern: Pattern, opts: &DutOptions) -> Result<Box<dyn Dut>> {
+    Ok(match settings {
+        DutSettings::Softrouter { .. } => {
+            Box::new(softrouter::SoftrouterDut::start(settings, pattern, opts)?)
+        }
+        DutSettings::Linux { .. } => Box::new(linux::LinuxDut::start(settings, pattern, opts)?),
+        DutSettings::Command { .. } => {
+            Box::new(command::CommandDut::start(settings, pattern, opts)?)
+        }
+        DutSettings::External { .. } => {
+            Box::new(external::ExternalDut::start(settings, pattern, opts)?)
+        }
+    })
+}
+
+/// `sh -c <cmd>` output (stdout, trimmed), or the error text.
+pub(crate) fn shell_output(ns: Option<&str>, cmd: &str) -> String {
+    let mut c = match ns {
+        Some(ns) => {
+            let mut c = std::process::Command::new("ip");
+            c.args(["netns", "exec", ns, "sh", "-c", cmd]);
+            c
+        }
+        None => {
+            let mut c = std::process::Command::new("sh");
+            c.args(["-c", cmd]);
+            c
+        }
+    };
+    match c.stdin(std::process::Stdio::null()).output() {
+        Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout).trim().to_string(),
+        Ok(o) => format!(
+            "({cmd:?} failed: {} {})",
+            o.status,
+            String::from_utf8_lossy(&o.stderr).trim()
+        ),
+        Err(e) => format!("({cmd:?} failed: {e})"),
+    }
+}
+
+/// The running kernel's release (`uname -r`).
+pub fn kernel_release() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/osrelease")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|_| "unknown".into())
+}
