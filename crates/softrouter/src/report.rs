@@ -68,7 +68,9 @@ pub fn build(
         .map(|(i, p)| {
             let c = totals.ports.get(i).cloned().unwrap_or_default();
             PortReport {
-                name: p.info().name.clone(),
+                // The configured name, not the interface's: users and the
+                // benchmark look ports up by the names they wrote.
+                name: cfg.ports.get(i).map_or_else(|| p.info().name.clone(), |c| c.name.clone()),
                 rx_packets: c.rx_packets,
                 tx_packets: c.tx_packets,
                 rx_bytes: c.rx_bytes,

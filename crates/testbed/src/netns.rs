@@ -253,6 +253,18 @@ impl Netns {
             .map(|_| ())
     }
 
+    /// Turns off TX checksum offload (and with it TSO) on `ifname`.
+    ///
+    /// Why: a veth hands the peer packets with `CHECKSUM_PARTIAL`, trusting
+    /// the receiving kernel to finish the checksum. A user-space router on
+    /// the other end (AF_XDP or AF_PACKET) forwards the bytes as they are,
+    /// so the final receiver sees a wrong UDP/TCP checksum and drops the
+    /// packet. Real NICs fill the checksum in hardware; on veth the sending
+    /// host must compute it, as it would for a NIC without offloads.
+    pub fn disable_tx_offload(&self, ifname: &str) -> Result<()> {
+        self.run(&["ethtool", "-K", ifname, "tx", "off"]).map(|_| ())
+    }
+
     /// Turn IPv4 and IPv6 forwarding on or off for the whole namespace.
     pub fn set_forwarding(&self, on: bool) -> Result<()> {
         let v = if on { "1" } else { "0" };

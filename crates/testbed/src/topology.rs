@@ -169,6 +169,8 @@ pub fn three_hosts_with(options: TopologyOptions) -> Result<ThreeHosts> {
     s.add_addr(&th.sender_if, &format!("{SENDER_V6}/{V6_LEN}"))?;
     d.add_addr(&th.receiver_if, &format!("{RECEIVER_V4}/{V4_LEN}"))?;
     d.add_addr(&th.receiver_if, &format!("{RECEIVER_V6}/{V6_LEN}"))?;
+    s.disable_tx_offload(&th.sender_if)?;
+    d.disable_tx_offload(&th.receiver_if)?;
     if options.router == RouterMode::Kernel {
         r.add_addr(&th.router_in, &format!("{ROUTER_IN_V4}/{V4_LEN}"))?;
         r.add_addr(&th.router_in, &format!("{ROUTER_IN_V6}/{V6_LEN}"))?;
@@ -291,6 +293,7 @@ pub fn star_with(n: usize, options: TopologyOptions) -> Result<Star> {
     for p in &star.ports {
         t.add_addr(&p.tester_if, &format!("{}/24", p.tester_v4))?;
         t.add_addr(&p.tester_if, &format!("{}/64", p.tester_v6))?;
+        t.disable_tx_offload(&p.tester_if)?;
         if options.router == RouterMode::Kernel {
             d.add_addr(&p.dut_if, &format!("{}/24", p.dut_v4))?;
             d.add_addr(&p.dut_if, &format!("{}/64", p.dut_v6))?;
