@@ -638,10 +638,7 @@ impl Settings {
             DutSettings::Softrouter {
                 driver: Some(d), ..
             } if d != "afxdp" && d != "afpacket" => {
-                return bad(
-                    "dut.driver",
-                    format!("{d:?} is not one of afxdp, afpacket"),
-                );
+                return bad("dut.driver", format!("{d:?} is not one of afxdp, afpacket"));
             }
             DutSettings::Linux { rps: Some(r), .. } => {
                 if let Err(m) = crate::dut::linux::RpsMode::parse(r) {
@@ -669,14 +666,13 @@ impl Settings {
                 if macs.len() != interfaces.len() {
                     return bad(
                         "dut.peer_macs",
-                        format!(
-                            "{} MACs for {} interfaces",
-                            macs.len(),
-                            interfaces.len()
-                        ),
+                        format!("{} MACs for {} interfaces", macs.len(), interfaces.len()),
                     );
                 }
-                if let Some(m) = macs.iter().find(|m| crate::dut::bed::parse_mac(m).is_none()) {
+                if let Some(m) = macs
+                    .iter()
+                    .find(|m| crate::dut::bed::parse_mac(m).is_none())
+                {
                     return bad("dut.peer_macs", format!("{m:?} is not a MAC address"));
                 }
             }
@@ -827,6 +823,60 @@ interfaces = ["a", "b", "c", "d"]
         let e = Settings::from_toml_str("[dut]\nkind = \"command\"\ncomand = \"x\"\n", "v.toml")
             .unwrap_err();
         assert!(e.to_string().contains("v.toml"), "{e}");
+    }
+
+    #[test]
+    fn dut_options_parse_and_validate() {
+        let s = Settings::from_toml_str(
+            "[dut]\nkind = \"softrouter\"\ndriver = \"afpacket\"\nbudget = 32\nworkers = 2\n",
+            "d.toml",
+        )
+        .unwrap();
+        assert_eq!(
+            s.dut,
+            DutSettings::Softrouter {
+                config: None,
+                workers: Some(2),
+                mode: None,
+                driver: Some("afpacket".into()),
+                budget: Some(32)
+            }
+        );
+        let s = Settings::from_toml_str(
+            "[dut]\nkind = \"linux\"\nrps = \"1,2\"\nnapi = true\n",
+            "d.toml",
+        )
+        .unwrap();
+        assert!(matches!(
+            s.dut,
+            DutSettings::Linux {
+                napi: Some(true),
+                ..
+            }
+        ));
+        let e = Settings::from_toml_str("[dut]\nkind = \"linux\"\nrps = \"most\"\n", "d.toml")
+            .unwrap_err();
+        assert_eq!((e.line, e.field.as_deref()), (Some(3), Some("dut.rps")));
+        let e = Settings::from_toml_str(
+            "[dut]\nkind = \"softrouter\"\ndriver = \"dpdk\"\n",
+            "d.toml",
+        )
+        .unwrap_err();
+        assert_eq!(e.field.as_deref(), Some("dut.driver"));
+        let e = Settings::from_toml_str(
+            "[dut]\nkind = \"external\"\ninterfaces = [\"a\", \"b\"]\npeer_macs = [\"02:00:00:00:00:01\"]\n",
+            "d.toml",
+        )
+        .unwrap_err();
+        assert_eq!(e.field.as_deref(), Some("dut.peer_macs"));
+        let s = Settings::from_toml_str(
+            "[dut]\nkind = \"command\"\ncommand = \"sleep 9\"\naddresses = false\nsettle_seconds = 0.5\n",
+            "d.toml",
+        )
+        .unwrap();
+        // Round trip of the new fields.
+        let again = Settings::from_toml_str(&s.to_toml(), "again.toml").unwrap();
+        assert_eq!(again.dut, s.dut);
     }
 
     #[test]

@@ -76,7 +76,13 @@ fn probe_around_pings(d: &dyn Dut, from: usize, to: usize) -> serde_json::Value 
     assert!(sys.interval_s > 0.0);
     let stats = s.dut_stats.expect("dut stats");
     let cpu = &stats["cpu"];
-    for k in ["machine_busy_s", "dut_cpu_s", "direct_cpu_s", "tsc_hz", "bench_cpu_s"] {
+    for k in [
+        "machine_busy_s",
+        "dut_cpu_s",
+        "direct_cpu_s",
+        "tsc_hz",
+        "bench_cpu_s",
+    ] {
         assert!(cpu[k].is_number(), "{k} missing: {stats}");
     }
     assert!(
@@ -118,19 +124,29 @@ fn linux_one_to_one_with_budget_and_rps() {
     ping_through(d.bed(), 1, 0, false).unwrap();
     ping_through(d.bed(), 0, 1, true).unwrap();
     let desc = d.describe();
-    assert!(desc["version"].as_str().unwrap().starts_with("Linux "), "{desc}");
+    assert!(
+        desc["version"].as_str().unwrap().starts_with("Linux "),
+        "{desc}"
+    );
     assert_eq!(desc["sysctls_in_dut_namespace"]["net.ipv4.ip_forward"], "1");
     assert_eq!(desc["netdev_budget"]["set"], 77);
     let rps = desc["rps_cpus"].as_object().unwrap();
     assert_eq!(rps.len(), 2, "{desc}");
     let masks: Vec<&str> = rps.values().map(|v| v.as_str().unwrap()).collect();
-    assert!(masks.iter().all(|m| m.trim_start_matches('0') != ""), "{desc}");
+    assert!(
+        masks.iter().all(|m| !m.trim_start_matches('0').is_empty()),
+        "{desc}"
+    );
     let s = probe_around_pings(d.as_ref(), 0, 1);
     eprintln!("linux probe: {s:#}");
     assert_eq!(s["cpu"]["direct_source"], "softirq");
     let fin = stop_and_check_removed(d);
     assert!(fin["forwarded"].as_u64().unwrap() >= 6, "{fin}");
-    assert_eq!(std::fs::read_to_string(budget_file).unwrap(), before, "budget restored");
+    assert_eq!(
+        std::fs::read_to_string(budget_file).unwrap(),
+        before,
+        "budget restored"
+    );
 }
 
 #[test]
@@ -164,7 +180,10 @@ fn softrouter_mesh3() {
     ping_through(d.bed(), 0, 2, false).unwrap();
     ping_through(d.bed(), 2, 1, false).unwrap();
     let desc = d.describe();
-    assert!(desc["version"].as_str().unwrap().contains("softrouter"), "{desc}");
+    assert!(
+        desc["version"].as_str().unwrap().contains("softrouter"),
+        "{desc}"
+    );
     let cfg = desc["config"].as_str().unwrap();
     assert_eq!(cfg.matches("[[port]]").count(), 3, "{cfg}");
     assert!(cfg.contains("driver = \"afxdp\""), "{cfg}");
@@ -173,9 +192,15 @@ fn softrouter_mesh3() {
     eprintln!("softrouter probe: {s:#}");
     assert_eq!(s["cpu"]["direct_source"], "process");
     assert!(s["softrouter"]["forwarded"].as_u64().unwrap() >= 3, "{s}");
-    assert!(s["softrouter"]["cycles_per_packet"]["total"].is_number(), "{s}");
+    assert!(
+        s["softrouter"]["cycles_per_packet"]["total"].is_number(),
+        "{s}"
+    );
     let fin = stop_and_check_removed(d);
-    assert!(fin["stats"]["ports"].as_array().unwrap().len() == 3, "{fin}");
+    assert!(
+        fin["stats"]["ports"].as_array().unwrap().len() == 3,
+        "{fin}"
+    );
 }
 
 #[test]
@@ -237,7 +262,10 @@ fn command_that_exits_fails_with_its_output() {
         .err()
         .expect("a failing command must not start");
     let msg = format!("{e:#}");
-    assert!(msg.contains("no such router") && msg.contains("exit"), "{msg}");
+    assert!(
+        msg.contains("no such router") && msg.contains("exit"),
+        "{msg}"
+    );
 }
 
 #[test]
@@ -253,4 +281,137 @@ fn missing_softrouter_binary_says_how_to_build_it() {
         format!("{e:#}").contains("cargo build --release -p softrouter"),
         "{e:#}"
     );
+}
+
+/// A user's configuration file with `{ifN}` placeholders, AF_PACKET ports.
+#[test]
+fn softrouter_user_config_afpacket() {
+    if !testbed::require_root("softrouter_user_config_afpacket") {
+        return;
+    }
+    let bin = softrouter_bin();
+    assert!(
+        bin.is_file(),
+        "softrouter binary {} missing: build it with `cargo build --release -p softrouter`",
+        bin.display()
+    );
+    let _g = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("router.toml");
+    std::fs::write(
+        &cfg,
+        r#"
+[router]
+workers = 1
+mode = "interrupt"
+
+[[port]]
+name = "in"
+driver = "afpacket"
+iface = "{if0}"
+addresses = ["198.18.0.1/24"]
+
+[[port]]
+name = "out"
+driver = "afpacket"
+iface = "{if1}"
+addresses = ["198.18.1.1/24"]
+
+[[route]]
+prefix = "198.19.1.0/24"
+via = ["198.18.1.2"]
+
+[[neighbor]]
+address = "198.18.1.2"
+mac = "{tester_mac1}"
+port = "out"
+"#,
+    )
+    .unwrap();
+    let settings = DutSettings::Softrouter {
+        config: Some(cfg.clone()),
+        workers: None,
+        mode: None,
+        driver: None,
+        budget: None,
+    };
+    let opts = DutOptions {
+        softrouter_bin: Some(bin),
+        ..DutOptions::default()
+    };
+    let d = dut::start(&settings, Pattern::OneToOne, &opts).unwrap();
+    let desc = d.describe();
+    assert_eq!(desc["config_source"], cfg.display().to_string());
+    let text = desc["config"].as_str().unwrap();
+    assert!(
+        text.contains(&d.bed().ports[1].dut_if) && !text.contains("{if"),
+        "{text}"
+    );
+    // The user's file: wait for ARP towards the tester is not needed
+    // (static neighbor); the first ping may race the DUT's ARP for .2 of
+    // port 0, so allow a retry.
+    if ping_through(d.bed(), 0, 1, false).is_err() {
+        ping_through(d.bed(), 0, 1, false).unwrap();
+    }
+    stop_and_check_removed(d);
+}
+
+/// Measured example for the documentation: a 2 s kernel ping flood through
+/// each DUT kind with a probe around it. `cargo test -p softrouter-bench
+/// --test dut -- --ignored --nocapture flood`.
+#[test]
+#[ignore]
+fn flood_examples() {
+    if !testbed::require_root("flood_examples") {
+        return;
+    }
+    let _g = serial();
+    let kinds = [
+        DutSettings::Linux {
+            napi_budget: None,
+            rps: None,
+            napi: None,
+        },
+        DutSettings::Softrouter {
+            config: None,
+            workers: Some(1),
+            mode: Some("adaptive".into()),
+            driver: None,
+            budget: None,
+        },
+    ];
+    let opts = DutOptions {
+        softrouter_bin: Some(softrouter_bin()),
+        ..DutOptions::default()
+    };
+    for s in &kinds {
+        let d = dut::start(s, Pattern::OneToOne, &opts).unwrap();
+        let detour = dut::Detour::new(d.bed(), 0, 1, false).unwrap();
+        let tester = d.bed().tester().unwrap();
+        let mut probe = d.probe();
+        probe.begin().unwrap();
+        let out = tester
+            .exec(&[
+                "ping",
+                "-n",
+                "-q",
+                "-f",
+                "-w",
+                "2",
+                "-I",
+                &detour.src,
+                &detour.host,
+            ])
+            .unwrap();
+        let sample = probe.end().unwrap();
+        drop(detour);
+        println!(
+            "== {}: {}\n{:#}\nsys: {}",
+            s.kind(),
+            String::from_utf8_lossy(&out.stdout).trim(),
+            sample.dut_stats.unwrap(),
+            serde_json::to_string(&sample.sys).unwrap()
+        );
+        d.stop().unwrap();
+    }
 }

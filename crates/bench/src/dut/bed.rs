@@ -57,8 +57,14 @@ impl BedPort {
             bail!("port index {i} outside the addressing plan (0..=255)");
         }
         let p = testbed::StarPort::addresses(i as u8);
-        let v4 = |s: &str| s.parse::<Ipv4Addr>().with_context(|| format!("address {s}"));
-        let v6 = |s: &str| s.parse::<Ipv6Addr>().with_context(|| format!("address {s}"));
+        let v4 = |s: &str| {
+            s.parse::<Ipv4Addr>()
+                .with_context(|| format!("address {s}"))
+        };
+        let v6 = |s: &str| {
+            s.parse::<Ipv6Addr>()
+                .with_context(|| format!("address {s}"))
+        };
         let net = |s: &str| s.split('/').next().unwrap_or(s).to_string();
         Ok(BedPort {
             index: i,
@@ -169,7 +175,14 @@ impl Bed {
             let mac = format_mac(&p.tester_mac);
             for addr in [p.tester_v4.to_string(), p.tester_v6.to_string()] {
                 ns.ip(&[
-                    "neigh", "replace", &addr, "lladdr", &mac, "nud", "permanent", "dev",
+                    "neigh",
+                    "replace",
+                    &addr,
+                    "lladdr",
+                    &mac,
+                    "nud",
+                    "permanent",
+                    "dev",
                     &p.dut_if,
                 ])
                 .with_context(|| format!("neighbor {addr} on {}", p.dut_if))?;
@@ -342,102 +355,142 @@ pub fn if_counters(ns: Option<&str>, ifaces: &[String]) -> Result<Vec<IfCounters
         .collect()
 }
 
-/// Send one kernel ping from the tester namespace, out of port `from`,
-/// through the DUT, to a host in port `to`'s destination network
-/// (198.19.to.2 or 2001:2:0:(100+to)::2), and wait for the answer.
+/// A temporary route in the tester namespace that sends locally generated
+/// packets for one host in port `to`'s destination network (198.19.to.2
+/// or 2001:2:0:(100+to)::2) out of port `from`, through the DUT, and lets
+/// them be received on port `to`. Undone on drop.
 ///
 /// Why the detour: both ports' addresses live in the same tester
 /// namespace, so an ordinary ping would be delivered locally and never
-/// touch the DUT. For the duration of the ping this adds the destination
-/// host as a /32 (/128) on port `to`, moves the kernel's `local` rule
-/// behind a rule that sends locally generated packets for that host out
-/// of port `from` via the DUT, and accepts packets with a local source
-/// on port `to` (`accept_local`, `rp_filter` 0). The echo reply is local
-/// (from the destination host to port `from`'s address) and goes over
-/// loopback. Everything is undone afterwards. Only for testbeds whose
-/// tester ports are not owned by AF_XDP at the time.
+/// touch the DUT. This adds the destination host as a /32 (/128) on port
+/// `to`, moves the kernel's `local` rule (pref 0 -> 100) behind a rule
+/// (pref 10, `iif lo to <host>`) that routes the host via the DUT's
+/// address on port `from`, and accepts packets with a local source on
+/// port `to` (`accept_local`, `rp_filter` 0). Replies (from the host to
+/// port `from`'s address) are local and go over loopback. Only for
+/// testbeds whose tester ports are not owned by AF_XDP at the time, one
+/// detour per tester namespace at a time.
+pub struct Detour {
+    ns: String,
+    undo: Vec<Vec<String>>,
+    /// The destination host (ping this).
+    pub host: String,
+    /// Port `from`'s tester address (ping from this).
+    pub src: String,
+}
+
+impl Detour {
+    pub fn new(bed: &Bed, from: usize, to: usize, ipv6: bool) -> Result<Detour> {
+        let tester = bed
+            .tester()
+            .context("a detour through the DUT needs the tester namespace")?;
+        let ns = tester.name().to_string();
+        let (pf, pt) = (&bed.ports[from], &bed.ports[to]);
+        let fam = if ipv6 { "-6" } else { "-4" };
+        let (host, plen, src, gw) = if ipv6 {
+            (
+                format!("{}", Ipv6Addr::from(u128::from(pt.dest_v6) | 2)),
+                128,
+                pf.tester_v6.to_string(),
+                pf.dut_v6.to_string(),
+            )
+        } else {
+            (
+                format!("{}", Ipv4Addr::from(u32::from(pt.dest_v4) | 2)),
+                32,
+                pf.tester_v4.to_string(),
+                pf.dut_v4.to_string(),
+            )
+        };
+        let table = "200";
+        let cidr = format!("{host}/{plen}");
+        let strings = |v: Vec<&str>| v.into_iter().map(String::from).collect::<Vec<_>>();
+        let mut addr = vec!["addr", "add", &cidr, "dev", &pt.tester_if];
+        if ipv6 {
+            addr.push("nodad");
+        }
+        let setup: Vec<Vec<String>> = vec![
+            strings(addr),
+            strings(vec![fam, "rule", "add", "pref", "100", "lookup", "local"]),
+            strings(vec![fam, "rule", "del", "pref", "0", "lookup", "local"]),
+            strings(vec![
+                fam,
+                "route",
+                "add",
+                &cidr,
+                "via",
+                &gw,
+                "dev",
+                &pf.tester_if,
+                "table",
+                table,
+            ]),
+            strings(vec![
+                fam, "rule", "add", "pref", "10", "iif", "lo", "to", &cidr, "lookup", table,
+            ]),
+        ];
+        let undo: Vec<Vec<String>> = vec![
+            strings(vec![fam, "rule", "del", "pref", "10"]),
+            strings(vec![fam, "route", "flush", "table", table]),
+            strings(vec![fam, "rule", "add", "pref", "0", "lookup", "local"]),
+            strings(vec![fam, "rule", "del", "pref", "100", "lookup", "local"]),
+            strings(vec!["addr", "del", &cidr, "dev", &pt.tester_if]),
+        ];
+        if !ipv6 {
+            for (k, v) in [
+                ("net.ipv4.conf.all.rp_filter".to_string(), "0"),
+                (format!("net.ipv4.conf.{}.rp_filter", pt.tester_if), "0"),
+                (format!("net.ipv4.conf.{}.accept_local", pt.tester_if), "1"),
+            ] {
+                tester.sysctl(&k, v)?;
+            }
+        }
+        let mut d = Detour {
+            ns,
+            undo: Vec::new(),
+            host,
+            src,
+        };
+        for (i, args) in setup.iter().enumerate() {
+            let a: Vec<&str> = args.iter().map(String::as_str).collect();
+            ip_in(Some(&d.ns), &a).context("setting up a detour through the DUT")?;
+            // undo[k] reverses setup[4 - k]: after step i, a failure (and
+            // drop) must reverse exactly the last i + 1 entries.
+            d.undo = undo[undo.len() - (i + 1)..].to_vec();
+        }
+        Ok(d)
+    }
+}
+
+impl Drop for Detour {
+    fn drop(&mut self) {
+        for args in &self.undo {
+            let a: Vec<&str> = args.iter().map(String::as_str).collect();
+            let _ = ip_in(Some(&self.ns), &a);
+        }
+    }
+}
+
+/// Send one kernel ping from the tester namespace, out of port `from`,
+/// through the DUT, to a host in port `to`'s destination network, and
+/// wait for the answer (see [`Detour`]).
 pub fn ping_through(bed: &Bed, from: usize, to: usize, ipv6: bool) -> Result<()> {
+    let d = Detour::new(bed, from, to, ipv6)?;
     let tester = bed
         .tester()
         .context("ping_through needs the tester namespace")?;
-    let ns = tester.name();
-    let (pf, pt) = (&bed.ports[from], &bed.ports[to]);
-    let fam = if ipv6 { "-6" } else { "-4" };
-    let (host, plen, src, gw) = if ipv6 {
-        (
-            format!("{}", Ipv6Addr::from(u128::from(pt.dest_v6) | 2)),
-            128,
-            pf.tester_v6.to_string(),
-            pf.dut_v6.to_string(),
-        )
-    } else {
-        (
-            format!("{}", Ipv4Addr::from(u32::from(pt.dest_v4) | 2)),
-            32,
-            pf.tester_v4.to_string(),
-            pf.dut_v4.to_string(),
-        )
-    };
-    let table = "200";
-    let cidr = format!("{host}/{plen}");
-    let mut setup: Vec<Vec<String>> = vec![
-        vec![fam, "rule", "add", "pref", "100", "lookup", "local"],
-        vec![fam, "rule", "del", "pref", "0", "lookup", "local"],
-        vec![fam, "route", "add", &cidr, "via", &gw, "dev", &pf.tester_if, "table", table],
-        vec![
-            fam, "rule", "add", "pref", "10", "iif", "lo", "to", &cidr, "lookup", table,
-        ],
-    ]
-    .into_iter()
-    .map(|v| v.into_iter().map(String::from).collect())
-    .collect();
-    let mut addr = vec!["addr", "add", &cidr, "dev", &pt.tester_if];
-    if ipv6 {
-        addr.push("nodad");
+    let out = tester.exec(&["ping", "-n", "-c", "1", "-W", "2", "-I", &d.src, &d.host])?;
+    if !out.status.success() {
+        bail!(
+            "ping {} from {} (tester port {from} -> DUT -> port {to}) in {} failed: {}{}",
+            d.host,
+            d.src,
+            d.ns,
+            String::from_utf8_lossy(&out.stdout).trim(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
     }
-    setup.insert(0, addr.into_iter().map(String::from).collect());
-    let undo: Vec<Vec<String>> = vec![
-        vec![fam, "rule", "del", "pref", "10"],
-        vec![fam, "route", "flush", "table", table],
-        vec![fam, "rule", "add", "pref", "0", "lookup", "local"],
-        vec![fam, "rule", "del", "pref", "100", "lookup", "local"],
-        vec!["addr", "del", &cidr, "dev", &pt.tester_if],
-    ]
-    .into_iter()
-    .map(|v| v.into_iter().map(String::from).collect())
-    .collect();
-    if !ipv6 {
-        for (k, v) in [
-            ("net.ipv4.conf.all.rp_filter", "0"),
-            (&format!("net.ipv4.conf.{}.rp_filter", pt.tester_if), "0"),
-            (&format!("net.ipv4.conf.{}.accept_local", pt.tester_if), "1"),
-        ] {
-            tester.sysctl(k, v)?;
-        }
-    }
-    let mut result = Ok(());
-    for args in &setup {
-        let a: Vec<&str> = args.iter().map(String::as_str).collect();
-        if let Err(e) = ip_in(Some(ns), &a) {
-            result = Err(e);
-            break;
-        }
-    }
-    if result.is_ok() {
-        let out = tester.exec(&["ping", "-n", "-c", "1", "-W", "2", "-I", &src, &host])?;
-        if !out.status.success() {
-            result = Err(anyhow!(
-                "ping {host} from {src} (tester port {from} -> DUT -> port {to}) in {ns} failed: {}{}",
-                String::from_utf8_lossy(&out.stdout).trim(),
-                String::from_utf8_lossy(&out.stderr).trim()
-            ));
-        }
-    }
-    for args in &undo {
-        let a: Vec<&str> = args.iter().map(String::as_str).collect();
-        let _ = ip_in(Some(ns), &a);
-    }
-    result
+    Ok(())
 }
 
 /// Ping an address from the tester namespace (`ping -c 1 -W secs`).

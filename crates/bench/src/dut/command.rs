@@ -57,19 +57,34 @@ pub fn environment(bed: &Bed) -> Vec<(String, String)> {
     let mut env = vec![
         (
             "SR_IF_IN".to_string(),
-            bed.ports.first().map(|p| p.dut_if.clone()).unwrap_or_default(),
+            bed.ports
+                .first()
+                .map(|p| p.dut_if.clone())
+                .unwrap_or_default(),
         ),
         (
             "SR_IF_OUT".to_string(),
-            bed.ports.get(1).map(|p| p.dut_if.clone()).unwrap_or_default(),
+            bed.ports
+                .get(1)
+                .map(|p| p.dut_if.clone())
+                .unwrap_or_default(),
         ),
         ("SR_IFACES".to_string(), join(&|p| p.dut_if.clone())),
         ("SR_DUT_MACS".to_string(), join(&|p| format_mac(&p.dut_mac))),
-        ("SR_TESTER_MACS".to_string(), join(&|p| format_mac(&p.tester_mac))),
+        (
+            "SR_TESTER_MACS".to_string(),
+            join(&|p| format_mac(&p.tester_mac)),
+        ),
         ("SR_DUT_V4".to_string(), join(&|p| p.dut_v4.to_string())),
         ("SR_DUT_V6".to_string(), join(&|p| p.dut_v6.to_string())),
-        ("SR_TESTER_V4".to_string(), join(&|p| p.tester_v4.to_string())),
-        ("SR_TESTER_V6".to_string(), join(&|p| p.tester_v6.to_string())),
+        (
+            "SR_TESTER_V4".to_string(),
+            join(&|p| p.tester_v4.to_string()),
+        ),
+        (
+            "SR_TESTER_V6".to_string(),
+            join(&|p| p.tester_v6.to_string()),
+        ),
         ("SR_DEST_V4".to_string(), join(&|p| p.dest_v4_net())),
         ("SR_DEST_V6".to_string(), join(&|p| p.dest_v6_net())),
     ];
@@ -110,9 +125,12 @@ impl CommandDut {
         let version = match version_command {
             Some(v) => {
                 let mut c = Command::new("ip");
-                c.args(["netns", "exec", &ns, "sh", "-c", v]).envs(env.clone());
+                c.args(["netns", "exec", &ns, "sh", "-c", v])
+                    .envs(env.clone());
                 match c.stdin(Stdio::null()).output() {
-                    Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout).trim().to_string(),
+                    Ok(o) if o.status.success() => {
+                        String::from_utf8_lossy(&o.stdout).trim().to_string()
+                    }
                     Ok(o) => format!(
                         "(version command {v:?} failed: {} {})",
                         o.status,
@@ -241,7 +259,9 @@ impl Dut for CommandDut {
         let status = self.terminate();
         let out = std::fs::read_to_string(&self.log_path).unwrap_or_default();
         let start = out.len().saturating_sub(2000);
-        let start = (start..out.len()).find(|&i| out.is_char_boundary(i)).unwrap_or(0);
+        let start = (start..out.len())
+            .find(|&i| out.is_char_boundary(i))
+            .unwrap_or(0);
         Ok(json!({
             "kind": "command",
             "exit": status,

@@ -150,7 +150,10 @@ impl DutProbe for ExternalProbe {
     }
 
     fn end(&mut self) -> Result<DutSample> {
-        let c0 = self.start.take().context("external probe: end() without begin()")?;
+        let c0 = self
+            .start
+            .take()
+            .context("external probe: end() without begin()")?;
         let c1 = if_counters(None, &self.ifaces)?;
         let ifs: Vec<Value> = self
             .ifaces

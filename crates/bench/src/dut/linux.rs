@@ -136,7 +136,14 @@ pub fn online_cpus() -> usize {
 /// `Ip6OutForwDatagrams`.
 pub fn kernel_counters(ns: &str) -> Result<BTreeMap<String, u64>> {
     let out = std::process::Command::new("ip")
-        .args(["netns", "exec", ns, "cat", "/proc/net/snmp", "/proc/net/snmp6"])
+        .args([
+            "netns",
+            "exec",
+            ns,
+            "cat",
+            "/proc/net/snmp",
+            "/proc/net/snmp6",
+        ])
         .stdin(std::process::Stdio::null())
         .output()
         .with_context(|| format!("reading /proc/net/snmp in namespace {ns}"))?;
@@ -159,7 +166,10 @@ pub fn parse_snmp(text: &str) -> BTreeMap<String, u64> {
         let l = lines[i];
         if let Some(h) = l.strip_prefix("Ip: ") {
             if let Some(v) = lines.get(i + 1).and_then(|n| n.strip_prefix("Ip: ")) {
-                if h.split_whitespace().next().is_some_and(|w| w.parse::<u64>().is_err()) {
+                if h.split_whitespace()
+                    .next()
+                    .is_some_and(|w| w.parse::<u64>().is_err())
+                {
                     for (k, x) in h.split_whitespace().zip(v.split_whitespace()) {
                         if let Ok(x) = x.parse() {
                             m.insert(k.to_string(), x);
@@ -186,11 +196,15 @@ pub fn parse_snmp(text: &str) -> BTreeMap<String, u64> {
 /// The kernel's forwarded packets: IPv4 ForwDatagrams + IPv6
 /// Ip6OutForwDatagrams.
 pub fn forwarded(c: &BTreeMap<String, u64>) -> u64 {
-    c.get("ForwDatagrams").copied().unwrap_or(0) + c.get("Ip6OutForwDatagrams").copied().unwrap_or(0)
+    c.get("ForwDatagrams").copied().unwrap_or(0)
+        + c.get("Ip6OutForwDatagrams").copied().unwrap_or(0)
 }
 
 /// Non-zero differences `b - a` of the counters.
-pub fn counters_delta(a: &BTreeMap<String, u64>, b: &BTreeMap<String, u64>) -> BTreeMap<String, u64> {
+pub fn counters_delta(
+    a: &BTreeMap<String, u64>,
+    b: &BTreeMap<String, u64>,
+) -> BTreeMap<String, u64> {
     b.iter()
         .map(|(k, v)| (k.clone(), v.saturating_sub(a.get(k).copied().unwrap_or(0))))
         .filter(|(_, v)| *v > 0)
@@ -312,7 +326,9 @@ impl LinuxDut {
 }
 
 fn read_global(path: &str) -> Option<String> {
-    std::fs::read_to_string(path).ok().map(|s| s.trim().to_string())
+    std::fs::read_to_string(path)
+        .ok()
+        .map(|s| s.trim().to_string())
 }
 
 impl Dut for LinuxDut {
@@ -327,7 +343,11 @@ impl Dut for LinuxDut {
     fn probe(&self) -> Box<dyn DutProbe> {
         Box::new(LinuxProbe {
             meter: CpuMeter::new(Direct::Softirq),
-            ns: self.bed.dut().map(|n| n.name().to_string()).unwrap_or_default(),
+            ns: self
+                .bed
+                .dut()
+                .map(|n| n.name().to_string())
+                .unwrap_or_default(),
             ifaces: self.bed.dut_ifaces(),
             start: None,
         })
@@ -360,7 +380,11 @@ impl Dut for LinuxDut {
     }
 
     fn stop(mut self: Box<Self>) -> Result<Value> {
-        let ns = self.bed.dut().map(|n| n.name().to_string()).unwrap_or_default();
+        let ns = self
+            .bed
+            .dut()
+            .map(|n| n.name().to_string())
+            .unwrap_or_default();
         let counters = kernel_counters(&ns).ok();
         let ifs = if_counters(Some(&ns), &self.bed.dut_ifaces()).ok();
         let restored = self.restore();
@@ -440,7 +464,10 @@ mod tests {
         assert_eq!(RpsMode::parse("per-port").unwrap().mask_for(3, 2), "2");
         assert_eq!(RpsMode::parse("0xf").unwrap().mask_for(1, 2), "f");
         let m = RpsMode::parse("1,2").unwrap();
-        assert_eq!((m.mask_for(0, 2), m.mask_for(1, 2), m.mask_for(5, 2)), ("1".into(), "2".into(), "2".into()));
+        assert_eq!(
+            (m.mask_for(0, 2), m.mask_for(1, 2), m.mask_for(5, 2)),
+            ("1".into(), "2".into(), "2".into())
+        );
         assert!(RpsMode::parse("most").is_err());
         assert!(RpsMode::parse("1,zz").is_err());
         assert_eq!(cpu_mask(&[0, 33]), "2,00000001");

@@ -157,7 +157,12 @@ pub fn group_ticks(pgid: i32) -> u64 {
         return 0;
     };
     dir.flatten()
-        .filter(|e| e.file_name().to_string_lossy().bytes().all(|b| b.is_ascii_digit()))
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .bytes()
+                .all(|b| b.is_ascii_digit())
+        })
         .filter_map(|e| std::fs::read_to_string(e.path().join("stat")).ok())
         .filter_map(|s| parse_pid_stat(&s))
         .filter(|&(_, _, g)| g == pgid)
@@ -331,7 +336,8 @@ mod tests {
 
     #[test]
     fn parses_pid_stat_with_odd_names() {
-        let s = "1234 (my (odd) name) S 1 1234 1234 0 -1 4194560 100 0 0 0 37 12 0 0 20 0 3 0 5 0 0";
+        let s =
+            "1234 (my (odd) name) S 1 1234 1234 0 -1 4194560 100 0 0 0 37 12 0 0 20 0 3 0 5 0 0";
         assert_eq!(parse_pid_stat(s), Some((37, 12, 1234)));
     }
 

@@ -134,7 +134,9 @@ fn substitute(text: &str, bed: &Bed) -> String {
 fn tail(path: &Path, max: usize) -> String {
     let s = std::fs::read_to_string(path).unwrap_or_default();
     let start = s.len().saturating_sub(max);
-    let start = (start..s.len()).find(|&i| s.is_char_boundary(i)).unwrap_or(s.len());
+    let start = (start..s.len())
+        .find(|&i| s.is_char_boundary(i))
+        .unwrap_or(s.len());
     s[start..].trim().to_string()
 }
 
@@ -249,9 +251,7 @@ impl SoftrouterDut {
             if let Some(e) = self.exited() {
                 bail!(e);
             }
-            if std::fs::read_to_string(&self.log_path)
-                .is_ok_and(|s| s.contains("forwarding on"))
-            {
+            if std::fs::read_to_string(&self.log_path).is_ok_and(|s| s.contains("forwarding on")) {
                 break;
             }
             if Instant::now() > deadline {
@@ -384,9 +384,8 @@ impl Drop for SoftrouterDut {
 /// Asks the running softrouter for a statistics snapshot: SIGUSR1, then
 /// wait until the file's `elapsed_s` differs from `before`'s.
 fn snapshot(pid: i32, path: &Path) -> Result<Value> {
-    let read = || -> Option<Value> {
-        serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()
-    };
+    let read =
+        || -> Option<Value> { serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok() };
     let before = read().and_then(|v| v["elapsed_s"].as_f64());
     // SAFETY: signalling the softrouter process we started.
     if unsafe { libc::kill(pid, libc::SIGUSR1) } != 0 {
