@@ -24,4 +24,5 @@ pub mod search;
 pub mod settings;
 pub mod sim;
 pub mod sizes;
+pub mod suite;
 pub mod sysstat;
