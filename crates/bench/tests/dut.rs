@@ -116,8 +116,13 @@ fn linux_one_to_one_with_budget_and_rps() {
         rps: Some("per-port".into()),
         napi: Some(true),
     };
-    let d = dut::start(&settings, Pattern::OneToOne, &DutOptions::default()).unwrap();
+    let opts = DutOptions {
+        queues: 2,
+        ..DutOptions::default()
+    };
+    let d = dut::start(&settings, Pattern::OneToOne, &opts).unwrap();
     assert_eq!(d.kind(), "linux");
+    assert_eq!(d.plan(false, 1).queues, 2);
     assert_eq!(std::fs::read_to_string(budget_file).unwrap().trim(), "77");
     check_plan(d.as_ref(), Pattern::OneToOne);
     ping_through(d.bed(), 0, 1, false).unwrap();
@@ -131,7 +136,7 @@ fn linux_one_to_one_with_budget_and_rps() {
     assert_eq!(desc["sysctls_in_dut_namespace"]["net.ipv4.ip_forward"], "1");
     assert_eq!(desc["netdev_budget"]["set"], 77);
     let rps = desc["rps_cpus"].as_object().unwrap();
-    assert_eq!(rps.len(), 2, "{desc}");
+    assert_eq!(rps.len(), 4, "two ports, two RX queues each: {desc}");
     let masks: Vec<&str> = rps.values().map(|v| v.as_str().unwrap()).collect();
     assert!(
         masks.iter().all(|m| !m.trim_start_matches('0').is_empty()),
@@ -165,11 +170,12 @@ fn softrouter_mesh3() {
     let opts = DutOptions {
         softrouter_bin: Some(bin),
         ready_timeout: Duration::from_secs(20),
+        queues: 2,
         ..DutOptions::default()
     };
     let settings = DutSettings::Softrouter {
         config: None,
-        workers: Some(1),
+        workers: Some(2),
         mode: Some("adaptive".into()),
         driver: None,
         budget: None,

@@ -27,6 +27,10 @@
 //! | `tsc_hz` | TSC frequency (calibrated against the monotonic clock) |
 //! | `dut_cycles_per_packet` | `dut_cpu_s * tsc_hz / forwarded_packets`; likewise `dut_cycles_per_packet_lower`, `direct_cycles_per_packet` (null without forwarded packets) |
 //!
+//! Every figure but `direct_cpu_s` is machine-wide: run the benchmark on an
+//! otherwise idle machine, or other processes' CPU time (a compiler, a
+//! traffic source other than this process) is counted as the DUT's.
+//!
 //! `softnet` adds the per-CPU deltas of /proc/net/softnet_stat:
 //! `processed`, `dropped` (backlog full) and `time_squeeze` (net_rx_action
 //! ran out of NAPI budget or time, paper 000's budget knob at work).
