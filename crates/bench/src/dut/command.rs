@@ -154,7 +154,7 @@ impl CommandDut {
             .stdin(Stdio::null())
             .stdout(log.try_clone()?)
             .stderr(log);
-        std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+        super::child_setup(&mut cmd);
         let child = cmd
             .spawn()
             .with_context(|| format!("starting `sh -c {command:?}` in namespace {ns}"))?;

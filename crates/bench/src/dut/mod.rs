@@ -94,6 +94,26 @@ pub fn start(settings: &DutSettings, pattern: Pattern, opts: &DutOptions) -> Res
     })
 }
 
+/// Prepare a DUT child: its own process group (so stop/drop can signal
+/// everything it started, and a Ctrl-C meant for the benchmark reaches
+/// the benchmark, which then stops the DUT in order), and SIGTERM when the
+/// thread that started it exits (so a benchmark killed without cleanup
+/// leaves no DUT process behind; start DUTs from a thread that outlives
+/// them, e.g. the main thread).
+pub(crate) fn child_setup(cmd: &mut std::process::Command) {
+    use std::os::unix::process::CommandExt;
+    cmd.process_group(0);
+    // SAFETY: prctl is async-signal-safe and touches no memory of ours.
+    unsafe {
+        cmd.pre_exec(|| {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+}
+
 /// `sh -c <cmd>` output (stdout, trimmed), or the error text.
 pub(crate) fn shell_output(ns: Option<&str>, cmd: &str) -> String {
     let mut c = match ns {

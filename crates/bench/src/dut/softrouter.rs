@@ -209,8 +209,7 @@ impl SoftrouterDut {
             .stdin(Stdio::null())
             .stdout(log.try_clone()?)
             .stderr(log);
-        // Own process group: stop() and Drop signal the whole group.
-        std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+        super::child_setup(&mut cmd);
         let child = cmd
             .spawn()
             .with_context(|| format!("starting {} in namespace {ns}", bin.display()))?;
