@@ -185,6 +185,7 @@ fn softrouter_mesh3() {
     check_plan(d.as_ref(), Pattern::Mesh(3));
     ping_through(d.bed(), 0, 2, false).unwrap();
     ping_through(d.bed(), 2, 1, false).unwrap();
+    ping_through(d.bed(), 1, 2, true).unwrap();
     let desc = d.describe();
     assert!(
         desc["version"].as_str().unwrap().contains("softrouter"),
