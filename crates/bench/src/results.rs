@@ -600,6 +600,18 @@ pub fn render_tables(r: &RunResults) -> String {
     out
 }
 
+/// DUT cycles per forwarded packet (`dut_stats.cpu.dut_cycles_per_packet`,
+/// see `dut::probe`) in the highest-rate passing trial of a throughput test:
+/// the DUT's cost at its throughput.
+pub fn dut_cycles_at_throughput(t: &TestResult) -> Option<f64> {
+    t.trials
+        .iter()
+        .filter(|tr| tr.passed)
+        .max_by(|a, b| a.spec.rate_fps.total_cmp(&b.spec.rate_fps))
+        .and_then(|tr| tr.outcome.dut_stats.as_ref())
+        .and_then(|d| d["cpu"]["dut_cycles_per_packet"].as_f64())
+}
+
 /// Throughput of two runs side by side per size and IP version, with the
 /// ratio `a / b` (e.g. softrouter vs linux).
 pub fn comparison_table(a: &RunResults, b: &RunResults) -> String {
@@ -618,6 +630,8 @@ pub fn comparison_table(a: &RunResults, b: &RunResults) -> String {
             format!("{na} Mpps"),
             format!("{nb} Mpps"),
             format!("{na}/{nb}"),
+            format!("{na} cyc/pkt"),
+            format!("{nb} cyc/pkt"),
         ],
         rows: Vec::new(),
     };
@@ -640,10 +654,14 @@ pub fn comparison_table(a: &RunResults, b: &RunResults) -> String {
             (Some((x, _)), Some((y, _))) if y > 0.0 => format!("{:.2}", x / y),
             _ => "-".into(),
         };
-        tb.rows.push(vec![label(ta), cell(fa), cell(fb), ratio]);
+        let cyc = |t: Option<&TestResult>| {
+            t.and_then(dut_cycles_at_throughput)
+                .map_or("-".to_string(), |c| format!("{c:.0}"))
+        };
+        tb.rows.push(vec![label(ta), cell(fa), cell(fb), ratio, cyc(Some(ta)), cyc(tb_match)]);
     }
     let mut s = tb.render();
-    s.push_str("(+ = tester-limited: a lower bound)\n");
+    s.push_str("(+ = tester-limited: a lower bound; cyc/pkt = DUT CPU cycles per forwarded packet in the highest passing trial)\n");
     s
 }
 
