@@ -26,3 +26,4 @@ pub mod sim;
 pub mod sizes;
 pub mod suite;
 pub mod sysstat;
+pub mod traffic;

@@ -1,0 +1,726 @@
+//! The traffic engine: real frames through a real DUT, as a
+//! [`search::Trial`](crate::search::Trial).
+//!
+//! Why it is built this way (see also the submodules):
+//!
+//! * Two threads for the whole lifetime of a [`NetTrial`]: a generator
+//!   ([`gen`]) that owns the sending ports' TX paths, and a receiver
+//!   ([`rx`]) that owns every port's RX queues and answers ARP/ND. Each
+//!   owns its buffer pool (pools are per thread by design in `netio`).
+//!   Both enter the ports' network namespaces before opening queues
+//!   ([`ports::enter_netns`]); the caller's thread never changes namespace.
+//! * A trial (R6): learning frames before the first trial (the DUT
+//!   resolves our addresses; we answer its ARP/ND), then the receiver gets
+//!   a fresh analyzer, the generator sends the spec's frames, and the
+//!   counters are read only after the receiver drained (every frame in, or
+//!   no test frame for `drain_quiet`, at most `drain_max`).
+//! * Self-checks: the achieved transmit rate per port is compared with the
+//!   target (`rate_tolerance_pct`); frames the tester itself dropped (its
+//!   AF_XDP TX ring, its pool, its RX rings: `XDP_STATISTICS`) or a
+//!   generator that fell behind mark the trial tester-limited with the
+//!   reason: such a result is never the DUT's.
+//! * Rates are per sending port (as [`TrialSpec`] says); a port with
+//!   several pairs (mesh) spreads its rate over them.
+//!
+//! [`calibrate`] measures what the tester itself can do over one veth.
+
+mod calibrate;
+pub mod clock;
+mod gen;
+pub mod neigh;
+pub mod ports;
+mod rx;
+
+pub use calibrate::{calibrate, Calibration, SizeCalibration};
+
+use std::net::IpAddr;
+use std::sync::atomic::Ordering;
+use std::sync::mpsc::{channel, Receiver, Sender};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use anyhow::{anyhow, bail, Context, Result};
+use netio::Pool;
+
+use crate::analyzer::Analyzer;
+use crate::frame::{build, Flow, FlowSet, FLAG_LEARNING, UDP_DST_PORT, UDP_SRC_PORT};
+use crate::plan::{DutProbe, TrafficPlan};
+use crate::search::{LossTimeline, Trial, TrialOutcome, TrialSpec};
+use crate::sizes::FrameSize;
+use gen::{GenJob, GenPhase, GenPortJob, GenResult, Template};
+use ports::{enter_netns, GenTx, PortHandle, MAX_TESTER_FRAME};
+use rx::{RxCmd, RxPort, RxShared};
+
+/// Knobs of the traffic engine.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TrafficOptions {
+    /// Achieved-rate shortfall above which a trial is tester-limited, %.
+    pub rate_tolerance_pct: f64,
+    /// The drain ends when no test frame arrived for this long.
+    pub drain_quiet: Duration,
+    /// The drain ends after this long at the latest (R6: RFC 2544 says 2 s).
+    pub drain_max: Duration,
+    /// Learning: rounds of one frame per flow, this far apart...
+    pub learning_interval: Duration,
+    /// ...until one round came back complete, or this long passed.
+    pub learning_timeout: Duration,
+}
+
+impl Default for TrafficOptions {
+    fn default() -> Self {
+        TrafficOptions {
+            rate_tolerance_pct: 1.0,
+            drain_quiet: Duration::from_millis(100),
+            drain_max: Duration::from_secs(2),
+            learning_interval: Duration::from_millis(100),
+            learning_timeout: Duration::from_secs(5),
+        }
+    }
+}
+
+/// What the learning phase saw.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct LearningReport {
+    pub rounds: u32,
+    pub sent: u64,
+    pub received: u64,
+    /// A whole round (one frame per flow) came back.
+    pub complete: bool,
+}
+
+enum GenCmd {
+    Run(Box<GenJob>, Sender<(Box<GenJob>, GenResult)>),
+}
+
+/// The traffic engine on one [`TrafficPlan`]: implements
+/// [`Trial`](crate::search::Trial).
+pub struct NetTrial {
+    plan: TrafficPlan,
+    opts: TrafficOptions,
+    probe: Option<Box<dyn DutProbe>>,
+    ports: Vec<PortHandle>,
+    /// Flow (= stream id) definitions; index = stream id.
+    flows: Vec<Flow>,
+    /// Per sending port (index into the generator's TX list): its streams.
+    send_ports: Vec<(usize, Vec<u32>)>,
+    rx_cmd: Option<Sender<RxCmd>>,
+    gen_cmd: Option<Sender<GenCmd>>,
+    threads: Vec<JoinHandle<()>>,
+    shared: Arc<RxShared>,
+    learned: Option<LearningReport>,
+    tx_describe: Vec<String>,
+}
+
+impl NetTrial {
+    /// Open the plan's ports (in their namespaces) and start the receiver
+    /// and generator threads. Learning happens before the first trial.
+    pub fn new(
+        plan: TrafficPlan,
+        probe: Option<Box<dyn DutProbe>>,
+        opts: TrafficOptions,
+    ) -> Result<NetTrial> {
+        if plan.ports.is_empty() || plan.pairs.is_empty() {
+            bail!("traffic plan without ports or pairs");
+        }
+        for &(s, r) in &plan.pairs {
+            if s >= plan.ports.len() || r >= plan.ports.len() {
+                bail!("traffic plan pair ({s}, {r}) names a port that does not exist");
+            }
+        }
+        let fpp = plan.flows_per_pair.max(1) as usize;
+        let n_streams = plan.pairs.len() * fpp;
+        if n_streams > usize::from(u16::MAX) {
+            bail!("{n_streams} flows: at most 65535 (16-bit stream ids in 64-byte frames)");
+        }
+        // Flows: per pair, `fpp` flows from the sending port's address to
+        // hosts .2.. of the receiving port's destination network, UDP
+        // source ports varied (RSS / RPS spread them over queues).
+        let mut flows = Vec::with_capacity(n_streams);
+        let mut by_sender: Vec<Vec<u32>> = vec![Vec::new(); plan.ports.len()];
+        for (pi, &(s, r)) in plan.pairs.iter().enumerate() {
+            let (sp, rp) = (&plan.ports[s], &plan.ports[r]);
+            let (src, dst): (IpAddr, IpAddr) = if plan.ipv6 {
+                let mut d = rp.dest_v6.segments();
+                d[7] = 2;
+                (sp.v6.into(), std::net::Ipv6Addr::from(d).into())
+            } else {
+                let mut d = rp.dest_v4.octets();
+                d[3] = 2;
+                (sp.v4.into(), std::net::Ipv4Addr::from(d).into())
+            };
+            let base = Flow {
+                dst_mac: sp.peer_mac,
+                src_mac: sp.mac,
+                src_ip: src,
+                dst_ip: dst,
+                src_port: UDP_SRC_PORT,
+                dst_port: UDP_DST_PORT,
+                stream: (pi * fpp) as u32,
+            };
+            let hosts = fpp.min(if plan.ipv6 { 4000 } else { 253 }) as u16;
+            for f in FlowSet::new(base, fpp, hosts).flows {
+                by_sender[s].push(f.stream);
+                flows.push(f);
+            }
+        }
+        // Interleave a port's pairs so that consecutive frames go to
+        // different pairs (mesh, many-to-one) rather than pair by pair.
+        let send_ports: Vec<(usize, Vec<u32>)> = by_sender
+            .into_iter()
+            .enumerate()
+            .filter(|(_, v)| !v.is_empty())
+            .map(|(p, mut v)| {
+                v.sort_by_key(|&s| (s as usize % fpp, s));
+                (p, v)
+            })
+            .collect();
+
+        let shared = Arc::new(RxShared::default());
+        // Receiver: opens every port and its RX queues (+ an answer path).
+        let (rx_cmd, rx_cmds) = channel::<RxCmd>();
+        let (ready_tx, ready_rx) = channel::<Result<Vec<PortHandle>>>();
+        let plan2 = plan.clone();
+        let shared2 = shared.clone();
+        let rx_thread = std::thread::Builder::new()
+            .name("sr-bench-rx".into())
+            .spawn(move || rx_thread(plan2, rx_cmds, shared2, ready_tx))
+            .context("spawning the receiver thread")?;
+        let ports = match ready_rx.recv() {
+            Ok(Ok(p)) => p,
+            Ok(Err(e)) => {
+                drop(rx_cmd);
+                let _ = rx_thread.join();
+                return Err(e);
+            }
+            Err(_) => {
+                let _ = rx_thread.join();
+                bail!("the receiver thread died while opening the tester ports");
+            }
+        };
+        // Generator: its own TX path on every sending port.
+        let (gen_cmd, gen_cmds) = channel::<GenCmd>();
+        let (gready_tx, gready_rx) = channel::<Result<Vec<String>>>();
+        let senders: Vec<(usize, PortHandle, Option<String>)> = send_ports
+            .iter()
+            .map(|&(p, _)| (p, ports[p].clone(), plan.ports[p].netns.clone()))
+            .collect();
+        let gen_thread = std::thread::Builder::new()
+            .name("sr-bench-gen".into())
+            .spawn(move || gen_thread(senders, gen_cmds, gready_tx))
+            .context("spawning the generator thread")?;
+        let mut me = NetTrial {
+            plan,
+            opts,
+            probe,
+            ports,
+            flows,
+            // The generator's TX list is in send_ports order.
+            send_ports: send_ports
+                .into_iter()
+                .enumerate()
+                .map(|(i, (_, v))| (i, v))
+                .collect(),
+            rx_cmd: Some(rx_cmd),
+            gen_cmd: Some(gen_cmd),
+            threads: vec![rx_thread, gen_thread],
+            shared,
+            learned: None,
+            tx_describe: Vec::new(),
+        };
+        match gready_rx.recv() {
+            Ok(Ok(d)) => me.tx_describe = d,
+            Ok(Err(e)) => return Err(e),
+            Err(_) => bail!("the generator thread died while opening its TX paths"),
+        }
+        Ok(me)
+    }
+
+    /// The plan this engine runs.
+    pub fn plan(&self) -> &TrafficPlan {
+        &self.plan
+    }
+
+    /// The generator's TX path per sending port, for reports.
+    pub fn tx_paths(&self) -> &[String] {
+        &self.tx_describe
+    }
+
+    /// ARP/NA answers sent so far.
+    pub fn neighbor_answers(&self) -> u64 {
+        self.shared.answers.load(Ordering::Relaxed)
+    }
+
+    /// The learning phase's report, once it ran.
+    pub fn learning(&self) -> Option<&LearningReport> {
+        self.learned.as_ref()
+    }
+
+    /// Send learning frames (one per flow per round, flagged so the
+    /// analyzer does not count them) until a whole round comes back or
+    /// the timeout passes. Runs automatically before the first trial.
+    pub fn learn(&mut self) -> Result<LearningReport> {
+        // 128 bytes: the long header form (which has the learning flag)
+        // for IPv4 and IPv6 alike.
+        let sizes = [128usize];
+        let templates = self.templates(&sizes, FLAG_LEARNING)?;
+        let nf = self.flows.len() as u64;
+        let mut rep = LearningReport::default();
+        let t_end = clock::mono_ns() + self.opts.learning_timeout.as_nanos() as u64;
+        let mut templates = Some(templates);
+        loop {
+            let before = self.shared.learning.load(Ordering::Relaxed);
+            let per_port = self.send_ports.iter().map(|p| p.1.len()).max().unwrap_or(1) as u64;
+            let job = GenJob {
+                ports: self
+                    .send_ports
+                    .iter()
+                    .map(|(p, s)| GenPortJob {
+                        port: *p,
+                        streams: s.clone(),
+                    })
+                    .collect(),
+                templates: templates.take().unwrap_or_default(),
+                nsizes: 1,
+                schedule: vec![0],
+                phases: vec![GenPhase {
+                    rate_fps: 10_000.0,
+                    frames: per_port,
+                    paced: true,
+                }],
+                n_streams: self.flows.len(),
+                record_rounds: false,
+                rounds_hint: 0,
+            };
+            let (job, res) = self.run_gen(job)?;
+            templates = Some(job.templates);
+            rep.rounds += 1;
+            rep.sent += res.port_frames.iter().sum::<u64>();
+            std::thread::sleep(self.opts.learning_interval);
+            let got = self.shared.learning.load(Ordering::Relaxed) - before;
+            rep.received += got;
+            if got >= nf {
+                rep.complete = true;
+                break;
+            }
+            if clock::mono_ns() >= t_end {
+                break;
+            }
+        }
+        if rep.received == 0 {
+            let p = &self.plan.ports[self.plan.pairs[0].0];
+            bail!(
+                "no test frame came back through the DUT during learning: check that the DUT \
+                 forwards {} to the receiving ports, that frames sent to MAC {} on {} reach it, \
+                 and that it resolves the tester addresses (ARP/ND answered: {}); sent {} \
+                 learning frames over {} rounds",
+                if self.plan.ipv6 { "2001:2:0:1xx::/64" } else { "198.19.x.0/24" },
+                crate::dut::bed::format_mac(&p.peer_mac),
+                p.iface,
+                self.neighbor_answers(),
+                rep.sent,
+                rep.rounds
+            );
+        }
+        if !rep.complete {
+            tracing::warn!(
+                "learning: only {} of {} learning frames came back in {} rounds",
+                rep.received,
+                rep.sent,
+                rep.rounds
+            );
+        }
+        self.learned = Some(rep.clone());
+        Ok(rep)
+    }
+
+    /// Templates for every stream and each of `sizes`.
+    fn templates(&self, sizes: &[usize], flags: u32) -> Result<Vec<Template>> {
+        let mut out = Vec::with_capacity(self.flows.len() * sizes.len());
+        let mut buf = vec![0u8; MAX_TESTER_FRAME];
+        for f in &self.flows {
+            for &s in sizes {
+                if s > MAX_TESTER_FRAME {
+                    bail!("frame size {s} above the tester's maximum {MAX_TESTER_FRAME}");
+                }
+                let layout = build(f, s, flags, &mut buf).map_err(|e| anyhow!("{e}"))?;
+                out.push(Template {
+                    bytes: buf[..layout.buf_len].to_vec(),
+                    layout,
+                });
+            }
+        }
+        Ok(out)
+    }
+
+    fn run_gen(&mut self, job: GenJob) -> Result<(GenJob, GenResult)> {
+        let (tx, rx) = channel();
+        // The job travels to the generator and back with the result, so
+        // its templates can be reused (learning rounds, timeline).
+        let job = Box::new(job);
+        self.gen_cmd
+            .as_ref()
+            .ok_or_else(|| anyhow!("generator stopped"))?
+            .send(GenCmd::Run(job, tx))
+            .map_err(|_| anyhow!("the generator thread is gone"))?;
+        let (job, res) = recv_gen(&rx)?;
+        Ok((job, res))
+    }
+
+    fn rx_send(&self, c: RxCmd) -> Result<()> {
+        self.rx_cmd
+            .as_ref()
+            .ok_or_else(|| anyhow!("receiver stopped"))?
+            .send(c)
+            .map_err(|_| anyhow!("the receiver thread is gone"))
+    }
+
+    fn tester_rx_drops(&self) -> u64 {
+        self.ports.iter().map(|p| p.rx_drops()).sum()
+    }
+}
+
+fn recv_gen(rx: &Receiver<(Box<GenJob>, GenResult)>) -> Result<(GenJob, GenResult)> {
+    let (j, r) = rx
+        .recv()
+        .map_err(|_| anyhow!("the generator thread died during a trial"))?;
+    Ok((*j, r))
+}
+
+impl Trial for NetTrial {
+    fn run(&mut self, spec: &TrialSpec) -> Result<TrialOutcome> {
+        if self.learned.is_none() {
+            self.learn()?;
+        }
+        let size = spec.size.effective(self.plan.ipv6);
+        let schedule_sizes = size.schedule();
+        let mut distinct: Vec<usize> = size.sizes();
+        distinct.sort_unstable();
+        distinct.dedup();
+        let schedule: Vec<u16> = schedule_sizes
+            .iter()
+            .map(|s| distinct.iter().position(|d| d == s).unwrap_or(0) as u16)
+            .collect();
+        let templates = self.templates(&distinct, 0)?;
+        // Phases.
+        let phases: Vec<GenPhase> = if let Some(b) = spec.burst {
+            vec![GenPhase {
+                rate_fps: spec.rate_fps,
+                frames: b,
+                paced: false,
+            }]
+        } else if !spec.phases.is_empty() {
+            spec.phases
+                .iter()
+                .map(|p| GenPhase {
+                    rate_fps: p.rate_fps,
+                    frames: (p.rate_fps * p.duration.as_secs_f64()).round() as u64,
+                    paced: true,
+                })
+                .collect()
+        } else {
+            vec![GenPhase {
+                rate_fps: spec.rate_fps,
+                frames: (spec.rate_fps * spec.duration.as_secs_f64()).round() as u64,
+                paced: true,
+            }]
+        };
+        if phases.iter().any(|p| p.paced && (p.rate_fps.is_nan() || p.rate_fps <= 0.0)) {
+            bail!("trial rate must be positive");
+        }
+        let per_port: u64 = phases.iter().map(|p| p.frames).sum();
+        let max_streams_per_port = self.send_ports.iter().map(|p| p.1.len()).min().unwrap_or(1);
+        let expected_per_stream = per_port / max_streams_per_port.max(1) as u64 + 64;
+        let record = spec.timeline_interval.is_some();
+        let rounds_hint = if record {
+            phases
+                .iter()
+                .map(|p| {
+                    let b = if p.paced {
+                        gen::batch_for(p.rate_fps)
+                    } else {
+                        64
+                    };
+                    p.frames / b + 2
+                })
+                .sum::<u64>() as usize
+        } else {
+            0
+        };
+        let job = GenJob {
+            ports: self
+                .send_ports
+                .iter()
+                .map(|(p, s)| GenPortJob {
+                    port: *p,
+                    streams: s.clone(),
+                })
+                .collect(),
+            templates,
+            nsizes: distinct.len(),
+            schedule,
+            phases: phases.clone(),
+            n_streams: self.flows.len(),
+            record_rounds: record,
+            rounds_hint,
+        };
+        let analyzer = Analyzer::new(self.flows.len(), expected_per_stream);
+
+        let drops_before = self.tester_rx_drops();
+        if let Some(p) = self.probe.as_mut() {
+            p.begin().context("DUT probe (begin)")?;
+        }
+        let (ack_tx, ack_rx) = channel();
+        self.rx_send(RxCmd::Start {
+            analyzer,
+            ack: ack_tx,
+        })?;
+        ack_rx
+            .recv_timeout(Duration::from_secs(5))
+            .map_err(|_| anyhow!("the receiver did not start the trial"))?;
+        let (job, g) = self.run_gen(job)?;
+        let sent_total: u64 = g.sent.iter().sum();
+        let (done_tx, done_rx) = channel();
+        self.rx_send(RxCmd::Finish {
+            expected: sent_total,
+            quiet: self.opts.drain_quiet,
+            max: self.opts.drain_max,
+            reply: done_tx,
+        })?;
+        let done = done_rx
+            .recv_timeout(self.opts.drain_max + Duration::from_secs(5))
+            .map_err(|_| anyhow!("the receiver did not finish the drain"))?;
+        let sample = match self.probe.as_mut() {
+            Some(p) => Some(p.end().context("DUT probe (end)")?),
+            None => None,
+        };
+        let rx_drops = self.tester_rx_drops().saturating_sub(drops_before);
+        let rep = done.analyzer.finish(&g.sent);
+
+        // Achieved rate per port: frames over the time spent sending (the
+        // schedule's length for frames on time; longer when behind).
+        let nports = g.port_frames.len().max(1) as f64;
+        let frames_per_port = g.port_frames.iter().sum::<u64>() as f64 / nports;
+        let elapsed_ns = if spec.burst.is_some() {
+            g.end_ns.saturating_sub(g.start_ns).max(1) as f64
+        } else {
+            // On schedule, the last round goes out one interval before the
+            // ideal end: count that interval.
+            let last_rate = phases.last().map_or(1.0, |p| p.rate_fps);
+            let b = gen::batch_for(last_rate) as f64;
+            (g.end_ns.saturating_sub(g.start_ns) as f64 + b * 1e9 / last_rate)
+                .max(g.ideal_ns as f64)
+                .max(1.0)
+        };
+        let achieved = frames_per_port * 1e9 / elapsed_ns;
+
+        let mut reasons = Vec::new();
+        if g.fell_behind {
+            reasons.push(format!(
+                "generator fell behind its schedule: sent {:.0} of {} frames per port in the \
+                 trial time (max lag {:.1} ms)",
+                frames_per_port,
+                per_port,
+                g.max_lag_ns as f64 / 1e6
+            ));
+        }
+        if g.ring_drops > 0 {
+            reasons.push(format!(
+                "tester TX ring full: {} frames could not be queued",
+                g.ring_drops
+            ));
+        }
+        if g.pool_empty > 0 {
+            reasons.push(format!(
+                "tester buffer pool empty in {} rounds",
+                g.pool_empty
+            ));
+        }
+        if rx_drops > 0 {
+            reasons.push(format!(
+                "tester RX dropped {rx_drops} frames (AF_XDP ring full / no fill buffers)"
+            ));
+        }
+        if spec.burst.is_none()
+            && spec.phases.is_empty()
+            && achieved < spec.rate_fps * (1.0 - self.opts.rate_tolerance_pct / 100.0)
+        {
+            reasons.push(format!(
+                "achieved {:.0} fps of {:.0} fps target per port (tolerance {}%)",
+                achieved, spec.rate_fps, self.opts.rate_tolerance_pct
+            ));
+        }
+        if rep.clock_errors > 0 {
+            tracing::warn!("{} frames had timestamps in the future", rep.clock_errors);
+        }
+        tracing::debug!(
+            sent = sent_total,
+            received = rep.received,
+            lost = rep.lost,
+            refused = g.refused,
+            max_lag_us = g.max_lag_ns / 1000,
+            drain_ms = done.drain_ns / 1_000_000,
+            "trial done"
+        );
+        let timeline = spec.timeline_interval.map(|iv| {
+            timeline(
+                iv.as_nanos() as u64,
+                &job,
+                &g,
+                &done.analyzer,
+            )
+        });
+        let limited = !reasons.is_empty();
+        Ok(TrialOutcome {
+            offered_rate_fps: spec.rate_fps,
+            sent: sent_total,
+            received: rep.received,
+            lost: rep.lost,
+            reordered: rep.reordered,
+            duplicates: rep.duplicates,
+            non_test: rep.non_test,
+            achieved_tx_rate_fps: achieved,
+            tester_limited: limited,
+            tester_limit_reason: limited.then(|| reasons.join("; ")),
+            latency: rep.latency,
+            timeline,
+            sys: sample.as_ref().and_then(|s| s.sys.clone()),
+            dut_stats: sample.and_then(|s| s.dut_stats),
+        })
+    }
+}
+
+/// The loss timeline: every sent frame's transmit offset (its round's
+/// send time) and whether it was lost.
+fn timeline(interval_ns: u64, job: &GenJob, g: &GenResult, an: &Analyzer) -> LossTimeline {
+    let mut frames: Vec<(u64, bool)> = Vec::new();
+    for (pi, pj) in job.ports.iter().enumerate() {
+        let nf = pj.streams.len() as u64;
+        let mut lost: Vec<std::iter::Peekable<_>> = pj
+            .streams
+            .iter()
+            .map(|&s| an.lost_seqs(s, g.sent[s as usize]).peekable())
+            .collect();
+        let rounds = &g.rounds[pi];
+        let total = g.port_frames[pi];
+        for (ri, &(first, t)) in rounds.iter().enumerate() {
+            let end = rounds.get(ri + 1).map_or(total, |r| r.0);
+            for i in first..end {
+                let j = (i % nf) as usize;
+                let seq = i / nf;
+                let l = lost[j].next_if_eq(&seq).is_some();
+                frames.push((t, l));
+            }
+        }
+    }
+    LossTimeline::from_frames(interval_ns, frames.into_iter())
+}
+
+impl Drop for NetTrial {
+    fn drop(&mut self) {
+        self.gen_cmd.take();
+        self.rx_cmd.take();
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+    }
+}
+
+fn rx_thread(
+    plan: TrafficPlan,
+    cmds: Receiver<RxCmd>,
+    shared: Arc<RxShared>,
+    ready: Sender<Result<Vec<PortHandle>>>,
+) {
+    clock::small_timer_slack();
+    let setup = || -> Result<(Vec<PortHandle>, Vec<RxPort>, Pool)> {
+        let nq: usize = plan.ports.len() * usize::from(plan.queues.max(1));
+        let frames = (8192usize).max(2048 * nq * 2 + 4096) as u32;
+        let mut pool = Pool::new(frames, ports::FRAME_SIZE).context("receiver buffer pool")?;
+        let mut handles = Vec::new();
+        let mut rxp = Vec::new();
+        for p in &plan.ports {
+            enter_netns(p.netns.as_deref())?;
+            let h = PortHandle::open(p, plan.backend, plan.queues)?;
+            let mut queues = Vec::new();
+            for q in 0..h.rx_queues() {
+                queues.push(
+                    h.port()
+                        .open_rx(q, &mut pool)
+                        .with_context(|| format!("RX queue {q} of {}", p.iface))?,
+                );
+            }
+            let tx = h
+                .port()
+                .open_tx(0, &mut pool)
+                .with_context(|| format!("answer TX path of {}", p.iface))?;
+            rxp.push(RxPort {
+                queues,
+                tx,
+                me: neigh::NeighIdentity {
+                    mac: p.mac,
+                    v4: p.v4,
+                    v6: p.v6,
+                },
+            });
+            handles.push(h);
+        }
+        Ok((handles, rxp, pool))
+    };
+    match setup() {
+        Ok((handles, rxp, pool)) => {
+            let keep = handles.clone();
+            let _ = ready.send(Ok(handles));
+            rx::run(rxp, pool, cmds, shared);
+            drop(keep);
+        }
+        Err(e) => {
+            let _ = ready.send(Err(e));
+        }
+    }
+}
+
+fn gen_thread(
+    senders: Vec<(usize, PortHandle, Option<String>)>,
+    cmds: Receiver<GenCmd>,
+    ready: Sender<Result<Vec<String>>>,
+) {
+    clock::small_timer_slack();
+    let setup = || -> Result<(Vec<GenTx>, Pool)> {
+        let frames = (4096 + 2048 * senders.len()) as u32;
+        let mut pool = Pool::new(frames, ports::FRAME_SIZE).context("generator buffer pool")?;
+        let mut txs = Vec::new();
+        for (_, h, ns) in &senders {
+            enter_netns(ns.as_deref())?;
+            txs.push(h.open_gen_tx(&mut pool)?);
+        }
+        Ok((txs, pool))
+    };
+    let (mut txs, mut pool) = match setup() {
+        Ok(x) => x,
+        Err(e) => {
+            let _ = ready.send(Err(e));
+            return;
+        }
+    };
+    let _ = ready.send(Ok(txs.iter().map(|t| t.describe.clone()).collect()));
+    while let Ok(GenCmd::Run(job, reply)) = cmds.recv() {
+        let r = gen::run(&job, &mut txs, &mut pool);
+        let _ = reply.send((job, r));
+    }
+    for t in txs.iter_mut() {
+        t.q.release(&mut pool);
+    }
+    drop(txs);
+    drop(pool);
+}
+
+/// `size` as a [`FrameSize`] check: every size the tester can send.
+pub fn supported_size(size: &FrameSize, ipv6: bool) -> Result<()> {
+    for s in size.effective(ipv6).sizes() {
+        if s > MAX_TESTER_FRAME {
+            bail!("frame size {s} above the tester's maximum {MAX_TESTER_FRAME}");
+        }
+    }
+    Ok(())
+}
