@@ -14,6 +14,10 @@
 //! * `non_test`: frames that [`crate::frame::parse`] rejected (ARP, ND,
 //!   foreign traffic), `unknown_stream` and `beyond_sent` (sequence at or
 //!   above the sent count) are counted separately, never as test frames.
+//!   Sequence numbers far beyond the expected count (see
+//!   [`Analyzer::new`]) are not tracked in the bitset, so a corrupt or
+//!   foreign frame with a huge sequence number cannot make the analyzer
+//!   allocate without bound: they count as `beyond_sent` and nothing else.
 //!
 //! Latency is `rx_ns - tx_ns` (one shared CLOCK_MONOTONIC when tester and
 //! DUT share a host) into an HDR histogram (ns, 3 significant digits).
@@ -96,6 +100,8 @@ struct StreamRx {
     ipdv_sum_abs: u128,
     ipdv_count: u64,
     ipdv_max_abs: u64,
+    /// Frames with a sequence at or above the analyzer's tracking limit.
+    untracked: u64,
 }
 
 impl StreamRx {
@@ -170,6 +176,8 @@ pub struct RxReport {
 #[derive(Debug, Clone)]
 pub struct Analyzer {
     streams: Vec<StreamRx>,
+    /// Sequence numbers at or above this are not tracked (see [`Analyzer::new`]).
+    seq_limit: u64,
     non_test: u64,
     unknown_stream: u64,
     learning: u64,
@@ -180,9 +188,18 @@ pub struct Analyzer {
 impl Analyzer {
     /// An analyzer for streams `0..n_streams`, each with bitset room for
     /// `expected_per_stream` sequence numbers (it grows if more arrive).
+    ///
+    /// The bitset grows up to [`Analyzer::seq_limit`] =
+    /// `max(4 * expected_per_stream, 2^26)` sequence numbers (8 MiB per
+    /// stream at the floor): a frame with a sequence number at or above it
+    /// is corrupt or foreign, and is counted as received and `beyond_sent`
+    /// only (no duplicate, reordering or latency accounting), instead of
+    /// growing the bitset to the size its sequence number implies (up to
+    /// 2^61 bytes for a bit flip in a long-form header).
     pub fn new(n_streams: usize, expected_per_stream: u64) -> Analyzer {
         let words = expected_per_stream.div_ceil(64) as usize;
         Analyzer {
+            seq_limit: expected_per_stream.saturating_mul(4).max(MIN_SEQ_LIMIT),
             streams: (0..n_streams)
                 .map(|_| StreamRx {
                     seen: vec![0; words],
@@ -197,6 +214,12 @@ impl Analyzer {
             // never allocates; larger values saturate.
             hist: Histogram::new_with_bounds(1, 1 << 40, 3).expect("histogram"),
         }
+    }
+
+    /// Sequence numbers at or above this are counted as `beyond_sent`
+    /// without being tracked (see [`Analyzer::new`]).
+    pub fn seq_limit(&self) -> u64 {
+        self.seq_limit
     }
 
     /// Account one received buffer (without FCS) at `rx_ns`.
@@ -234,6 +257,10 @@ impl Analyzer {
             (f.seq, f.tx_ns)
         };
         s.received += 1;
+        if seq >= self.seq_limit {
+            s.untracked += 1;
+            return;
+        }
         if s.test_and_set(seq) {
             s.duplicates += 1;
         } else {
@@ -277,14 +304,16 @@ impl Analyzer {
                 *x |= *y;
             }
             a.received += b.received;
+            a.untracked += b.untracked;
             a.unique = a.seen.iter().map(|w| u64::from(w.count_ones())).sum();
-            a.duplicates = a.received - a.unique;
+            a.duplicates = a.received - a.unique - a.untracked;
             a.reordered += b.reordered;
             a.highest = a.highest.max(b.highest);
             a.ipdv_sum_abs += b.ipdv_sum_abs;
             a.ipdv_count += b.ipdv_count;
             a.ipdv_max_abs = a.ipdv_max_abs.max(b.ipdv_max_abs);
         }
+        self.seq_limit = self.seq_limit.max(other.seq_limit);
         self.non_test += other.non_test;
         self.unknown_stream += other.unknown_stream;
         self.learning += other.learning;
@@ -358,7 +387,7 @@ impl Analyzer {
                 lost: sent_i - below,
                 reordered: st.reordered,
                 duplicates: st.duplicates,
-                beyond_sent: st.unique - below,
+                beyond_sent: st.unique - below + st.untracked,
             };
             r.sent += sr.sent;
             r.received += sr.received;
@@ -389,14 +418,17 @@ fn count_below(bits: &[u64], limit: u64) -> u64 {
     n
 }
 
+/// Smallest [`Analyzer::seq_limit`]: 2^26 sequence numbers, an 8 MiB bitset.
+const MIN_SEQ_LIMIT: u64 = 1 << 26;
+
 /// Extend a 32-bit sequence number to the 64-bit value closest to `reference`.
 pub fn extend32(reference: u64, low: u32) -> u64 {
     let base = reference & !0xFFFF_FFFF;
     let cand = base | u64::from(low);
     let lo = cand.checked_sub(1 << 32);
-    let hi = cand + (1 << 32);
+    let hi = cand.checked_add(1 << 32);
     let mut best = cand;
-    for c in [lo, Some(hi)].into_iter().flatten() {
+    for c in [lo, hi].into_iter().flatten() {
         if c.abs_diff(reference) < best.abs_diff(reference) {
             best = c;
         }
@@ -459,6 +491,40 @@ mod tests {
         assert_eq!(r.streams[0].unique, 2);
         assert_eq!(r.streams[0].beyond_sent, 1);
         assert_eq!(r.lost, 0);
+    }
+
+    /// Regression (found by the `bench_frame` fuzz target): a frame with a
+    /// huge sequence number made `test_and_set` grow the bitset to 2^39
+    /// bytes and abort on allocation failure.
+    #[test]
+    fn huge_sequence_numbers_are_beyond_sent_without_allocating() {
+        let mut a = Analyzer::new(1, 10);
+        assert_eq!(a.seq_limit(), 1 << 26);
+        for s in [0u64, 1, 0x03e8_2003_e820_2122, u64::MAX, a.seq_limit()] {
+            a.record(&tf(0, s, 0), 10);
+        }
+        // Not a reordering of the frames after it, not a latency sample.
+        a.record(&tf(0, 2, 0), 10);
+        assert!(a.streams[0].seen.len() <= 1);
+        let r = a.finish(&[3]);
+        let s = r.streams[0];
+        assert_eq!((s.received, s.unique, s.lost), (6, 3, 0));
+        assert_eq!((s.beyond_sent, s.duplicates, s.reordered), (3, 0, 0));
+        assert_eq!(r.latency.count, 3);
+        let mut b = Analyzer::new(1, 1 << 30);
+        assert_eq!(b.seq_limit(), 1 << 32);
+        b.record(&tf(0, 1, 0), 10);
+        b.merge(&a);
+        let s = b.finish(&[3]).streams[0];
+        assert_eq!((s.received, s.unique, s.duplicates, s.beyond_sent), (7, 3, 1, 3));
+    }
+
+    /// Regression: `extend32` overflowed (debug panic) for a reference in
+    /// the top 2^32 of the 64-bit range.
+    #[test]
+    fn extend32_at_the_top_of_the_range() {
+        assert_eq!(extend32(u64::MAX, 5), 0xFFFF_FFFF_0000_0005);
+        assert_eq!(extend32(u64::MAX - 3, u32::MAX), u64::MAX);
     }
 
     #[test]
