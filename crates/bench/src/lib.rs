@@ -16,6 +16,7 @@
 //!   their namespace testbed, producing the traffic plan and DUT probes.
 
 pub mod analyzer;
+pub mod cli;
 pub mod dut;
 pub mod frame;
 pub mod results;

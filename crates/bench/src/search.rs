@@ -27,9 +27,11 @@
 //! # Tester limits are never DUT results
 //!
 //! A trial that is tester-limited says nothing about the DUT at the target
-//! rate. The throughput search stops at the first such trial and reports
-//! the highest rate proven loss-free *below* it, with `tester_limited` set
-//! so that reports print it as "at least X, tester-limited".
+//! rate, only at the rate the tester achieved. The throughput search uses
+//! that: loss-free at the achieved rate means "at least X" (the search
+//! stops, `tester_limited` set, reports print a lower bound); loss at the
+//! achieved rate is a real failure there, and the search goes on below it,
+//! where the tester is fast enough.
 
 use std::time::Duration;
 
@@ -329,8 +331,10 @@ pub fn throughput(trial: &mut dyn Trial, cfg: &ThroughputConfig) -> Result<Throu
         let spec = TrialSpec::constant(rate, duration, cfg.size.clone());
         let o = run_checked(trial, &spec, cfg.rate_tolerance_pct)?;
         let limited = o.tester_limited;
-        let pass = !limited && o.within_tolerance(cfg.loss_tolerance_pct);
+        let within = o.within_tolerance(cfg.loss_tolerance_pct);
+        let pass = !limited && within;
         let reason = o.tester_limit_reason.clone();
+        let achieved = o.achieved_tx_rate_fps;
         res.trials.push(TrialRecord {
             purpose: if duration == cfg.trial_duration {
                 "search".into()
@@ -342,8 +346,27 @@ pub fn throughput(trial: &mut dyn Trial, cfg: &ThroughputConfig) -> Result<Throu
             passed: pass,
         });
         if limited {
-            res.tester_limited = reason;
-            break;
+            // The target was not offered, but the achieved rate was.
+            if within && achieved > lo {
+                // Loss-free at what the tester could send: the DUT does at
+                // least that; nothing higher can be tried.
+                lo = achieved;
+                res.tester_limited = reason;
+                break;
+            }
+            if !within && achieved > lo && achieved < hi {
+                // The DUT lost frames at the achieved rate: a real failure
+                // there, and every lower rate is within the tester's reach.
+                hi = achieved;
+                rate = (lo + hi) / 2.0;
+                if hi - lo > resolution {
+                    continue;
+                }
+            }
+            if lo <= 0.0 || !within {
+                res.tester_limited = reason;
+                break;
+            }
         }
         if pass {
             lo = rate;

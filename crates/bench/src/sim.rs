@@ -413,7 +413,8 @@ mod tests {
     #[test]
     fn tester_limit_is_flagged_never_dut_throughput() {
         // The DUT could do 150k but the tester only sends 100k: the first
-        // trial at 200k "passes" on the wire and must not become 200k.
+        // trial at 200k "passes" on the wire and must not become 200k, only
+        // "at least 100k, tester-limited".
         for hide in [false, true] {
             let mut dut = SimDut::new(SimConfig {
                 capacity_fps: 150_000.0,
@@ -423,21 +424,25 @@ mod tests {
             });
             let r = throughput(&mut dut, &tp_cfg(200_000.0)).unwrap();
             assert!(r.tester_limited.is_some(), "hide={hide}");
-            assert_eq!(r.throughput_fps, None, "no rate was proven");
-            assert!(r.trials.iter().all(|t| !t.passed));
+            let t = r.throughput_fps.expect("a lower bound");
+            assert!((t - 100_000.0).abs() < 1_000.0, "the achieved rate, not the target: {t}");
+            assert!(r.trials.iter().all(|t| !t.passed), "no trial passed at its target");
             assert!(r.trials[0].outcome.tester_limited);
         }
-        // Tester limit between capacity and max: search finds capacity
-        // before ever asking for an impossible rate? No: the first trial
-        // is at max. It is flagged; nothing above the last pass is claimed.
+        // Tester limit between capacity and max: the failure at the
+        // achieved 90k is real, the search goes on below and finds the
+        // capacity, which is then the DUT's (not tester-limited).
         let mut dut = SimDut::new(SimConfig {
             capacity_fps: 60_000.0,
             tester_max_fps: 90_000.0,
             ..SimConfig::default()
         });
         let r = throughput(&mut dut, &tp_cfg(100_000.0)).unwrap();
-        assert!(r.tester_limited.is_some());
-        assert!(r.throughput_fps.is_none_or(|t| t <= 60_000.0));
+        let t = r.throughput_fps.unwrap();
+        // up to the resolution and what the buffer absorbs in 0.5 s
+        assert!(t <= 61_000.0 && t > 59_000.0, "{t}");
+        assert!(r.tester_limited.is_none(), "{:?}", r.tester_limited);
+        assert!(r.trials[0].outcome.tester_limited);
     }
 
     #[test]

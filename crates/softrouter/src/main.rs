@@ -32,6 +32,9 @@ enum Command {
     CheckConfig {
         config: PathBuf,
     },
+    /// RFC 2544 benchmark on a namespace testbed (no arguments: the quick
+    /// softrouter vs Linux suite).
+    Bench(bench::cli::BenchArgs),
 }
 
 fn main() -> ExitCode {
@@ -97,5 +100,6 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                 Ok(ExitCode::from(2))
             }
         },
+        Command::Bench(args) => bench::cli::run(args),
     }
 }
