@@ -493,6 +493,7 @@ pub fn render_tables(r: &RunResults) -> String {
                     "max us",
                     "IPDV us",
                     "reps",
+                    "note",
                 ]
                 .map(String::from)
                 .to_vec();
@@ -509,6 +510,11 @@ pub fn render_tables(r: &RunResults) -> String {
                             us(m.max_ns as f64),
                             us(m.ipdv_mean_abs_ns),
                             l.repetitions.len().to_string(),
+                            if l.tester_limited > 0 {
+                                format!("{} tester-limited", l.tester_limited)
+                            } else {
+                                String::new()
+                            },
                         ]);
                     }
                 }
@@ -606,7 +612,8 @@ pub fn render_tables(r: &RunResults) -> String {
 pub fn dut_cycles_at_throughput(t: &TestResult) -> Option<f64> {
     t.trials
         .iter()
-        .filter(|tr| tr.passed)
+        // Passed, or loss-free at a tester-limited rate (the lower bound).
+        .filter(|tr| tr.passed || tr.outcome.lost == 0 && tr.outcome.sent > 0)
         .max_by(|a, b| a.spec.rate_fps.total_cmp(&b.spec.rate_fps))
         .and_then(|tr| tr.outcome.dut_stats.as_ref())
         .and_then(|d| d["cpu"]["dut_cycles_per_packet"].as_f64())

@@ -767,6 +767,14 @@ pub fn latency(trial: &mut dyn Trial, cfg: &LatencyConfig) -> Result<LatencyResu
             outcome: o,
         });
     }
-    res.mean = LatencySummary::mean_of(&good);
+    // Only tester-limited repetitions (the tester fell short of the
+    // throughput rate by more than the tolerance): their latencies are
+    // still measured at what was offered; keep them, flagged by
+    // `tester_limited`, rather than report nothing.
+    res.mean = if good.is_empty() {
+        LatencySummary::mean_of(&res.repetitions)
+    } else {
+        LatencySummary::mean_of(&good)
+    };
     Ok(res)
 }

@@ -727,6 +727,30 @@ mod tests {
     }
 
     #[test]
+    fn latency_of_tester_limited_repetitions_is_kept_and_flagged() {
+        let mut dut = SimDut::new(SimConfig {
+            capacity_fps: 100_000.0,
+            tester_max_fps: 40_000.0,
+            base_delay_ns: 20_000,
+            ..SimConfig::default()
+        });
+        let r = latency(
+            &mut dut,
+            &LatencyConfig {
+                size: FrameSize::Fixed(64),
+                rate_fps: 50_000.0,
+                duration: Duration::from_millis(200),
+                repetitions: 2,
+                rate_tolerance_pct: 1.0,
+            },
+        )
+        .unwrap();
+        assert_eq!(r.tester_limited, 2);
+        assert!(r.trials.iter().all(|t| !t.passed));
+        assert!(r.mean.count > 0 && r.mean.min_ns >= 20_000, "{:?}", r.mean);
+    }
+
+    #[test]
     fn injected_reorder_dup_loss_counts_are_exact() {
         let mut dut = SimDut::new(SimConfig {
             capacity_fps: 1e9,
