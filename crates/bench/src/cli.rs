@@ -114,7 +114,7 @@ pub struct BenchArgs {
     /// external DUT: tester interfaces cabled to the device, in port order.
     #[arg(long, value_delimiter = ',')]
     pub interfaces: Vec<String>,
-    /// Tester packet I/O: afxdp (default) or afpacket.
+    /// Tester packet I/O: afxdp (default), afpacket or xdp (BPF_PROG_RUN live frames + XDP counting).
     #[arg(long)]
     pub tester: Option<String>,
     /// The softrouter binary to start as DUT (default: this program).
@@ -155,8 +155,9 @@ pub fn run(args: BenchArgs) -> Result<ExitCode> {
     let backend = match args.tester.as_deref() {
         None | Some("afxdp") => TesterBackend::AfXdp,
         Some("afpacket") => TesterBackend::AfPacket,
+        Some("xdp") => TesterBackend::Xdp,
         Some(o) => {
-            eprintln!("softrouter bench: --tester {o:?}: expected afxdp or afpacket");
+            eprintln!("softrouter bench: --tester {o:?}: expected afxdp, afpacket or xdp");
             return Ok(ExitCode::from(2));
         }
     };

@@ -22,6 +22,9 @@ pub enum TesterBackend {
     AfXdp,
     /// TPACKET_V3 rings; slower, but works everywhere.
     AfPacket,
+    /// Generation with BPF_PROG_RUN live frames, counting in an XDP
+    /// program (`traffic::xdp`); needs NAPI on the DUT's veth ends.
+    Xdp,
 }
 
 /// One tester port: an interface in the tester's namespace, cabled to the

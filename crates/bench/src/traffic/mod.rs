@@ -30,6 +30,7 @@ mod gen;
 pub mod neigh;
 pub mod ports;
 mod rx;
+mod xdp;
 
 pub use calibrate::{calibrate, Calibration, SizeCalibration};
 
@@ -45,7 +46,7 @@ use netio::Pool;
 
 use crate::analyzer::Analyzer;
 use crate::frame::{build, Flow, FlowSet, FLAG_LEARNING, UDP_DST_PORT, UDP_SRC_PORT};
-use crate::plan::{DutProbe, TrafficPlan};
+use crate::plan::{DutProbe, TesterBackend, TrafficPlan};
 use crate::search::{LossTimeline, Trial, TrialOutcome, TrialSpec};
 use crate::sizes::FrameSize;
 use gen::{GenJob, GenPhase, GenPortJob, GenResult, Template};
@@ -110,6 +111,8 @@ pub struct NetTrial {
     shared: Arc<RxShared>,
     learned: Option<LearningReport>,
     tx_describe: Vec<String>,
+    /// The `xdp` backend's worker (then no receiver/generator threads).
+    xdp: Option<xdp::XdpNet>,
 }
 
 impl NetTrial {
@@ -176,6 +179,25 @@ impl NetTrial {
             })
             .collect();
 
+        if plan.backend == TesterBackend::Xdp {
+            let x = xdp::XdpNet::new(&plan, flows.len())?;
+            return Ok(NetTrial {
+                plan,
+                opts,
+                probe,
+                ports: Vec::new(),
+                flows,
+                // Plan port indices (the worker has no TX list).
+                send_ports,
+                rx_cmd: None,
+                gen_cmd: None,
+                threads: Vec::new(),
+                shared: Arc::new(RxShared::default()),
+                learned: None,
+                tx_describe: vec!["XDP live frames (BPF_PROG_RUN), XDP counting".into()],
+                xdp: Some(x),
+            });
+        }
         let shared = Arc::new(RxShared::default());
         // Receiver: opens every port and its RX queues (+ an answer path).
         let (rx_cmd, rx_cmds) = channel::<RxCmd>();
@@ -227,6 +249,7 @@ impl NetTrial {
             shared,
             learned: None,
             tx_describe: Vec::new(),
+            xdp: None,
         };
         match gready_rx.recv() {
             Ok(Ok(d)) => me.tx_describe = d,
@@ -265,6 +288,11 @@ impl NetTrial {
         let sizes = [128usize];
         let templates = self.templates(&sizes, FLAG_LEARNING)?;
         let nf = self.flows.len() as u64;
+        if let Some(x) = &self.xdp {
+            let t = templates.into_iter().map(|t| t.bytes).collect();
+            let rep = x.learn(self.send_ports.clone(), t, &self.opts)?;
+            return self.learned_check(rep);
+        }
         let mut rep = LearningReport::default();
         let t_end = clock::mono_ns() + self.opts.learning_timeout.as_nanos() as u64;
         let mut templates = Some(templates);
@@ -307,6 +335,11 @@ impl NetTrial {
                 break;
             }
         }
+        self.learned_check(rep)
+    }
+
+    /// Fail if nothing came back during learning; warn if not all did.
+    fn learned_check(&mut self, rep: LearningReport) -> Result<LearningReport> {
         if rep.received == 0 {
             let p = &self.plan.ports[self.plan.pairs[0].0];
             bail!(
@@ -391,6 +424,9 @@ impl Trial for NetTrial {
     fn run(&mut self, spec: &TrialSpec) -> Result<TrialOutcome> {
         if self.learned.is_none() {
             self.learn()?;
+        }
+        if self.xdp.is_some() {
+            return self.run_xdp(spec);
         }
         let size = spec.size.effective(self.plan.ipv6);
         let schedule_sizes = size.schedule();

@@ -64,6 +64,7 @@ impl PortHandle {
                     AfXdpPort::open(c).with_context(|| format!("tester port {}", p.iface))?,
                 ))
             }
+            TesterBackend::Xdp => bail!("the xdp tester backend opens no packet sockets"),
             TesterBackend::AfPacket => {
                 let mut c = AfPacketConfig::new(&p.iface);
                 c.queues = Some(queues.max(1));
