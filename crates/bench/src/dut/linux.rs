@@ -240,6 +240,13 @@ impl LinuxDut {
             .transpose()
             .map_err(anyhow::Error::msg)?;
         let bed = Bed::build(pattern, opts.queues, RouterMode::Kernel)?;
+        // The xdp tester's XDP_TX frames reach a veth only if it has NAPI:
+        // GRO on the DUT ends (see traffic::xdp).
+        let napi = &if opts.backend == TesterBackend::Xdp {
+            Some(true)
+        } else {
+            *napi
+        };
         let mut dut = LinuxDut {
             bed,
             backend: opts.backend,

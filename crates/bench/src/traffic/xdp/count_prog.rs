@@ -383,7 +383,10 @@ mod tests {
             assert!(b >= last && b < NBUCKETS, "{v}");
             last = b;
             let (lo, hi) = bucket_range(b);
-            assert!(lo <= v.min(LAT_CAP) && v.min(LAT_CAP) <= hi, "{v} {b} {lo} {hi}");
+            assert!(
+                lo <= v.min(LAT_CAP) && v.min(LAT_CAP) <= hi,
+                "{v} {b} {lo} {hi}"
+            );
             assert!((hi - lo) as f64 <= lo as f64 / 31.0, "{v}");
         }
     }

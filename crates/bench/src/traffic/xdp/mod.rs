@@ -106,13 +106,17 @@ impl XdpNet {
             bail!("the xdp tester needs all its ports in one namespace");
         }
         let ifaces: Vec<String> = plan.ports.iter().map(|p| p.iface.clone()).collect();
+        let rx: Vec<bool> = (0..plan.ports.len())
+            .map(|i| plan.pairs.iter().any(|&(_, r)| r == i))
+            .collect();
         let (cmd, cmds) = channel::<Work>();
         let (ready_tx, ready_rx) = channel::<Result<()>>();
         let thread = std::thread::Builder::new()
             .name("sr-bench-xdp".into())
             .spawn(move || {
                 small_timer_slack();
-                let e = enter_netns(ns.as_deref()).and_then(|_| Engine::new(&ifaces, n_streams));
+                let e =
+                    enter_netns(ns.as_deref()).and_then(|_| Engine::new(&ifaces, &rx, n_streams));
                 let mut e = match e {
                     Ok(e) => {
                         let _ = ready_tx.send(Ok(()));
@@ -138,7 +142,10 @@ impl XdpNet {
         Ok(me)
     }
 
-    fn call<T: Send + 'static>(&self, f: impl FnOnce(&mut Engine) -> T + Send + 'static) -> Result<T> {
+    fn call<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut Engine) -> T + Send + 'static,
+    ) -> Result<T> {
         let (tx, rx) = channel();
         self.cmd
             .as_ref()
@@ -179,6 +186,8 @@ impl Drop for XdpNet {
 /// Everything the worker owns.
 pub(crate) struct Engine {
     ifindex: Vec<u32>,
+    /// Receiving ports: the counting program's.
+    rx_ifindex: Vec<u32>,
     n_streams: usize,
     seq: ArrayMap,
     gen: OwnedFd,
@@ -194,7 +203,7 @@ pub(crate) struct Engine {
 const MAX_BITMAP_BYTES: u64 = 512 << 20;
 
 impl Engine {
-    fn new(ifaces: &[String], n_streams: usize) -> Result<Engine> {
+    fn new(ifaces: &[String], rx: &[bool], n_streams: usize) -> Result<Engine> {
         let mut ifindex = Vec::new();
         for i in ifaces {
             let c = std::ffi::CString::new(i.as_str())?;
@@ -205,13 +214,21 @@ impl Engine {
             }
             ifindex.push(x);
         }
+        let rx_ifindex: Vec<u32> = ifindex
+            .iter()
+            .zip(rx)
+            .filter(|p| *p.1)
+            .map(|p| *p.0)
+            .collect();
         let seq = ArrayMap::new("sr_gen_seq", 8, n_streams)?;
         let gen = sys::load_xdp("sr_gen", &gen_prog::program(seq.fd()))?;
         let glob = ArrayMap::new("sr_cnt_glob", G_WORDS * 8, 1)?;
         let stats = ArrayMap::new("sr_cnt_stream", ST_WORDS * 8, n_streams)?;
-        let (bits, count, links, wps) = Self::counting(&ifindex, n_streams, 1 << 14, &glob, &stats)?;
+        let (bits, count, links, wps) =
+            Self::counting(&rx_ifindex, n_streams, 1 << 14, &glob, &stats)?;
         Ok(Engine {
             ifindex,
+            rx_ifindex,
             n_streams,
             seq,
             gen,
@@ -262,8 +279,13 @@ impl Engine {
             bail!("sequence bitmap of {bytes} bytes needed: trial too long for the xdp tester");
         }
         self.links.clear();
-        let (bits, count, links, wps) =
-            Self::counting(&self.ifindex, self.n_streams, wps as u32, &self.glob, &self.stats)?;
+        let (bits, count, links, wps) = Self::counting(
+            &self.rx_ifindex,
+            self.n_streams,
+            wps as u32,
+            &self.glob,
+            &self.stats,
+        )?;
         (self.bits, self._count, self.links, self.wps) = (bits, count, links, wps);
         Ok(())
     }
@@ -277,7 +299,9 @@ impl Engine {
     }
 
     fn received(&self) -> u64 {
-        (0..self.n_streams).map(|s| self.stats.get(s * ST_WORDS + ST_RECEIVED)).sum()
+        (0..self.n_streams)
+            .map(|s| self.stats.get(s * ST_WORDS + ST_RECEIVED))
+            .sum()
     }
 
     fn learn(
@@ -327,9 +351,21 @@ impl Engine {
         let t0 = mono_ns() + 100_000;
         let (mut phase_t0, mut ideal, mut start_ns) = (t0 as f64, 0f64, 0u64);
         for ph in &job.phases {
-            let b = if ph.paced { batch_for(ph.rate_fps) } else { 256 };
-            let interval = if ph.paced { b as f64 * 1e9 / ph.rate_fps } else { 0.0 };
-            let phase_ns = if ph.paced { ph.frames as f64 * 1e9 / ph.rate_fps } else { 0.0 };
+            let b = if ph.paced {
+                batch_for(ph.rate_fps)
+            } else {
+                256
+            };
+            let interval = if ph.paced {
+                b as f64 * 1e9 / ph.rate_fps
+            } else {
+                0.0
+            };
+            let phase_ns = if ph.paced {
+                ph.frames as f64 * 1e9 / ph.rate_fps
+            } else {
+                0.0
+            };
             let deadline = phase_t0 + phase_ns + (phase_ns * 0.05).max(50e6);
             let (mut done, mut k) = (0u64, 0u64);
             while done < ph.frames {
@@ -402,23 +438,28 @@ impl Engine {
                 break;
             }
         }
-        Ok(self.read_out(job, &sent, &calls, XdpOut {
-            sent: expected,
-            received: 0,
-            lost: 0,
-            reordered: 0,
-            duplicates: 0,
-            non_test: 0,
-            latency: LatencySummary::default(),
-            timeline: None,
-            port_frames,
-            start_ns,
-            end_ns,
-            ideal_ns: ideal as u64,
-            fell_behind,
-            max_lag_ns: max_lag,
-            clock_errors: 0,
-        }))
+        Ok(self.read_out(
+            job,
+            &sent,
+            &calls,
+            XdpOut {
+                sent: expected,
+                received: 0,
+                lost: 0,
+                reordered: 0,
+                duplicates: 0,
+                non_test: 0,
+                latency: LatencySummary::default(),
+                timeline: None,
+                port_frames,
+                start_ns,
+                end_ns,
+                ideal_ns: ideal as u64,
+                fell_behind,
+                max_lag_ns: max_lag,
+                clock_errors: 0,
+            },
+        ))
     }
 
     fn is_set(&self, s: u32, q: u64) -> bool {
@@ -426,7 +467,13 @@ impl Engine {
         self.bits.get(w) >> (q % 64) & 1 == 1
     }
 
-    fn read_out(&self, job: &XdpJob, sent: &[u64], calls: &[(u32, u64, u32, u64)], mut o: XdpOut) -> XdpOut {
+    fn read_out(
+        &self,
+        job: &XdpJob,
+        sent: &[u64],
+        calls: &[(u32, u64, u32, u64)],
+        mut o: XdpOut,
+    ) -> XdpOut {
         let wps = self.wps as usize;
         for (s, &n) in sent.iter().enumerate() {
             let st = |w| self.stats.get(s * ST_WORDS + w);

@@ -203,10 +203,20 @@ pub fn load_xdp(name: &str, insns: &[u64]) -> io::Result<OwnedFd> {
             let end = log.iter().position(|&b| b == 0).unwrap_or(log.len());
             let text = String::from_utf8_lossy(&log[..end]);
             // The end of the log says why.
-            let tail: String = text.chars().rev().take(6000).collect::<Vec<_>>().into_iter().rev().collect();
+            let tail: String = text
+                .chars()
+                .rev()
+                .take(6000)
+                .collect::<Vec<_>>()
+                .into_iter()
+                .rev()
+                .collect();
             Err(io::Error::new(
                 e.kind(),
-                format!("BPF_PROG_LOAD {name}: {e}; verifier log (tail):\n{}", tail.trim_end()),
+                format!(
+                    "BPF_PROG_LOAD {name}: {e}; verifier log (tail):\n{}",
+                    tail.trim_end()
+                ),
             ))
         }
     }

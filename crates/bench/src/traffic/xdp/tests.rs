@@ -14,7 +14,10 @@ fn root() -> bool {
 
 fn flow(v6: bool, stream: u32) -> Flow {
     let (s, d): (std::net::IpAddr, std::net::IpAddr) = if v6 {
-        ("2001:2::2".parse().unwrap(), "2001:2:0:101::2".parse().unwrap())
+        (
+            "2001:2::2".parse().unwrap(),
+            "2001:2:0:101::2".parse().unwrap(),
+        )
     } else {
         ("198.18.0.2".parse().unwrap(), "198.19.1.2".parse().unwrap())
     };
@@ -43,7 +46,13 @@ fn generator_stamps_sequence_time_and_checksum() {
     }
     let seq = ArrayMap::new("t_seq", 8, 4).unwrap();
     let prog = sys::load_xdp("t_gen", &gen_prog::program(seq.fd())).unwrap();
-    for (v6, size) in [(false, 64), (false, 128), (true, 78), (true, 1518), (false, 1518)] {
+    for (v6, size) in [
+        (false, 64),
+        (false, 128),
+        (true, 78),
+        (true, 1518),
+        (false, 1518),
+    ] {
         seq.set(3, 41);
         let mut f = frame(v6, 3, size, 0);
         for k in 0..3u64 {
@@ -54,7 +63,11 @@ fn generator_stamps_sequence_time_and_checksum() {
             assert!(checksums_ok(&out), "{v6} {size}");
             let p = parse(&out).unwrap();
             assert_eq!((p.stream, p.seq), (3, 41 + k), "{v6} {size}");
-            let ts = if p.short { crate::analyzer::extend32(t0, p.tx_ns as u32) } else { p.tx_ns };
+            let ts = if p.short {
+                crate::analyzer::extend32(t0, p.tx_ns as u32)
+            } else {
+                p.tx_ns
+            };
             assert!(ts >= t0 && ts < mono_ns() + 1, "{v6} {size}");
             // Feed the stamped frame back: pages are not re-initialised.
             f = out;
@@ -135,7 +148,10 @@ fn counter_counts_like_the_analyzer() {
         f[l4 + 3] = 9;
         assert_eq!(sys::run_once(&c.prog, &f).unwrap().0, asm::XDP_PASS as u32);
         let arp = [0xffu8; 60];
-        assert_eq!(sys::run_once(&c.prog, &arp).unwrap().0, asm::XDP_PASS as u32);
+        assert_eq!(
+            sys::run_once(&c.prog, &arp).unwrap().0,
+            asm::XDP_PASS as u32
+        );
         assert_eq!(c.glob.get(G_NON_TEST), 2);
         assert_eq!(c.stats.get(ST_RECEIVED), 0);
     }

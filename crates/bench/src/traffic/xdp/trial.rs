@@ -47,7 +47,10 @@ impl NetTrial {
                 paced: true,
             }]
         };
-        if phases.iter().any(|p| p.paced && (p.rate_fps.is_nan() || p.rate_fps <= 0.0)) {
+        if phases
+            .iter()
+            .any(|p| p.paced && (p.rate_fps.is_nan() || p.rate_fps <= 0.0))
+        {
             anyhow::bail!("trial rate must be positive");
         }
         let per_port: u64 = phases.iter().map(|p| p.frames).sum();
