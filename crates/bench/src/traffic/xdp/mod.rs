@@ -24,6 +24,13 @@
 //!   counting program; DUT ports need XDP (softrouter's afxdp driver) or
 //!   GRO (the linux DUT turns it on for this backend). Such drops are
 //!   silent: the frames count as sent and lost.
+//! * Known limit (kernel 6.18, this VM): a live-frames test run whose
+//!   frames all return to its private page pool before the call ends
+//!   (loopback; high rates) pays an RCU grace period when the pool is
+//!   destroyed, ~24 ms per call: about 40 calls/s, i.e. <= 10 kfps at 256
+//!   frames per call. With `/sys/kernel/rcu_expedited` = 1 it is ~0.7 ms
+//!   (~0.36 Mfps measured). Until that is avoided (one long-lived call,
+//!   or frames kept in flight), this backend is not the default.
 //! * ARP/ND: non-test frames pass to the kernel, which owns the tester
 //!   addresses in the tester namespace and answers.
 
