@@ -7,4 +7,6 @@ cd "$(dirname "$0")/.."
 ./scripts/setup.sh
 export PATH="$HOME/.cargo/bin:$PATH"
 cargo build --locked --release -p softrouter
-cargo test --locked --workspace --all-targets -- --test-threads=2
+# No harness flags: criterion benches (run once each in test mode) reject
+# them; netns tests serialize themselves where they must.
+cargo test --locked --workspace --all-targets

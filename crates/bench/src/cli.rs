@@ -266,7 +266,7 @@ fn run_one(
         }
     }
     bar.finish();
-    meta.notes.extend(bar.notes.drain(..));
+    meta.notes.append(&mut bar.notes);
     for c in calibration {
         meta.notes.push(describe_calibration(c).trim_end().replace('\n', "; "));
     }

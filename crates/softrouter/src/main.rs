@@ -34,7 +34,7 @@ enum Command {
     },
     /// RFC 2544 benchmark on a namespace testbed (no arguments: the quick
     /// softrouter vs Linux suite).
-    Bench(bench::cli::BenchArgs),
+    Bench(Box<bench::cli::BenchArgs>),
 }
 
 fn main() -> ExitCode {
@@ -100,6 +100,6 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                 Ok(ExitCode::from(2))
             }
         },
-        Command::Bench(args) => bench::cli::run(args),
+        Command::Bench(args) => bench::cli::run(*args),
     }
 }
