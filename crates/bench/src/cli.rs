@@ -463,6 +463,8 @@ struct Progress {
     tty: bool,
     label: String,
     notes: Vec<String>,
+    /// Trials with loss while every CPU was saturated, per test label.
+    saturated: Vec<String>,
 }
 
 impl Progress {
@@ -485,10 +487,20 @@ impl Progress {
             tty,
             label: String::new(),
             notes: Vec::new(),
+            saturated: Vec::new(),
         }
     }
     fn finish(&mut self) {
         self.bar.finish_and_clear();
+        if !self.saturated.is_empty() {
+            let text = format!(
+                "every CPU was saturated in lossy trials of {}: the tester and the DUT \
+                 shared the machine's cores, so these losses reflect the machine, not only the DUT",
+                self.saturated.join(", ")
+            );
+            eprintln!("softrouter bench: note: {text}");
+            self.notes.push(text);
+        }
     }
 }
 
@@ -509,6 +521,9 @@ impl Observer for Progress {
             spec.phases.iter().map(|p| p.duration).sum()
         };
         self.bar.inc(planned.as_millis() as u64 + 300);
+        if o.lost > 0 && cpus_saturated(o) && !self.saturated.contains(&self.label) {
+            self.saturated.push(self.label.clone());
+        }
         if !self.tty {
             eprintln!(
                 "softrouter bench:   {:.3} Mfps offered, {} sent, {} lost{}",
@@ -523,6 +538,13 @@ impl Observer for Progress {
         self.bar.println(format!("note: {text}"));
         self.notes.push(text.to_string());
     }
+}
+
+/// Every CPU had less than 5 % idle time during the trial.
+fn cpus_saturated(o: &TrialOutcome) -> bool {
+    o.sys
+        .as_ref()
+        .is_some_and(|s| !s.cpus.is_empty() && s.cpus.iter().all(|c| c.available_pct < 5.0))
 }
 
 #[cfg(test)]
@@ -593,6 +615,28 @@ mod tests {
         let s = &build_settings(&args).unwrap()[0];
         let back = Settings::from_toml_str(&s.to_toml(), "saved").unwrap();
         assert_eq!(back, s.resolved());
+    }
+
+    #[test]
+    fn saturation_needs_every_cpu_busy() {
+        use crate::sysstat::{CpuAvailability, SysStats};
+        let with = |avail: &[f64]| TrialOutcome {
+            sys: Some(SysStats {
+                interval_s: 1.0,
+                cpus: avail
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &a)| CpuAvailability { cpu: i as u32, available_pct: a })
+                    .collect(),
+                irq_total_per_s: 0.0,
+                irqs: vec![],
+                softirqs: vec![],
+            }),
+            ..TrialOutcome::default()
+        };
+        assert!(cpus_saturated(&with(&[1.0, 3.0])));
+        assert!(!cpus_saturated(&with(&[1.0, 40.0])));
+        assert!(!cpus_saturated(&TrialOutcome::default()));
     }
 
     #[test]
