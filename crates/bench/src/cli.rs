@@ -123,6 +123,10 @@ pub struct BenchArgs {
     /// Write the resolved experiment (TOML) here and exit.
     #[arg(long, value_name = "FILE")]
     pub save_experiment: Option<PathBuf>,
+    /// Leave CPU placement to the scheduler (default: the tester on the
+    /// last CPU, the DUT on the others).
+    #[arg(long)]
+    pub no_pin: bool,
     /// No progress bar.
     #[arg(long)]
     pub quiet: bool,
@@ -166,6 +170,15 @@ pub fn run(args: BenchArgs) -> Result<ExitCode> {
         None => Some(std::env::current_exe().context("locating the softrouter binary")?),
     };
 
+    // Tester and DUT on separate CPUs, as two boxes would be.
+    let split = if args.no_pin { None } else { traffic::cpu::split() };
+    traffic::cpu::set_tester_cpu(split.as_ref().map(|s| s.0));
+    let placement = match &split {
+        Some((t, d)) => format!("tester threads on CPU {t}, DUT on CPU(s) {d:?}"),
+        None => "CPU placement left to the scheduler".to_string(),
+    };
+    eprintln!("softrouter bench: {placement}");
+
     // Calibrate once: the tester's own maximum rate and latency floor.
     let first = &runs[0];
     let mut calibration = Vec::new();
@@ -184,9 +197,11 @@ pub fn run(args: BenchArgs) -> Result<ExitCode> {
             queues: settings.queues,
             softrouter_bin: softrouter_bin.clone(),
             backend,
+            dut_cpus: split.as_ref().map(|s| s.1.clone()),
             ..DutOptions::default()
         };
-        let r = run_one(settings, &opts, &calibration, args.quiet)?;
+        let mut r = run_one(settings, &opts, &calibration, args.quiet)?;
+        r.meta.notes.push(placement.clone());
         print!("{}", results::render_tables(&r));
         let json = settings.json.as_ref().map(|p| per_dut_path(p, &settings.dut, runs.len(), i));
         let csv = settings.csv.as_ref().map(|p| per_dut_path(p, &settings.dut, runs.len(), i));

@@ -14,7 +14,7 @@ use anyhow::Result;
 use crate::results::TestResult;
 use crate::search::{
     self, BackToBackConfig, LatencyConfig, LossSeriesConfig, RecoveryConfig, ThroughputConfig,
-    Trial, TrialOutcome, TrialSpec,
+    ThroughputResult, Trial, TrialOutcome, TrialSpec,
 };
 use crate::settings::{Settings, TestKind};
 use crate::sizes::FrameSize;
@@ -104,7 +104,7 @@ pub fn run(
                 let mut done_tp = false;
                 if tp_first {
                     paced.observer.test(TestKind::Throughput, &size, ip);
-                    let r = search::throughput(&mut paced, &tp_cfg)?;
+                    let r = bound_by_tester(&s, search::throughput(&mut paced, &tp_cfg)?);
                     throughput = r.throughput_fps;
                     out.push(TestResult::throughput(size.clone(), ip, r));
                     done_tp = true;
@@ -119,7 +119,7 @@ pub fn run(
                     };
                     match test {
                         TestKind::Throughput => {
-                            let r = search::throughput(&mut paced, &tp_cfg)?;
+                            let r = bound_by_tester(&s, search::throughput(&mut paced, &tp_cfg)?);
                             throughput = r.throughput_fps;
                             out.push(TestResult::throughput(size.clone(), ip, r));
                             done_tp = true;
@@ -194,6 +194,22 @@ pub fn run(
         }
     }
     Ok(out)
+}
+
+/// When the maximum rate is the tester's own (calibrated, no line rate
+/// given) and the DUT passed at it, the tester, not the DUT, set the
+/// result: flag it as a lower bound.
+fn bound_by_tester(s: &Settings, mut r: ThroughputResult) -> ThroughputResult {
+    let calibrated = s.max_rate_fps.is_none() && s.link_bps.is_none();
+    let at_max = r
+        .throughput_fps
+        .is_some_and(|t| t >= r.max_rate_fps * (1.0 - s.resolution_pct / 100.0));
+    if calibrated && at_max && r.tester_limited.is_none() {
+        r.tester_limited = Some(
+            "the DUT forwarded the tester's calibrated maximum without loss: a lower bound".into(),
+        );
+    }
+    r
 }
 
 /// A rough duration of [`run`], for the progress bar's ETA: trials are
@@ -311,6 +327,20 @@ mod tests {
         let r = run(&s, &mut dut, &|_, _| 100_000.0, &mut obs).unwrap();
         assert_eq!(r.len(), 1);
         assert!(obs.0[0].contains("skipped"), "{:?}", obs.0);
+    }
+
+    #[test]
+    fn a_dut_as_fast_as_the_calibrated_tester_is_a_lower_bound() {
+        let mut s = quick(vec![TestKind::Throughput]);
+        s.sizes = vec![FrameSize::Fixed(64)];
+        let r = run(&s, &mut sim(200_000.0), &|_, _| 100_000.0, &mut Quiet).unwrap();
+        let TestValue::Throughput(t) = &r[0].result else { panic!() };
+        assert!(t.tester_limited.as_deref().is_some_and(|m| m.contains("lower bound")), "{t:?}");
+        // With a line rate the same result is the DUT's full throughput.
+        s.link_bps = Some(1e9);
+        let r = run(&s, &mut sim(2_000_000.0), &|_, _| 100_000.0, &mut Quiet).unwrap();
+        let TestValue::Throughput(t) = &r[0].result else { panic!() };
+        assert!(t.tester_limited.is_none(), "{t:?}");
     }
 
     #[test]

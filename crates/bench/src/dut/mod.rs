@@ -48,6 +48,12 @@ pub struct DutOptions {
     pub backend: TesterBackend,
     /// How long a DUT may take to become ready.
     pub ready_timeout: Duration,
+    /// CPUs for the DUT's work (the tester has the others; see
+    /// `traffic::cpu`): softrouter's workers are pinned to them, and the
+    /// linux DUT's receive processing is steered there with RPS unless
+    /// the settings choose an RPS mode. `None`: wherever the scheduler
+    /// puts it.
+    pub dut_cpus: Option<Vec<usize>>,
 }
 
 impl Default for DutOptions {
@@ -57,6 +63,7 @@ impl Default for DutOptions {
             softrouter_bin: None,
             backend: TesterBackend::default(),
             ready_timeout: Duration::from_secs(20),
+            dut_cpus: None,
         }
     }
 }

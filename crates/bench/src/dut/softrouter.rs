@@ -174,10 +174,15 @@ impl SoftrouterDut {
         let driver = driver.clone().unwrap_or_else(|| "afxdp".into());
         let bed = Bed::build(pattern, opts.queues, RouterMode::Bare)?;
         let (config_text, config_source) = match config {
-            None => (
-                generate_config(&bed, &driver, *workers, mode.as_deref(), *budget),
-                "generated".to_string(),
-            ),
+            None => {
+                let mut text = generate_config(&bed, &driver, *workers, mode.as_deref(), *budget);
+                if let Some(cpus) = opts.dut_cpus.as_ref().filter(|c| !c.is_empty()) {
+                    // Workers on the DUT's CPUs, dealt in turn.
+                    let list: Vec<String> = cpus.iter().map(|c| c.to_string()).collect();
+                    text = text.replacen("[router]\n", &format!("[router]\ncores = [{}]\n", list.join(", ")), 1);
+                }
+                (text, "generated".to_string())
+            }
             Some(p) => {
                 let t = std::fs::read_to_string(p)
                     .with_context(|| format!("reading softrouter config {}", p.display()))?;

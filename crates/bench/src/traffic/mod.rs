@@ -26,6 +26,7 @@
 
 mod calibrate;
 pub mod clock;
+pub mod cpu;
 mod gen;
 pub mod neigh;
 pub mod ports;
@@ -669,6 +670,7 @@ fn rx_thread(
     ready: Sender<Result<Vec<PortHandle>>>,
 ) {
     clock::small_timer_slack();
+    cpu::pin_tester_thread();
     let setup = || -> Result<(Vec<PortHandle>, Vec<RxPort>, Pool)> {
         let nq: usize = plan.ports.len() * usize::from(plan.queues.max(1));
         let frames = (8192usize).max(2048 * nq * 2 + 4096) as u32;
@@ -722,6 +724,7 @@ fn gen_thread(
     ready: Sender<Result<Vec<String>>>,
 ) {
     clock::small_timer_slack();
+    cpu::pin_tester_thread();
     let setup = || -> Result<(Vec<GenTx>, Pool)> {
         let frames = (4096 + 2048 * senders.len()) as u32;
         let mut pool = Pool::new(frames, ports::FRAME_SIZE).context("generator buffer pool")?;

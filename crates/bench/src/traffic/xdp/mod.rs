@@ -122,6 +122,7 @@ impl XdpNet {
             .name("sr-bench-xdp".into())
             .spawn(move || {
                 small_timer_slack();
+                super::cpu::pin_tester_thread();
                 let e =
                     enter_netns(ns.as_deref()).and_then(|_| Engine::new(&ifaces, &rx, n_streams));
                 let mut e = match e {
