@@ -6,4 +6,10 @@ cd "$(dirname "$0")/.."
 ./scripts/setup.sh
 export PATH="$HOME/.cargo/bin:$PATH"
 cargo build --locked --release -p softrouter
+if [ $# -eq 0 ]; then
+    # The quick suite, with every output: tables on the terminal, JSON and
+    # CSV per DUT and a chart in results/.
+    mkdir -p results
+    set -- --json results/demo.json --csv results/demo.csv --plot results/demo.svg
+fi
 exec ./target/release/softrouter bench "$@"

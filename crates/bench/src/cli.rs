@@ -90,6 +90,9 @@ pub struct BenchArgs {
     /// CSV file, one row per trial (per DUT like --json).
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
+    /// SVG chart of throughput (and latency) per frame size, all DUTs in one.
+    #[arg(long, value_name = "FILE")]
+    pub plot: Option<PathBuf>,
     /// softrouter DUT: worker threads.
     #[arg(long)]
     pub workers: Option<u32>,
@@ -217,6 +220,11 @@ pub fn run(args: BenchArgs) -> Result<ExitCode> {
     }
     if all.len() >= 2 {
         print!("\n{}", results::comparison_table(&all[0], &all[1]));
+    }
+    if let Some(p) = &args.plot {
+        std::fs::write(p, crate::plot::svg(&all))
+            .with_context(|| format!("writing {}", p.display()))?;
+        eprintln!("softrouter bench: chart in {}", p.display());
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -21,6 +21,7 @@ pub mod dut;
 pub mod frame;
 pub mod results;
 pub mod plan;
+pub mod plot;
 pub mod search;
 pub mod settings;
 pub mod sim;

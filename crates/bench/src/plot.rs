@@ -1,0 +1,312 @@
+//! SVG charts of a run: throughput per frame size (grouped bars, one colour
+//! per DUT, the tester's maximum as a tick) and, when measured, median and
+//! p99 latency.
+//!
+//! Why hand-written SVG: a chart this simple needs no plotting library,
+//! and the usual ones pull in font rendering with system dependencies.
+//! The SVG is plain text a browser shows and a diff can read.
+
+use std::fmt::Write as _;
+
+use crate::results::{RunResults, TestValue};
+use crate::settings::TestKind;
+
+const W: f64 = 760.0;
+const PANEL_H: f64 = 260.0;
+const LEFT: f64 = 70.0;
+const RIGHT: f64 = 20.0;
+const TOP: f64 = 40.0;
+const COLOURS: [&str; 6] = [
+    "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b",
+];
+
+/// One bar: value, and whether it is a lower bound (tester-limited).
+type Bar = Option<(f64, bool)>;
+
+/// The chart for one or more runs (e.g. softrouter and linux side by side).
+pub fn svg(runs: &[RunResults]) -> String {
+    let labels = size_labels(runs);
+    let tp: Vec<Vec<Bar>> = runs
+        .iter()
+        .map(|r| labels.iter().map(|l| throughput(r, l)).collect())
+        .collect();
+    let max: Vec<Option<f64>> = labels
+        .iter()
+        .map(|l| runs.iter().find_map(|r| max_rate(r, l)))
+        .collect();
+    let lat: Vec<Vec<Option<(f64, f64)>>> = runs
+        .iter()
+        .map(|r| labels.iter().map(|l| latency(r, l)).collect())
+        .collect();
+    let has_lat = lat.iter().flatten().any(|v| v.is_some());
+    let panels = if has_lat { 2.0 } else { 1.0 };
+    let h = TOP + panels * (PANEL_H + 60.0) + 30.0;
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{h}" font-family="sans-serif" font-size="12">"#
+    );
+    let _ = writeln!(s, r#"<rect width="100%" height="100%" fill="white"/>"#);
+    // Legend.
+    for (i, r) in runs.iter().enumerate() {
+        let x = LEFT + i as f64 * 160.0;
+        let _ = writeln!(
+            s,
+            r#"<rect x="{x}" y="12" width="12" height="12" fill="{}"/><text x="{}" y="22">{}</text>"#,
+            COLOURS[i % COLOURS.len()],
+            x + 16.0,
+            esc(&format!("{} {}", r.meta.dut.kind, r.meta.dut.version))
+        );
+    }
+    let bars: Vec<Vec<Bar>> = tp
+        .iter()
+        .map(|row| row.iter().map(|b| b.map(|(v, l)| (v / 1e6, l))).collect())
+        .collect();
+    let ticks: Vec<Option<f64>> = max.iter().map(|m| m.map(|v| v / 1e6)).collect();
+    panel(
+        &mut s,
+        TOP,
+        "throughput, Mpps (hatched: lower bound, tester-limited; tick: tester maximum)",
+        &labels,
+        &bars,
+        &ticks,
+    );
+    if has_lat {
+        let med: Vec<Vec<Bar>> = lat
+            .iter()
+            .map(|row| {
+                row.iter()
+                    .map(|v| v.map(|(m, _)| (m / 1e3, false)))
+                    .collect()
+            })
+            .collect();
+        let p99: Vec<Option<f64>> = (0..labels.len())
+            .map(|j| {
+                lat.iter()
+                    .filter_map(|row| row[j].map(|(_, p)| p / 1e3))
+                    .reduce(f64::max)
+            })
+            .collect();
+        panel(
+            &mut s,
+            TOP + PANEL_H + 60.0,
+            "median latency, us (tick: highest p99)",
+            &labels,
+            &med,
+            &p99,
+        );
+    }
+    s.push_str("</svg>\n");
+    s
+}
+
+/// One bar panel at vertical offset `y0`.
+fn panel(
+    s: &mut String,
+    y0: f64,
+    title: &str,
+    labels: &[String],
+    bars: &[Vec<Bar>],
+    ticks: &[Option<f64>],
+) {
+    let top = bars
+        .iter()
+        .flatten()
+        .filter_map(|b| b.map(|(v, _)| v))
+        .chain(ticks.iter().flatten().copied())
+        .fold(0.0f64, f64::max);
+    let top = nice_ceiling(top);
+    let plot_w = W - LEFT - RIGHT;
+    let y_of = |v: f64| y0 + 20.0 + PANEL_H - v / top * PANEL_H;
+    let _ = writeln!(
+        s,
+        r#"<text x="{LEFT}" y="{}" font-weight="bold">{}</text>"#,
+        y0 + 10.0,
+        esc(title)
+    );
+    for k in 0..=4 {
+        let v = top * k as f64 / 4.0;
+        let y = y_of(v);
+        let _ = writeln!(
+            s,
+            r##"<line x1="{LEFT}" y1="{y:.1}" x2="{}" y2="{y:.1}" stroke="#ddd"/><text x="{}" y="{:.1}" text-anchor="end">{}</text>"##,
+            W - RIGHT,
+            LEFT - 6.0,
+            y + 4.0,
+            fmt_num(v)
+        );
+    }
+    let groups = labels.len().max(1) as f64;
+    let group_w = plot_w / groups;
+    let n = bars.len().max(1) as f64;
+    let bar_w = (group_w * 0.7 / n).min(60.0);
+    for (j, label) in labels.iter().enumerate() {
+        let gx = LEFT + j as f64 * group_w + group_w * 0.15;
+        for (i, row) in bars.iter().enumerate() {
+            let Some((v, lower)) = row[j] else { continue };
+            let x = gx + i as f64 * bar_w;
+            let y = y_of(v);
+            let colour = COLOURS[i % COLOURS.len()];
+            let _ = writeln!(
+                s,
+                r#"<rect x="{x:.1}" y="{y:.1}" width="{:.1}" height="{:.1}" fill="{colour}" fill-opacity="{}"><title>{}</title></rect>"#,
+                bar_w - 2.0,
+                y_of(0.0) - y,
+                if lower { "0.45" } else { "1" },
+                esc(&format!(
+                    "{label}: {}{}",
+                    if lower { ">= " } else { "" },
+                    fmt_num(v)
+                ))
+            );
+        }
+        if let Some(t) = ticks[j] {
+            let y = y_of(t);
+            let _ = writeln!(
+                s,
+                r##"<line x1="{gx:.1}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" stroke="#000" stroke-dasharray="4 2"/>"##,
+                gx + n * bar_w
+            );
+        }
+        let _ = writeln!(
+            s,
+            r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
+            gx + n * bar_w / 2.0,
+            y_of(0.0) + 16.0,
+            esc(label)
+        );
+    }
+}
+
+fn size_labels(runs: &[RunResults]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for r in runs {
+        for t in &r.tests {
+            let l = format!("{} v{}", t.size, t.ip);
+            if !out.contains(&l) {
+                out.push(l);
+            }
+        }
+    }
+    out
+}
+
+fn matching<'a>(r: &'a RunResults, label: &str, kind: TestKind) -> Option<&'a TestValue> {
+    r.tests
+        .iter()
+        .find(|t| t.test == kind && format!("{} v{}", t.size, t.ip) == label)
+        .map(|t| &t.result)
+}
+
+fn throughput(r: &RunResults, label: &str) -> Bar {
+    match matching(r, label, TestKind::Throughput)? {
+        TestValue::Throughput(t) => t.fps.map(|f| (f, t.tester_limited.is_some())),
+        _ => None,
+    }
+}
+
+fn max_rate(r: &RunResults, label: &str) -> Option<f64> {
+    match matching(r, label, TestKind::Throughput)? {
+        TestValue::Throughput(t) => Some(t.max_rate_fps),
+        _ => None,
+    }
+}
+
+/// (median, p99) in ns.
+fn latency(r: &RunResults, label: &str) -> Option<(f64, f64)> {
+    match matching(r, label, TestKind::Latency)? {
+        TestValue::Latency(l) if l.mean.count > 0 => {
+            Some((l.mean.median_ns as f64, l.mean.p99_ns as f64))
+        }
+        _ => None,
+    }
+}
+
+/// 1, 2 or 5 times a power of ten at or above `v`.
+fn nice_ceiling(v: f64) -> f64 {
+    if v <= 0.0 || !v.is_finite() {
+        return 1.0;
+    }
+    let p = 10f64.powf(v.log10().floor());
+    [1.0, 2.0, 5.0, 10.0]
+        .iter()
+        .map(|m| m * p)
+        .find(|&c| c >= v)
+        .unwrap_or(10.0 * p)
+}
+
+fn fmt_num(v: f64) -> String {
+    if v >= 100.0 {
+        format!("{v:.0}")
+    } else if v >= 1.0 {
+        format!("{v:.2}")
+    } else {
+        format!("{v:.3}")
+    }
+}
+
+fn esc(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::{DutInfo, RunMeta, TestResult};
+    use crate::search::{LatencyResult, ThroughputResult};
+    use crate::sizes::FrameSize;
+
+    fn run(kind: &str, fps: f64, limited: bool) -> RunResults {
+        let tp = ThroughputResult {
+            throughput_fps: Some(fps),
+            max_rate_fps: 200_000.0,
+            tester_limited: limited.then(|| "tester".to_string()),
+            ..ThroughputResult::default()
+        };
+        let mut lat = LatencyResult::default();
+        lat.mean.count = 10;
+        lat.mean.median_ns = 12_000;
+        lat.mean.p99_ns = 40_000;
+        RunResults {
+            meta: RunMeta {
+                dut: DutInfo {
+                    kind: kind.into(),
+                    ..DutInfo::default()
+                },
+                ..RunMeta::default()
+            },
+            settings: crate::settings::Settings::default(),
+            tests: vec![
+                TestResult::throughput(FrameSize::Fixed(64), 4, tp),
+                TestResult::latency(FrameSize::Fixed(64), 4, lat),
+            ],
+        }
+    }
+
+    #[test]
+    fn bars_legend_and_latency_panel() {
+        let s = svg(&[
+            run("softrouter", 180_000.0, true),
+            run("linux", 120_000.0, false),
+        ]);
+        assert!(s.starts_with("<svg") && s.trim_end().ends_with("</svg>"));
+        assert!(s.contains(">softrouter ") && s.contains(">linux "));
+        assert!(s.contains("64 v4: &gt;= 0.180"), "lower bound marked");
+        assert!(s.contains("64 v4: 0.120"));
+        assert!(s.contains("median latency"));
+        assert_eq!(
+            s.matches("<rect x=").count(),
+            2 + 2 + 2,
+            "legend, throughput and latency bars"
+        );
+    }
+
+    #[test]
+    fn nice_ceilings() {
+        assert_eq!(nice_ceiling(0.18), 0.2);
+        assert_eq!(nice_ceiling(3.0), 5.0);
+        assert_eq!(nice_ceiling(0.0), 1.0);
+    }
+}
