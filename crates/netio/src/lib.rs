@@ -20,6 +20,8 @@
 
 pub mod afpacket;
 pub mod afxdp;
+/// The raw `bpf(2)` wrappers (no libbpf), for other crates' XDP programs.
+pub use afxdp::bpf;
 pub mod burst;
 pub mod error;
 pub mod ifinfo;

@@ -5,8 +5,13 @@
 //! Each command's `union bpf_attr` member is declared as its own
 //! `#[repr(C)]` prefix struct; the kernel copies `size` bytes and treats
 //! the rest as zero.
+//!
+//! The generic wrappers ([`sys_bpf`], [`map_create`], [`prog_load_xdp`],
+//! [`link_xdp`]) are public (as `netio::bpf`) so other crates (the XDP
+//! tester in softrouter-bench) can issue their own commands.
 
 use crate::sys::{cvt, raw};
+use std::ffi::{CStr, CString};
 use std::io;
 use std::os::fd::{FromRawFd, OwnedFd, RawFd};
 
@@ -26,7 +31,9 @@ pub const XDP_FLAGS_SKB_MODE: u32 = 1 << 1;
 /// `XDP_FLAGS_DRV_MODE`: native XDP (in the driver).
 pub const XDP_FLAGS_DRV_MODE: u32 = 1 << 2;
 
-fn sys_bpf<T>(cmd: i32, attr: &mut T) -> io::Result<i32> {
+/// `bpf(cmd, attr, sizeof(attr))`: `attr` is the command's `#[repr(C)]`
+/// prefix of `union bpf_attr`. Returns the kernel's non-negative result.
+pub fn sys_bpf<T>(cmd: i32, attr: &mut T) -> io::Result<i32> {
     // SAFETY: attr is a live, initialised attribute struct of the size
     // passed; the kernel reads (and for some commands writes) only that.
     let r = unsafe {
@@ -89,7 +96,8 @@ struct LinkCreateAttr {
     flags: u32,
 }
 
-fn name16(s: &str) -> [u8; 16] {
+/// An object name as the kernel takes it: at most 15 bytes, NUL-padded.
+pub fn name16(s: &str) -> [u8; 16] {
     let mut n = [0u8; 16];
     for (d, c) in n.iter_mut().zip(s.bytes().take(15)) {
         *d = c;
@@ -97,19 +105,32 @@ fn name16(s: &str) -> [u8; 16] {
     n
 }
 
-/// Creates an XSKMAP of `entries` slots (key: queue index, value: socket).
-pub fn create_xskmap(entries: u32) -> io::Result<OwnedFd> {
+/// `BPF_MAP_CREATE`: a map of `map_type` with `map_flags`, named `name`.
+pub fn map_create(
+    map_type: u32,
+    key_size: u32,
+    value_size: u32,
+    max_entries: u32,
+    map_flags: u32,
+    name: &str,
+) -> io::Result<OwnedFd> {
     let mut a = MapCreateAttr {
-        map_type: BPF_MAP_TYPE_XSKMAP,
-        key_size: 4,
-        value_size: 4,
-        max_entries: entries.max(1),
-        map_name: name16("sr_xsks"),
+        map_type,
+        key_size,
+        value_size,
+        max_entries,
+        map_flags,
+        map_name: name16(name),
         ..Default::default()
     };
     let fd = sys_bpf(BPF_MAP_CREATE, &mut a)?;
     // SAFETY: a new fd returned by the kernel.
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// Creates an XSKMAP of `entries` slots (key: queue index, value: socket).
+pub fn create_xskmap(entries: u32) -> io::Result<OwnedFd> {
+    map_create(BPF_MAP_TYPE_XSKMAP, 4, 4, entries.max(1), 0, "sr_xsks")
 }
 
 /// `map[key] = sock_fd` (an XSKMAP stores the socket behind the fd).
@@ -137,35 +158,59 @@ pub fn map_delete(map: &OwnedFd, key: u32) -> io::Result<()> {
     }
 }
 
-/// Loads an XDP program. On failure the error message includes the
-/// verifier log.
-pub fn load_xdp(insns: &[u64], license: &str) -> io::Result<OwnedFd> {
-    let lic = std::ffi::CString::new(license).expect("license without NUL");
-    let mut log = vec![0u8; 64 * 1024];
+/// A failed `BPF_PROG_LOAD`: the error and the verifier's log.
+#[derive(Debug)]
+pub struct ProgLoadError {
+    pub error: io::Error,
+    /// The verifier log up to its NUL (lossy UTF-8), untrimmed.
+    pub log: String,
+}
+
+/// `BPF_PROG_LOAD` of an XDP program named `name` (expected attach type
+/// `BPF_XDP`), with a verifier log of `log_size` bytes (level 1) that is
+/// returned on failure.
+pub fn prog_load_xdp(
+    name: &str,
+    insns: &[u64],
+    license: &CStr,
+    log_size: usize,
+) -> Result<OwnedFd, ProgLoadError> {
+    let mut log = vec![0u8; log_size];
     let mut a = ProgLoadAttr {
         prog_type: BPF_PROG_TYPE_XDP,
         insn_cnt: insns.len() as u32,
         insns: insns.as_ptr() as u64,
-        license: lic.as_ptr() as u64,
+        license: license.as_ptr() as u64,
         log_level: 1,
         log_size: log.len() as u32,
         log_buf: log.as_mut_ptr() as u64,
-        prog_name: name16("sr_xsk_redir"),
+        prog_name: name16(name),
         expected_attach_type: BPF_XDP,
         ..Default::default()
     };
     match sys_bpf(BPF_PROG_LOAD, &mut a) {
         // SAFETY: a new fd returned by the kernel.
         Ok(fd) => Ok(unsafe { OwnedFd::from_raw_fd(fd) }),
-        Err(e) => {
+        Err(error) => {
             let end = log.iter().position(|&b| b == 0).unwrap_or(log.len());
-            let text = String::from_utf8_lossy(&log[..end]);
-            Err(io::Error::new(
-                e.kind(),
-                format!("BPF_PROG_LOAD: {e}; verifier log:\n{}", text.trim_end()),
-            ))
+            let log = String::from_utf8_lossy(&log[..end]).into_owned();
+            Err(ProgLoadError { error, log })
         }
     }
+}
+
+/// Loads an XDP program. On failure the error message includes the
+/// verifier log.
+pub fn load_xdp(insns: &[u64], license: &str) -> io::Result<OwnedFd> {
+    let lic = CString::new(license).expect("license without NUL");
+    prog_load_xdp("sr_xsk_redir", insns, &lic, 64 * 1024).map_err(
+        |ProgLoadError { error: e, log }| {
+            io::Error::new(
+                e.kind(),
+                format!("BPF_PROG_LOAD: {e}; verifier log:\n{}", log.trim_end()),
+            )
+        },
+    )
 }
 
 /// Attaches `prog` to `ifindex` as an XDP link with `flags`

@@ -55,6 +55,7 @@ use crate::analyzer::LatencySummary;
 use crate::plan::TrafficPlan;
 use crate::search::LossTimeline;
 use count_prog::*;
+use netio::bpf;
 use sys::ArrayMap;
 
 /// Frames per test run (one batch): about 100 us of traffic, 1..=256.
@@ -269,7 +270,7 @@ impl Engine {
         let mut links = Vec::new();
         for &i in ifindex {
             links.push(
-                sys::link_xdp(&prog, i)
+                bpf::link_xdp(&prog, i, bpf::XDP_FLAGS_DRV_MODE)
                     .with_context(|| format!("attaching the counting program to ifindex {i}"))?,
             );
         }

@@ -1,66 +1,22 @@
-//! The `bpf(2)` commands the XDP tester needs, without libbpf: mmapable
-//! array maps, program load (verifier log in the error), XDP link attach,
-//! and `BPF_PROG_TEST_RUN` (live frames for generation, plain runs for
-//! tests).
+//! The `bpf(2)` commands the XDP tester needs beyond the raw wrappers it
+//! shares with the AF_XDP port ([`netio::bpf`]: syscall, map create,
+//! program load, XDP link attach): mmapable array maps, program load with
+//! the tester's naming and log tail, and `BPF_PROG_TEST_RUN` (live frames
+//! for generation, plain runs for tests).
 //!
 //! Why mmapable arrays: user space reads the counters and the sequence
 //! bitmaps and resets them between trials by plain memory access, with no
 //! syscall per element (syscalls are expensive on this VM).
 
+use netio::bpf::{self, sys_bpf, ProgLoadError};
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, OwnedFd};
 
-const BPF_MAP_CREATE: i32 = 0;
-const BPF_PROG_LOAD: i32 = 5;
 const BPF_PROG_TEST_RUN: i32 = 10;
-const BPF_LINK_CREATE: i32 = 28;
 const BPF_MAP_TYPE_ARRAY: u32 = 2;
-const BPF_PROG_TYPE_XDP: u32 = 6;
-const BPF_XDP: u32 = 37;
 const BPF_F_MMAPABLE: u32 = 1 << 10;
 /// `BPF_F_TEST_XDP_LIVE_FRAMES` (kernel >= 5.18).
 pub const LIVE_FRAMES: u32 = 1 << 1;
-/// `XDP_FLAGS_DRV_MODE`.
-pub const XDP_FLAGS_DRV_MODE: u32 = 1 << 2;
-
-fn sys_bpf<T>(cmd: i32, attr: &mut T) -> io::Result<i32> {
-    // SAFETY: attr is a live, initialised attribute struct of the size
-    // passed; the kernel reads (and for some commands writes) only that.
-    let r = unsafe {
-        libc::syscall(
-            libc::SYS_bpf,
-            cmd,
-            (attr as *mut T).cast::<libc::c_void>(),
-            std::mem::size_of::<T>() as u32,
-        )
-    };
-    if r < 0 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(r as i32)
-    }
-}
-
-fn name16(s: &str) -> [u8; 16] {
-    let mut n = [0u8; 16];
-    for (d, c) in n.iter_mut().zip(s.bytes().take(15)) {
-        *d = c;
-    }
-    n
-}
-
-#[repr(C)]
-#[derive(Default)]
-struct MapCreateAttr {
-    map_type: u32,
-    key_size: u32,
-    value_size: u32,
-    max_entries: u32,
-    map_flags: u32,
-    inner_map_fd: u32,
-    numa_node: u32,
-    map_name: [u8; 16],
-}
 
 /// An mmapable BPF array map (u32 keys), mapped into our memory.
 pub struct ArrayMap {
@@ -77,19 +33,15 @@ unsafe impl Send for ArrayMap {}
 impl ArrayMap {
     /// `entries` values of `value_size` bytes (a multiple of 8), zeroed.
     pub fn new(name: &str, value_size: usize, entries: usize) -> io::Result<ArrayMap> {
-        let mut a = MapCreateAttr {
-            map_type: BPF_MAP_TYPE_ARRAY,
-            key_size: 4,
-            value_size: value_size as u32,
-            max_entries: entries.max(1) as u32,
-            map_flags: BPF_F_MMAPABLE,
-            map_name: name16(name),
-            ..Default::default()
-        };
-        let fd = sys_bpf(BPF_MAP_CREATE, &mut a)
-            .map_err(|e| io::Error::new(e.kind(), format!("BPF_MAP_CREATE {name}: {e}")))?;
-        // SAFETY: a new fd returned by the kernel.
-        let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+        let fd = bpf::map_create(
+            BPF_MAP_TYPE_ARRAY,
+            4,
+            value_size as u32,
+            entries.max(1) as u32,
+            BPF_F_MMAPABLE,
+            name,
+        )
+        .map_err(|e| io::Error::new(e.kind(), format!("BPF_MAP_CREATE {name}: {e}")))?;
         let page = 4096;
         let len = (value_size * entries.max(1)).div_ceil(page) * page;
         // SAFETY: mapping a BPF_F_MMAPABLE array map of this size.
@@ -163,86 +115,26 @@ impl Drop for ArrayMap {
     }
 }
 
-#[repr(C)]
-#[derive(Default)]
-struct ProgLoadAttr {
-    prog_type: u32,
-    insn_cnt: u32,
-    insns: u64,
-    license: u64,
-    log_level: u32,
-    log_size: u32,
-    log_buf: u64,
-    kern_version: u32,
-    prog_flags: u32,
-    prog_name: [u8; 16],
-    prog_ifindex: u32,
-    expected_attach_type: u32,
-}
-
 /// Load an XDP program; on failure the error carries the verifier log.
 pub fn load_xdp(name: &str, insns: &[u64]) -> io::Result<OwnedFd> {
-    let lic = c"GPL";
-    let mut log = vec![0u8; 1 << 20];
-    let mut a = ProgLoadAttr {
-        prog_type: BPF_PROG_TYPE_XDP,
-        insn_cnt: insns.len() as u32,
-        insns: insns.as_ptr() as u64,
-        license: lic.as_ptr() as u64,
-        log_level: 1,
-        log_size: log.len() as u32,
-        log_buf: log.as_mut_ptr() as u64,
-        prog_name: name16(name),
-        expected_attach_type: BPF_XDP,
-        ..Default::default()
-    };
-    match sys_bpf(BPF_PROG_LOAD, &mut a) {
-        // SAFETY: a new fd returned by the kernel.
-        Ok(fd) => Ok(unsafe { OwnedFd::from_raw_fd(fd) }),
-        Err(e) => {
-            let end = log.iter().position(|&b| b == 0).unwrap_or(log.len());
-            let text = String::from_utf8_lossy(&log[..end]);
-            // The end of the log says why.
-            let tail: String = text
-                .chars()
-                .rev()
-                .take(6000)
-                .collect::<Vec<_>>()
-                .into_iter()
-                .rev()
-                .collect();
-            Err(io::Error::new(
-                e.kind(),
-                format!(
-                    "BPF_PROG_LOAD {name}: {e}; verifier log (tail):\n{}",
-                    tail.trim_end()
-                ),
-            ))
-        }
-    }
-}
-
-#[repr(C)]
-#[derive(Default)]
-struct LinkCreateAttr {
-    prog_fd: u32,
-    target_ifindex: u32,
-    attach_type: u32,
-    flags: u32,
-}
-
-/// Attach `prog` to `ifindex` (in the calling thread's namespace) in
-/// native mode; detached when the returned fd closes.
-pub fn link_xdp(prog: &OwnedFd, ifindex: u32) -> io::Result<OwnedFd> {
-    let mut a = LinkCreateAttr {
-        prog_fd: prog.as_raw_fd() as u32,
-        target_ifindex: ifindex,
-        attach_type: BPF_XDP,
-        flags: XDP_FLAGS_DRV_MODE,
-    };
-    let fd = sys_bpf(BPF_LINK_CREATE, &mut a)?;
-    // SAFETY: a new fd returned by the kernel.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+    bpf::prog_load_xdp(name, insns, c"GPL", 1 << 20).map_err(|ProgLoadError { error: e, log }| {
+        // The end of the log says why.
+        let tail: String = log
+            .chars()
+            .rev()
+            .take(6000)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect();
+        io::Error::new(
+            e.kind(),
+            format!(
+                "BPF_PROG_LOAD {name}: {e}; verifier log (tail):\n{}",
+                tail.trim_end()
+            ),
+        )
+    })
 }
 
 #[repr(C)]
