@@ -45,9 +45,9 @@ use std::time::Duration;
 use anyhow::{anyhow, bail, Context, Result};
 use netio::Pool;
 
-use crate::analyzer::Analyzer;
+use crate::analyzer::{Analyzer, LatencySummary};
 use crate::frame::{build, Flow, FlowSet, FLAG_LEARNING, UDP_DST_PORT, UDP_SRC_PORT};
-use crate::plan::{DutProbe, TesterBackend, TrafficPlan};
+use crate::plan::{DutProbe, DutSample, TesterBackend, TrafficPlan};
 use crate::search::{LossTimeline, Trial, TrialOutcome, TrialSpec};
 use crate::sizes::FrameSize;
 use gen::{GenJob, GenPhase, GenPortJob, GenResult, Template};
@@ -534,59 +534,39 @@ impl Trial for NetTrial {
         let rx_drops = self.tester_rx_drops().saturating_sub(drops_before);
         let rep = done.analyzer.finish(&g.sent);
 
-        // Achieved rate per port: frames over the time spent sending (the
-        // schedule's length for frames on time; longer when behind).
-        let nports = g.port_frames.len().max(1) as f64;
-        let frames_per_port = g.port_frames.iter().sum::<u64>() as f64 / nports;
-        let elapsed_ns = if spec.burst.is_some() {
-            g.end_ns.saturating_sub(g.start_ns).max(1) as f64
-        } else {
-            // On schedule, the last round goes out one interval before the
-            // ideal end: count that interval.
-            let last_rate = phases.last().map_or(1.0, |p| p.rate_fps);
-            let b = gen::batch_for(last_rate) as f64;
-            (g.end_ns.saturating_sub(g.start_ns) as f64 + b * 1e9 / last_rate)
-                .max(g.ideal_ns as f64)
-                .max(1.0)
-        };
-        let achieved = frames_per_port * 1e9 / elapsed_ns;
-
-        let mut reasons = Vec::new();
-        if g.fell_behind {
-            reasons.push(format!(
-                "generator fell behind its schedule: sent {:.0} of {} frames per port in the \
-                 trial time (max lag {:.1} ms)",
-                frames_per_port,
-                per_port,
-                g.max_lag_ns as f64 / 1e6
-            ));
-        }
+        let mut own = Vec::new();
         if g.ring_drops > 0 {
-            reasons.push(format!(
+            own.push(format!(
                 "tester TX ring full: {} frames could not be queued",
                 g.ring_drops
             ));
         }
         if g.pool_empty > 0 {
-            reasons.push(format!(
+            own.push(format!(
                 "tester buffer pool empty in {} rounds",
                 g.pool_empty
             ));
         }
         if rx_drops > 0 {
-            reasons.push(format!(
+            own.push(format!(
                 "tester RX dropped {rx_drops} frames (AF_XDP ring full / no fill buffers)"
             ));
         }
-        if spec.burst.is_none()
-            && spec.phases.is_empty()
-            && achieved < spec.rate_fps * (1.0 - self.opts.rate_tolerance_pct / 100.0)
-        {
-            reasons.push(format!(
-                "achieved {:.0} fps of {:.0} fps target per port (tolerance {}%)",
-                achieved, spec.rate_fps, self.opts.rate_tolerance_pct
-            ));
-        }
+        let (achieved, reasons) = self.tester_limits(
+            spec,
+            &phases,
+            per_port,
+            &SendTiming {
+                port_frames: &g.port_frames,
+                start_ns: g.start_ns,
+                end_ns: g.end_ns,
+                ideal_ns: g.ideal_ns,
+                fell_behind: g.fell_behind,
+                max_lag_ns: g.max_lag_ns,
+            },
+            gen::batch_for,
+            own,
+        );
         if rep.clock_errors > 0 {
             tracing::warn!("{} frames had timestamps in the future", rep.clock_errors);
         }
@@ -607,23 +587,130 @@ impl Trial for NetTrial {
                 &done.analyzer,
             )
         });
-        let limited = !reasons.is_empty();
-        Ok(TrialOutcome {
-            offered_rate_fps: spec.rate_fps,
-            sent: sent_total,
-            received: rep.received,
-            lost: rep.lost,
-            reordered: rep.reordered,
-            duplicates: rep.duplicates,
-            non_test: rep.non_test,
-            achieved_tx_rate_fps: achieved,
-            tester_limited: limited,
-            tester_limit_reason: limited.then(|| reasons.join("; ")),
-            latency: rep.latency,
-            timeline,
-            sys: sample.as_ref().and_then(|s| s.sys.clone()),
-            dut_stats: sample.and_then(|s| s.dut_stats),
-        })
+        Ok(outcome(
+            spec,
+            Counted {
+                sent: sent_total,
+                received: rep.received,
+                lost: rep.lost,
+                reordered: rep.reordered,
+                duplicates: rep.duplicates,
+                non_test: rep.non_test,
+                latency: rep.latency,
+                timeline,
+            },
+            achieved,
+            reasons,
+            sample,
+        ))
+    }
+}
+
+/// How a trial's generator kept to its schedule, as both backends (AF_XDP
+/// and xdp) report it.
+pub(crate) struct SendTiming<'a> {
+    /// Frames sent per port.
+    pub port_frames: &'a [u64],
+    pub start_ns: u64,
+    pub end_ns: u64,
+    /// The schedule's length.
+    pub ideal_ns: u64,
+    pub fell_behind: bool,
+    pub max_lag_ns: u64,
+}
+
+/// What the receive side counted in a trial.
+pub(crate) struct Counted {
+    pub sent: u64,
+    pub received: u64,
+    pub lost: u64,
+    pub reordered: u64,
+    pub duplicates: u64,
+    pub non_test: u64,
+    pub latency: LatencySummary,
+    pub timeline: Option<LossTimeline>,
+}
+
+impl NetTrial {
+    /// The achieved rate per port and the reasons the tester, not the DUT,
+    /// limited the trial: a generator behind its schedule, then `own` (the
+    /// backend's own drops), then a missed target rate. `batch_for`: the
+    /// backend's frames per round at a rate.
+    pub(crate) fn tester_limits(
+        &self,
+        spec: &TrialSpec,
+        phases: &[GenPhase],
+        per_port: u64,
+        t: &SendTiming,
+        batch_for: fn(f64) -> u64,
+        own: Vec<String>,
+    ) -> (f64, Vec<String>) {
+        // Achieved rate per port: frames over the time spent sending (the
+        // schedule's length for frames on time; longer when behind).
+        let nports = t.port_frames.len().max(1) as f64;
+        let frames_per_port = t.port_frames.iter().sum::<u64>() as f64 / nports;
+        let elapsed_ns = if spec.burst.is_some() {
+            t.end_ns.saturating_sub(t.start_ns).max(1) as f64
+        } else {
+            // On schedule, the last round goes out one interval before the
+            // ideal end: count that interval.
+            let last_rate = phases.last().map_or(1.0, |p| p.rate_fps);
+            let b = batch_for(last_rate) as f64;
+            (t.end_ns.saturating_sub(t.start_ns) as f64 + b * 1e9 / last_rate)
+                .max(t.ideal_ns as f64)
+                .max(1.0)
+        };
+        let achieved = frames_per_port * 1e9 / elapsed_ns;
+
+        let mut reasons = Vec::new();
+        if t.fell_behind {
+            reasons.push(format!(
+                "generator fell behind its schedule: sent {:.0} of {} frames per port in the \
+                 trial time (max lag {:.1} ms)",
+                frames_per_port,
+                per_port,
+                t.max_lag_ns as f64 / 1e6
+            ));
+        }
+        reasons.extend(own);
+        if spec.burst.is_none()
+            && spec.phases.is_empty()
+            && achieved < spec.rate_fps * (1.0 - self.opts.rate_tolerance_pct / 100.0)
+        {
+            reasons.push(format!(
+                "achieved {:.0} fps of {:.0} fps target per port (tolerance {}%)",
+                achieved, spec.rate_fps, self.opts.rate_tolerance_pct
+            ));
+        }
+        (achieved, reasons)
+    }
+}
+
+/// A trial's outcome from what was counted, the achieved rate, the
+/// tester-limit reasons and the DUT probe's sample.
+pub(crate) fn outcome(
+    spec: &TrialSpec,
+    c: Counted,
+    achieved: f64,
+    reasons: Vec<String>,
+    sample: Option<DutSample>,
+) -> TrialOutcome {
+    let limited = !reasons.is_empty();
+    TrialOutcome {
+        offered_rate_fps: spec.rate_fps,
+        sent: c.sent,
+        received: c.received,
+        lost: c.lost,
+        reordered: c.reordered,
+        duplicates: c.duplicates,
+        non_test: c.non_test,
+        achieved_tx_rate_fps: achieved,
+        tester_limited: limited,
+        tester_limit_reason: limited.then(|| reasons.join("; ")),
+        latency: c.latency,
+        timeline: c.timeline,
+        sys: sample.as_ref().and_then(|s| s.sys.clone()),
+        dut_stats: sample.and_then(|s| s.dut_stats),
     }
 }
 

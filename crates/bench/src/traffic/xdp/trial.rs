@@ -5,7 +5,7 @@
 use anyhow::{Context, Result};
 
 use super::super::gen::GenPhase;
-use super::super::NetTrial;
+use super::super::{outcome, Counted, NetTrial, SendTiming};
 use super::XdpJob;
 use crate::search::{TrialOutcome, TrialSpec};
 
@@ -74,57 +74,39 @@ impl NetTrial {
             Some(p) => Some(p.end().context("DUT probe (end)")?),
             None => None,
         };
-        // Achieved rate per port, as the AF_XDP path computes it.
-        let nports = g.port_frames.len().max(1) as f64;
-        let frames_per_port = g.port_frames.iter().sum::<u64>() as f64 / nports;
-        let elapsed_ns = if spec.burst.is_some() {
-            g.end_ns.saturating_sub(g.start_ns).max(1) as f64
-        } else {
-            let last_rate = phases.last().map_or(1.0, |p| p.rate_fps);
-            let b = super::batch_for(last_rate) as f64;
-            (g.end_ns.saturating_sub(g.start_ns) as f64 + b * 1e9 / last_rate)
-                .max(g.ideal_ns as f64)
-                .max(1.0)
-        };
-        let achieved = frames_per_port * 1e9 / elapsed_ns;
-        let mut reasons = Vec::new();
-        if g.fell_behind {
-            reasons.push(format!(
-                "generator fell behind its schedule: sent {:.0} of {} frames per port in the \
-                 trial time (max lag {:.1} ms)",
-                frames_per_port,
-                per_port,
-                g.max_lag_ns as f64 / 1e6
-            ));
-        }
-        if spec.burst.is_none()
-            && spec.phases.is_empty()
-            && achieved < spec.rate_fps * (1.0 - self.opts.rate_tolerance_pct / 100.0)
-        {
-            reasons.push(format!(
-                "achieved {:.0} fps of {:.0} fps target per port (tolerance {}%)",
-                achieved, spec.rate_fps, self.opts.rate_tolerance_pct
-            ));
-        }
+        let (achieved, reasons) = self.tester_limits(
+            spec,
+            &phases,
+            per_port,
+            &SendTiming {
+                port_frames: &g.port_frames,
+                start_ns: g.start_ns,
+                end_ns: g.end_ns,
+                ideal_ns: g.ideal_ns,
+                fell_behind: g.fell_behind,
+                max_lag_ns: g.max_lag_ns,
+            },
+            super::batch_for,
+            Vec::new(),
+        );
         if g.clock_errors > 0 {
             tracing::warn!("{} frames had timestamps in the future", g.clock_errors);
         }
-        let limited = !reasons.is_empty();
-        Ok(TrialOutcome {
-            offered_rate_fps: spec.rate_fps,
-            sent: g.sent,
-            received: g.received,
-            lost: g.lost,
-            reordered: g.reordered,
-            duplicates: g.duplicates,
-            non_test: g.non_test,
-            achieved_tx_rate_fps: achieved,
-            tester_limited: limited,
-            tester_limit_reason: limited.then(|| reasons.join("; ")),
-            latency: g.latency,
-            timeline: g.timeline,
-            sys: sample.as_ref().and_then(|s| s.sys.clone()),
-            dut_stats: sample.and_then(|s| s.dut_stats),
-        })
+        Ok(outcome(
+            spec,
+            Counted {
+                sent: g.sent,
+                received: g.received,
+                lost: g.lost,
+                reordered: g.reordered,
+                duplicates: g.duplicates,
+                non_test: g.non_test,
+                latency: g.latency,
+                timeline: g.timeline,
+            },
+            achieved,
+            reasons,
+            sample,
+        ))
     }
 }
