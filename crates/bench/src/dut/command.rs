@@ -32,7 +32,10 @@ use testbed::RouterMode;
 
 use super::bed::{format_mac, if_counters, Bed, IfCounters};
 use super::probe::{merge, CpuMeter, Direct};
-use super::{shell_output, Dut, DutOptions};
+use super::{
+    counters_since, describe_bed, dut_ns, log_tail, named_counters, shell_output, terminate_group,
+    Dut, DutOptions, Ended,
+};
 use crate::plan::{DutProbe, DutSample, TesterBackend, TrafficPlan};
 use crate::settings::{DutSettings, Pattern};
 
@@ -191,25 +194,16 @@ impl CommandDut {
 
     fn terminate(&mut self) -> Option<String> {
         let mut child = self.child.take()?;
-        if let Ok(Some(st)) = child.try_wait() {
+        let ended = terminate_group(&mut child, self.pgid, Duration::from_secs(5));
+        if !matches!(ended, Ended::Killed(_)) {
             // The leader is gone, but its group may live on.
             // SAFETY: signalling the process group we created.
             unsafe { libc::kill(-self.pgid, libc::SIGKILL) };
-            return Some(format!("exited by itself: {st}"));
         }
-        // SAFETY: as above.
-        unsafe { libc::kill(-self.pgid, libc::SIGTERM) };
-        let deadline = Instant::now() + Duration::from_secs(5);
-        loop {
-            if let Ok(Some(st)) = child.try_wait() {
-                unsafe { libc::kill(-self.pgid, libc::SIGKILL) };
-                return Some(st.to_string());
-            }
-            if Instant::now() > deadline {
-                unsafe { libc::kill(-self.pgid, libc::SIGKILL) };
-                return child.wait().ok().map(|s| format!("killed: {s}"));
-            }
-            std::thread::sleep(Duration::from_millis(20));
+        match ended {
+            Ended::Before(st) => Some(format!("exited by itself: {st}")),
+            Ended::Exited(st) => Some(st.to_string()),
+            Ended::Killed(st) => st.map(|s| format!("killed: {s}")),
         }
     }
 }
@@ -226,15 +220,15 @@ impl Dut for CommandDut {
     fn probe(&self) -> Box<dyn DutProbe> {
         Box::new(CommandProbe {
             meter: CpuMeter::new(Direct::ProcessGroup(self.pgid)),
-            ns: self.bed.dut().map(|n| n.name().to_string()),
+            ns: dut_ns(&self.bed),
             ifaces: self.bed.dut_ifaces(),
             start: None,
         })
     }
 
     fn describe(&self) -> Value {
-        let ns = self.bed.dut().map(|n| n.name().to_string());
-        json!({
+        let ns = dut_ns(&self.bed);
+        let own = json!({
             "kind": "command",
             "command": self.command,
             "version": self.version,
@@ -242,11 +236,8 @@ impl Dut for CommandDut {
             "kernel_addresses": self.addresses,
             "ip_forward": ns.as_deref().map(|n| shell_output(Some(n), "sysctl -n net.ipv4.ip_forward")),
             "kernel": super::kernel_release(),
-            "queues_per_port": self.bed.queues,
-            "pattern": String::from(self.bed.pattern),
-            "namespaces": self.bed.namespaces(),
-            "ports": self.bed.describe_ports(),
-        })
+        });
+        merge(own, describe_bed(&self.bed))
     }
 
     fn bed(&self) -> &Bed {
@@ -254,19 +245,14 @@ impl Dut for CommandDut {
     }
 
     fn stop(mut self: Box<Self>) -> Result<Value> {
-        let ns = self.bed.dut().map(|n| n.name().to_string());
+        let ns = dut_ns(&self.bed);
         let ifs = if_counters(ns.as_deref(), &self.bed.dut_ifaces()).ok();
         let status = self.terminate();
-        let out = std::fs::read_to_string(&self.log_path).unwrap_or_default();
-        let start = out.len().saturating_sub(2000);
-        let start = (start..out.len())
-            .find(|&i| out.is_char_boundary(i))
-            .unwrap_or(0);
         Ok(json!({
             "kind": "command",
             "exit": status,
             "interfaces": ifs.map(|c| self.bed.dut_ifaces().into_iter().zip(c).collect::<std::collections::BTreeMap<_, _>>()),
-            "output_tail": out[start..].trim(),
+            "output_tail": log_tail(&self.log_path, 2000),
         }))
     }
 }
@@ -297,15 +283,10 @@ impl DutProbe for CommandProbe {
             .take()
             .context("command probe: end() without begin()")?;
         let c1 = if_counters(self.ns.as_deref(), &self.ifaces)?;
-        let d: Vec<IfCounters> = c1.iter().zip(&c0).map(|(b, a)| b.since(a)).collect();
+        let d = counters_since(&c1, &c0);
         let fwd = d.iter().map(|c| c.tx_packets).sum::<u64>();
         let (sys, cpu) = self.meter.end(Some((fwd, "DUT interface TX packets")))?;
-        let ifs: Vec<Value> = self
-            .ifaces
-            .iter()
-            .zip(&d)
-            .map(|(n, c)| merge(json!({ "name": n }), json!(c)))
-            .collect();
+        let ifs = named_counters(&self.ifaces, &d);
         Ok(DutSample {
             sys: Some(sys),
             dut_stats: Some(merge(json!({ "kind": "command", "interfaces": ifs }), cpu)),

@@ -17,8 +17,7 @@ use anyhow::{bail, Context, Result};
 use serde_json::{json, Value};
 
 use super::bed::{format_mac, if_counters, ip_in, parse_mac, read_mac, Bed, BedPort, IfCounters};
-use super::probe::merge;
-use super::{Dut, DutOptions};
+use super::{counters_since, named_counters, Dut, DutOptions};
 use crate::plan::{DutProbe, DutSample, TesterBackend, TrafficPlan};
 use crate::settings::{DutSettings, Pattern};
 
@@ -155,12 +154,7 @@ impl DutProbe for ExternalProbe {
             .take()
             .context("external probe: end() without begin()")?;
         let c1 = if_counters(None, &self.ifaces)?;
-        let ifs: Vec<Value> = self
-            .ifaces
-            .iter()
-            .zip(c1.iter().zip(&c0))
-            .map(|(n, (b, a))| merge(json!({ "name": n }), json!(b.since(a))))
-            .collect();
+        let ifs = named_counters(&self.ifaces, &counters_since(&c1, &c0));
         Ok(DutSample {
             sys: None,
             dut_stats: Some(json!({

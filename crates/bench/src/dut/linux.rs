@@ -38,7 +38,7 @@ use testbed::RouterMode;
 
 use super::bed::{if_counters, ping_from_tester, Bed, IfCounters};
 use super::probe::{merge, CpuMeter, Direct};
-use super::{Dut, DutOptions};
+use super::{counters_since, describe_bed, dut_ns, named_counters, Dut, DutOptions};
 use crate::plan::{DutProbe, DutSample, TesterBackend, TrafficPlan};
 use crate::settings::{DutSettings, Pattern};
 
@@ -355,18 +355,14 @@ impl Dut for LinuxDut {
     fn probe(&self) -> Box<dyn DutProbe> {
         Box::new(LinuxProbe {
             meter: CpuMeter::new(Direct::Softirq),
-            ns: self
-                .bed
-                .dut()
-                .map(|n| n.name().to_string())
-                .unwrap_or_default(),
+            ns: dut_ns(&self.bed).unwrap_or_default(),
             ifaces: self.bed.dut_ifaces(),
             start: None,
         })
     }
 
     fn describe(&self) -> Value {
-        json!({
+        let own = json!({
             "kind": "linux",
             "version": format!("Linux {}", super::kernel_release()),
             "sysctls_in_dut_namespace": self.sysctls,
@@ -380,11 +376,8 @@ impl Dut for LinuxDut {
             "rps_cpus": self.rps,
             "veth_napi_gro": self.napi,
             "online_cpus": online_cpus(),
-            "queues_per_port": self.bed.queues,
-            "pattern": String::from(self.bed.pattern),
-            "namespaces": self.bed.namespaces(),
-            "ports": self.bed.describe_ports(),
-        })
+        });
+        merge(own, describe_bed(&self.bed))
     }
 
     fn bed(&self) -> &Bed {
@@ -392,11 +385,7 @@ impl Dut for LinuxDut {
     }
 
     fn stop(mut self: Box<Self>) -> Result<Value> {
-        let ns = self
-            .bed
-            .dut()
-            .map(|n| n.name().to_string())
-            .unwrap_or_default();
+        let ns = dut_ns(&self.bed).unwrap_or_default();
         let counters = kernel_counters(&ns).ok();
         let ifs = if_counters(Some(&ns), &self.bed.dut_ifaces()).ok();
         let restored = self.restore();
@@ -444,12 +433,7 @@ impl DutProbe for LinuxProbe {
         let c1 = if_counters(Some(&self.ns), &self.ifaces)?;
         let fwd = forwarded(&k1).saturating_sub(forwarded(&k0));
         let (sys, cpu) = self.meter.end(Some((fwd, "kernel ForwDatagrams")))?;
-        let ifs: Vec<Value> = self
-            .ifaces
-            .iter()
-            .zip(c1.iter().zip(&c0))
-            .map(|(n, (b, a))| merge(json!({ "name": n }), json!(b.since(a))))
-            .collect();
+        let ifs = named_counters(&self.ifaces, &counters_since(&c1, &c0));
         let stats = merge(
             json!({
                 "kind": "linux",

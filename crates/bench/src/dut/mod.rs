@@ -26,7 +26,8 @@ pub mod probe;
 pub mod softrouter;
 
 use std::path::PathBuf;
-use std::time::Duration;
+use std::process::{Child, ExitStatus};
+use std::time::{Duration, Instant};
 
 use anyhow::Result;
 use serde_json::Value;
@@ -35,6 +36,7 @@ use crate::plan::{DutProbe, TesterBackend, TrafficPlan};
 use crate::settings::{DutSettings, Pattern};
 
 pub use bed::{pairs, ping_through, Bed, BedPort, Detour};
+use bed::IfCounters;
 
 /// How to start a DUT, beyond its own settings.
 #[derive(Debug, Clone)]
@@ -151,4 +153,79 @@ pub fn kernel_release() -> String {
     std::fs::read_to_string("/proc/sys/kernel/osrelease")
         .map(|s| s.trim().to_string())
         .unwrap_or_else(|_| "unknown".into())
+}
+
+/// The name of the testbed's DUT namespace, if it has one.
+pub(crate) fn dut_ns(bed: &Bed) -> Option<String> {
+    bed.dut().map(|n| n.name().to_string())
+}
+
+/// The testbed facts the kinds with a DUT namespace report in
+/// [`Dut::describe`] (merge them into the kind's own).
+pub(crate) fn describe_bed(bed: &Bed) -> Value {
+    serde_json::json!({
+        "queues_per_port": bed.queues,
+        "pattern": String::from(bed.pattern),
+        "namespaces": bed.namespaces(),
+        "ports": bed.describe_ports(),
+    })
+}
+
+/// Interface counters over a trial: `after - before`, per interface.
+pub(crate) fn counters_since(after: &[IfCounters], before: &[IfCounters]) -> Vec<IfCounters> {
+    after.iter().zip(before).map(|(b, a)| b.since(a)).collect()
+}
+
+/// Interface counters as JSON objects carrying the interface's name.
+pub(crate) fn named_counters(ifaces: &[String], counters: &[IfCounters]) -> Vec<Value> {
+    ifaces
+        .iter()
+        .zip(counters)
+        .map(|(n, c)| probe::merge(serde_json::json!({ "name": n }), serde_json::json!(c)))
+        .collect()
+}
+
+/// The last `max` bytes (at a character boundary) of a DUT's log file,
+/// trimmed; empty when it cannot be read.
+pub(crate) fn log_tail(path: &std::path::Path, max: usize) -> String {
+    let s = std::fs::read_to_string(path).unwrap_or_default();
+    let start = s.len().saturating_sub(max);
+    let start = (start..s.len())
+        .find(|&i| s.is_char_boundary(i))
+        .unwrap_or(s.len());
+    s[start..].trim().to_string()
+}
+
+/// How a DUT child ended under [`terminate_group`].
+pub(crate) enum Ended {
+    /// It had exited before it was signalled.
+    Before(ExitStatus),
+    /// It exited after SIGTERM, within the grace time.
+    Exited(ExitStatus),
+    /// It was still running at the deadline and got SIGKILL (`None`: the
+    /// wait for it failed).
+    Killed(Option<ExitStatus>),
+}
+
+/// Stops `child`, the leader of process group `pgid` (see
+/// [`child_setup`]): SIGTERM to the group, wait up to `grace`, then
+/// SIGKILL to the group.
+pub(crate) fn terminate_group(child: &mut Child, pgid: i32, grace: Duration) -> Ended {
+    if let Ok(Some(st)) = child.try_wait() {
+        return Ended::Before(st);
+    }
+    // SAFETY: signalling the process group of a child we started.
+    unsafe { libc::kill(-pgid, libc::SIGTERM) };
+    let deadline = Instant::now() + grace;
+    loop {
+        if let Ok(Some(st)) = child.try_wait() {
+            return Ended::Exited(st);
+        }
+        if Instant::now() > deadline {
+            // SAFETY: as above.
+            unsafe { libc::kill(-pgid, libc::SIGKILL) };
+            return Ended::Killed(child.wait().ok());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }

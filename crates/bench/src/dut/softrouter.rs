@@ -32,7 +32,10 @@ use testbed::RouterMode;
 
 use super::bed::{format_mac, if_counters, ping_from_tester, Bed};
 use super::probe::{merge, CpuMeter, Direct};
-use super::{Dut, DutOptions};
+use super::{
+    counters_since, describe_bed, dut_ns, log_tail, named_counters, terminate_group, Dut,
+    DutOptions, Ended,
+};
 use crate::plan::{DutProbe, DutSample, TrafficPlan};
 use crate::settings::{DutSettings, Pattern};
 
@@ -129,15 +132,6 @@ fn substitute(text: &str, bed: &Bed) -> String {
         );
     }
     t
-}
-
-fn tail(path: &Path, max: usize) -> String {
-    let s = std::fs::read_to_string(path).unwrap_or_default();
-    let start = s.len().saturating_sub(max);
-    let start = (start..s.len())
-        .find(|&i| s.is_char_boundary(i))
-        .unwrap_or(s.len());
-    s[start..].trim().to_string()
 }
 
 static DIR_COUNTER: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
@@ -243,7 +237,7 @@ impl SoftrouterDut {
         match child.try_wait() {
             Ok(Some(st)) => Some(format!(
                 "softrouter exited ({st}) before it was ready; its output:\n{}",
-                tail(&self.log_path, 4000)
+                log_tail(&self.log_path, 4000)
             )),
             _ => None,
         }
@@ -262,7 +256,7 @@ impl SoftrouterDut {
                 bail!(
                     "not ready after {:?} (no \"forwarding on\" in its log); its output:\n{}",
                     timeout,
-                    tail(&self.log_path, 4000)
+                    log_tail(&self.log_path, 4000)
                 );
             }
             std::thread::sleep(Duration::from_millis(20));
@@ -283,7 +277,7 @@ impl SoftrouterDut {
                             p.index,
                             p.dut_if,
                             timeout,
-                            tail(&self.log_path, 4000)
+                            log_tail(&self.log_path, 4000)
                         );
                     }
                 }
@@ -295,22 +289,9 @@ impl SoftrouterDut {
     /// Send SIGTERM to the group, wait up to `grace`, then SIGKILL.
     fn terminate(&mut self, grace: Duration) -> Option<std::process::ExitStatus> {
         let mut child = self.child.take()?;
-        if let Ok(Some(st)) = child.try_wait() {
-            return Some(st);
-        }
-        // SAFETY: signalling our own child's process group.
-        unsafe { libc::kill(-self.pid, libc::SIGTERM) };
-        let deadline = Instant::now() + grace;
-        loop {
-            if let Ok(Some(st)) = child.try_wait() {
-                return Some(st);
-            }
-            if Instant::now() > deadline {
-                // SAFETY: as above.
-                unsafe { libc::kill(-self.pid, libc::SIGKILL) };
-                return child.wait().ok();
-            }
-            std::thread::sleep(Duration::from_millis(20));
+        match terminate_group(&mut child, self.pid, grace) {
+            Ended::Before(st) | Ended::Exited(st) => Some(st),
+            Ended::Killed(st) => st,
         }
     }
 }
@@ -329,26 +310,23 @@ impl Dut for SoftrouterDut {
             meter: CpuMeter::new(Direct::ProcessGroup(self.pid)),
             pid: self.pid,
             stats_path: self.stats_path.clone(),
-            ns: self.bed.dut().map(|n| n.name().to_string()),
+            ns: dut_ns(&self.bed),
             ifaces: self.bed.dut_ifaces(),
             start: None,
         })
     }
 
     fn describe(&self) -> Value {
-        json!({
+        let own = json!({
             "kind": "softrouter",
             "version": self.version,
             "binary": self.bin.display().to_string(),
             "driver": self.driver,
             "config_source": self.config_source,
             "config": self.config_text,
-            "queues_per_port": self.bed.queues,
-            "pattern": String::from(self.bed.pattern),
-            "namespaces": self.bed.namespaces(),
-            "ports": self.bed.describe_ports(),
             "kernel": super::kernel_release(),
-        })
+        });
+        merge(own, describe_bed(&self.bed))
     }
 
     fn bed(&self) -> &Bed {
@@ -361,7 +339,7 @@ impl Dut for SoftrouterDut {
             .ok()
             .and_then(|t| serde_json::from_str(&t).ok());
         let ok = status.is_some_and(|s| s.success());
-        let log = tail(&self.log_path, 2000);
+        let log = log_tail(&self.log_path, 2000);
         let v = json!({
             "kind": "softrouter",
             "exit_status": status.map(|s| s.to_string()),
@@ -504,12 +482,7 @@ impl DutProbe for SoftrouterProbe {
         let sr = stats_delta(&s0, &s1);
         let fwd = sr["forwarded"].as_u64().unwrap_or(0);
         let (sys, cpu) = self.meter.end(Some((fwd, "softrouter forwarded")))?;
-        let ifs: Vec<Value> = self
-            .ifaces
-            .iter()
-            .zip(c1.iter().zip(&c0))
-            .map(|(n, (b, a))| merge(json!({ "name": n }), json!(b.since(a))))
-            .collect();
+        let ifs = named_counters(&self.ifaces, &counters_since(&c1, &c0));
         let stats = merge(
             json!({ "kind": "softrouter", "softrouter": sr, "interfaces": ifs }),
             cpu,
