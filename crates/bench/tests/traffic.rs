@@ -6,65 +6,26 @@
 //! Every namespace and veth is created here and removed on drop, also when
 //! an assertion fails.
 
-use std::net::{Ipv4Addr, Ipv6Addr};
+mod common;
+
 use std::time::{Duration, Instant};
 
 use bench::dut::bed::{format_mac, read_mac};
-use bench::plan::{TesterBackend, TesterPort, TrafficPlan};
+use bench::plan::{TesterBackend, TrafficPlan};
 use bench::search::{self, Phase, Trial, TrialSpec};
 use bench::sizes::{FrameSize, Mix};
 use bench::traffic::{calibrate, NetTrial, TrafficOptions};
-use testbed::{Netns, Star, VethPair};
-
-/// One namespace with one veth whose ends are both tester ports.
-struct Wire {
-    plan: TrafficPlan,
-    _veth: VethPair,
-    _ns: Netns,
-}
-
-fn wire(backend: TesterBackend, ipv6: bool, flows: u32) -> Wire {
-    let ns = Netns::new("tw").unwrap();
-    let veth = VethPair::new(&ns, &ns, 1).unwrap();
-    let ma = read_mac(Some(ns.name()), &veth.a).unwrap();
-    let mb = read_mac(Some(ns.name()), &veth.b).unwrap();
-    let port = |iface: &str, i: u8, mac, peer_mac| TesterPort {
-        netns: Some(ns.name().to_string()),
-        iface: iface.to_string(),
-        mac,
-        v4: Ipv4Addr::new(198, 18, i, 2),
-        v6: Ipv6Addr::new(0x2001, 2, 0, u16::from(i), 0, 0, 0, 2),
-        peer_mac,
-        peer_v4: Ipv4Addr::new(198, 18, i, 1),
-        peer_v6: Ipv6Addr::new(0x2001, 2, 0, u16::from(i), 0, 0, 0, 1),
-        dest_v4: Ipv4Addr::new(198, 19, i, 0),
-        dest_v6: Ipv6Addr::new(0x2001, 2, 0, 0x100 + u16::from(i), 0, 0, 0, 0),
-    };
-    let plan = TrafficPlan {
-        ports: vec![port(&veth.a, 0, ma, mb), port(&veth.b, 1, mb, ma)],
-        pairs: vec![(0, 1)],
-        flows_per_pair: flows,
-        ipv6,
-        backend,
-        queues: 1,
-    };
-    Wire {
-        plan,
-        _veth: veth,
-        _ns: ns,
-    }
-}
+use common::{kernel_dut_plan, quick, wire};
+use testbed::Star;
 
 /// star(2) with the Linux kernel forwarding in the DUT namespace, and the
 /// plan for port 0 -> port 1.
 fn kernel_dut(ipv6: bool, static_neighbors: bool, flows: u32) -> (Star, TrafficPlan) {
     let star = testbed::star(2).unwrap();
     let (t, d) = (star.tester(), star.dut());
-    let mut ports = Vec::new();
-    for p in &star.ports {
-        let tmac = read_mac(Some(t.name()), &p.tester_if).unwrap();
-        let dmac = read_mac(Some(d.name()), &p.dut_if).unwrap();
-        if static_neighbors {
+    if static_neighbors {
+        for p in &star.ports {
+            let tmac = read_mac(Some(t.name()), &p.tester_if).unwrap();
             for a in [&p.tester_v4, &p.tester_v6] {
                 d.ip(&[
                     "neigh",
@@ -80,36 +41,9 @@ fn kernel_dut(ipv6: bool, static_neighbors: bool, flows: u32) -> (Star, TrafficP
                 .unwrap();
             }
         }
-        let net = |s: &str| s.split('/').next().unwrap().to_string();
-        ports.push(TesterPort {
-            netns: Some(t.name().to_string()),
-            iface: p.tester_if.clone(),
-            mac: tmac,
-            v4: p.tester_v4.parse().unwrap(),
-            v6: p.tester_v6.parse().unwrap(),
-            peer_mac: dmac,
-            peer_v4: p.dut_v4.parse().unwrap(),
-            peer_v6: p.dut_v6.parse().unwrap(),
-            dest_v4: net(&p.dest_v4_net).parse().unwrap(),
-            dest_v6: net(&p.dest_v6_net).parse().unwrap(),
-        });
     }
-    let plan = TrafficPlan {
-        ports,
-        pairs: vec![(0, 1)],
-        flows_per_pair: flows,
-        ipv6,
-        backend: TesterBackend::AfXdp,
-        queues: 1,
-    };
+    let plan = kernel_dut_plan(&star, ipv6, flows, TesterBackend::AfXdp);
     (star, plan)
-}
-
-fn quick() -> TrafficOptions {
-    TrafficOptions {
-        drain_max: Duration::from_secs(1),
-        ..TrafficOptions::default()
-    }
 }
 
 #[test]
@@ -132,7 +66,7 @@ fn loopback_wire_counts_exactly() {
         return;
     }
     for backend in [TesterBackend::AfXdp, TesterBackend::AfPacket] {
-        let w = wire(backend, false, 4);
+        let w = wire("tw", backend, false, 4);
         let mut t = NetTrial::new(w.plan.clone(), None, quick()).unwrap();
         // Fixed size and IMIX at a modest rate: nothing may be lost.
         for size in [FrameSize::Fixed(64), FrameSize::Mix(Mix::cisco())] {
@@ -181,7 +115,7 @@ fn absurd_rate_is_tester_limited() {
     if !testbed::require_root("absurd_rate_is_tester_limited") {
         return;
     }
-    let w = wire(TesterBackend::AfXdp, false, 1);
+    let w = wire("tw", TesterBackend::AfXdp, false, 1);
     let mut t = NetTrial::new(w.plan.clone(), None, quick()).unwrap();
     let spec = TrialSpec::constant(100e6, Duration::from_millis(200), FrameSize::Fixed(64));
     let o = t.run(&spec).unwrap();

@@ -8,81 +8,27 @@
 //! `src/traffic/xdp/tests.rs` (duplicates, reordering, beyond-range,
 //! unknown streams, learning, non-test frames).
 
-use std::net::{Ipv4Addr, Ipv6Addr};
+mod common;
+
 use std::time::Duration;
 
-use bench::dut::bed::read_mac;
-use bench::plan::{TesterBackend, TesterPort, TrafficPlan};
+use bench::plan::{TesterBackend, TrafficPlan};
 use bench::search::{Phase, Trial, TrialSpec};
 use bench::sizes::{FrameSize, Mix};
-use bench::traffic::{calibrate, NetTrial, TrafficOptions};
-use testbed::{Netns, Star, VethPair};
-
-fn quick() -> TrafficOptions {
-    TrafficOptions {
-        drain_max: Duration::from_secs(1),
-        ..TrafficOptions::default()
-    }
-}
-
-fn wire(ipv6: bool, flows: u32) -> (TrafficPlan, VethPair, Netns) {
-    let ns = Netns::new("xw").unwrap();
-    let veth = VethPair::new(&ns, &ns, 1).unwrap();
-    let ma = read_mac(Some(ns.name()), &veth.a).unwrap();
-    let mb = read_mac(Some(ns.name()), &veth.b).unwrap();
-    let port = |iface: &str, i: u8, mac, peer_mac| TesterPort {
-        netns: Some(ns.name().to_string()),
-        iface: iface.to_string(),
-        mac,
-        v4: Ipv4Addr::new(198, 18, i, 2),
-        v6: Ipv6Addr::new(0x2001, 2, 0, u16::from(i), 0, 0, 0, 2),
-        peer_mac,
-        peer_v4: Ipv4Addr::new(198, 18, i, 1),
-        peer_v6: Ipv6Addr::new(0x2001, 2, 0, u16::from(i), 0, 0, 0, 1),
-        dest_v4: Ipv4Addr::new(198, 19, i, 0),
-        dest_v6: Ipv6Addr::new(0x2001, 2, 0, 0x100 + u16::from(i), 0, 0, 0, 0),
-    };
-    let plan = TrafficPlan {
-        ports: vec![port(&veth.a, 0, ma, mb), port(&veth.b, 1, mb, ma)],
-        pairs: vec![(0, 1)],
-        flows_per_pair: flows,
-        ipv6,
-        backend: TesterBackend::Xdp,
-        queues: 1,
-    };
-    (plan, veth, ns)
-}
+use bench::traffic::{calibrate, NetTrial};
+use common::{kernel_dut_plan, quick, wire};
+use testbed::Star;
 
 /// star(2), kernel forwarding, GRO on the DUT veths (NAPI, so they accept
 /// the tester's XDP_TX frames); no static neighbors.
 fn kernel_dut(ipv6: bool, flows: u32) -> (Star, TrafficPlan) {
     let star = testbed::star(2).unwrap();
-    let (t, d) = (star.tester(), star.dut());
-    let mut ports = Vec::new();
     for p in &star.ports {
-        d.run(&["ethtool", "-K", &p.dut_if, "gro", "on"]).unwrap();
-        let net = |s: &str| s.split('/').next().unwrap().to_string();
-        ports.push(TesterPort {
-            netns: Some(t.name().to_string()),
-            iface: p.tester_if.clone(),
-            mac: read_mac(Some(t.name()), &p.tester_if).unwrap(),
-            v4: p.tester_v4.parse().unwrap(),
-            v6: p.tester_v6.parse().unwrap(),
-            peer_mac: read_mac(Some(d.name()), &p.dut_if).unwrap(),
-            peer_v4: p.dut_v4.parse().unwrap(),
-            peer_v6: p.dut_v6.parse().unwrap(),
-            dest_v4: net(&p.dest_v4_net).parse().unwrap(),
-            dest_v6: net(&p.dest_v6_net).parse().unwrap(),
-        });
+        star.dut()
+            .run(&["ethtool", "-K", &p.dut_if, "gro", "on"])
+            .unwrap();
     }
-    let plan = TrafficPlan {
-        ports,
-        pairs: vec![(0, 1)],
-        flows_per_pair: flows,
-        ipv6,
-        backend: TesterBackend::Xdp,
-        queues: 1,
-    };
+    let plan = kernel_dut_plan(&star, ipv6, flows, TesterBackend::Xdp);
     (star, plan)
 }
 
@@ -97,8 +43,8 @@ fn xdp_loopback_counts_exactly() {
         return;
     }
     for ipv6 in [false, true] {
-        let (plan, _veth, _ns) = wire(ipv6, 4);
-        let mut t = NetTrial::new(plan, None, quick()).unwrap();
+        let w = wire("xw", TesterBackend::Xdp, ipv6, 4);
+        let mut t = NetTrial::new(w.plan.clone(), None, quick()).unwrap();
         for size in [FrameSize::Fixed(64), FrameSize::Mix(Mix::cisco())] {
             let spec = TrialSpec::constant(20_000.0, Duration::from_millis(500), size.clone());
             let o = t.run(&spec).unwrap();

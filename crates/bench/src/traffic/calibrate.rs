@@ -71,31 +71,7 @@ const ABSURD_FPS: f64 = 50_000_000.0;
 pub fn calibrate(backend: TesterBackend, sizes: &[FrameSize], ipv6: bool) -> Result<Calibration> {
     let ns = Netns::new("cal").context("calibration namespace")?;
     let veth = VethPair::new(&ns, &ns, 1).context("calibration veth")?;
-    let mac_a = read_mac(Some(ns.name()), &veth.a)?;
-    let mac_b = read_mac(Some(ns.name()), &veth.b)?;
-    let port = |iface: &str, i: u8, mac, peer_mac, dest: u8| TesterPort {
-        netns: Some(ns.name().to_string()),
-        iface: iface.to_string(),
-        mac,
-        v4: Ipv4Addr::new(198, 18, i, 2),
-        v6: Ipv6Addr::new(0x2001, 2, 0, u16::from(i), 0, 0, 0, 2),
-        peer_mac,
-        peer_v4: Ipv4Addr::new(198, 18, i, 1),
-        peer_v6: Ipv6Addr::new(0x2001, 2, 0, u16::from(i), 0, 0, 0, 1),
-        dest_v4: Ipv4Addr::new(198, 19, dest, 0),
-        dest_v6: Ipv6Addr::new(0x2001, 2, 0, 0x100 + u16::from(dest), 0, 0, 0, 0),
-    };
-    let plan = TrafficPlan {
-        ports: vec![
-            port(&veth.a, 0, mac_a, mac_b, 0),
-            port(&veth.b, 1, mac_b, mac_a, 1),
-        ],
-        pairs: vec![(0, 1)],
-        flows_per_pair: 1,
-        ipv6,
-        backend,
-        queues: 1,
-    };
+    let plan = wire_plan(&ns, &veth, backend, ipv6, 1)?;
     let opts = TrafficOptions {
         drain_max: Duration::from_millis(500),
         learning_timeout: Duration::from_secs(2),
@@ -116,6 +92,43 @@ pub fn calibrate(backend: TesterBackend, sizes: &[FrameSize], ipv6: bool) -> Res
     drop(veth);
     drop(ns);
     Ok(out)
+}
+
+/// The plan for one veth pair inside `ns` whose two ends are both tester
+/// ports (port 0 -> port 1), as calibration uses it: a tester-to-tester
+/// wire with the usual benchmark addresses.
+pub fn wire_plan(
+    ns: &Netns,
+    veth: &VethPair,
+    backend: TesterBackend,
+    ipv6: bool,
+    flows_per_pair: u32,
+) -> Result<TrafficPlan> {
+    let mac_a = read_mac(Some(ns.name()), &veth.a)?;
+    let mac_b = read_mac(Some(ns.name()), &veth.b)?;
+    let port = |iface: &str, i: u8, mac, peer_mac| TesterPort {
+        netns: Some(ns.name().to_string()),
+        iface: iface.to_string(),
+        mac,
+        v4: Ipv4Addr::new(198, 18, i, 2),
+        v6: Ipv6Addr::new(0x2001, 2, 0, u16::from(i), 0, 0, 0, 2),
+        peer_mac,
+        peer_v4: Ipv4Addr::new(198, 18, i, 1),
+        peer_v6: Ipv6Addr::new(0x2001, 2, 0, u16::from(i), 0, 0, 0, 1),
+        dest_v4: Ipv4Addr::new(198, 19, i, 0),
+        dest_v6: Ipv6Addr::new(0x2001, 2, 0, 0x100 + u16::from(i), 0, 0, 0, 0),
+    };
+    Ok(TrafficPlan {
+        ports: vec![
+            port(&veth.a, 0, mac_a, mac_b),
+            port(&veth.b, 1, mac_b, mac_a),
+        ],
+        pairs: vec![(0, 1)],
+        flows_per_pair,
+        ipv6,
+        backend,
+        queues: 1,
+    })
 }
 
 fn calibrate_size(t: &mut NetTrial, size: FrameSize) -> Result<SizeCalibration> {

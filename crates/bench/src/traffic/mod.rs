@@ -33,7 +33,7 @@ pub mod ports;
 mod rx;
 mod xdp;
 
-pub use calibrate::{calibrate, Calibration, SizeCalibration};
+pub use calibrate::{calibrate, wire_plan, Calibration, SizeCalibration};
 
 use std::net::IpAddr;
 use std::sync::atomic::Ordering;
