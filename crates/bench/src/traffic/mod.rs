@@ -439,33 +439,7 @@ impl Trial for NetTrial {
             .map(|s| distinct.iter().position(|d| d == s).unwrap_or(0) as u16)
             .collect();
         let templates = self.templates(&distinct, 0)?;
-        // Phases.
-        let phases: Vec<GenPhase> = if let Some(b) = spec.burst {
-            vec![GenPhase {
-                rate_fps: spec.rate_fps,
-                frames: b,
-                paced: false,
-            }]
-        } else if !spec.phases.is_empty() {
-            spec.phases
-                .iter()
-                .map(|p| GenPhase {
-                    rate_fps: p.rate_fps,
-                    frames: (p.rate_fps * p.duration.as_secs_f64()).round() as u64,
-                    paced: true,
-                })
-                .collect()
-        } else {
-            vec![GenPhase {
-                rate_fps: spec.rate_fps,
-                frames: (spec.rate_fps * spec.duration.as_secs_f64()).round() as u64,
-                paced: true,
-            }]
-        };
-        if phases.iter().any(|p| p.paced && (p.rate_fps.is_nan() || p.rate_fps <= 0.0)) {
-            bail!("trial rate must be positive");
-        }
-        let per_port: u64 = phases.iter().map(|p| p.frames).sum();
+        let (phases, per_port) = gen_phases(spec)?;
         let max_streams_per_port = self.send_ports.iter().map(|p| p.1.len()).min().unwrap_or(1);
         let expected_per_stream = per_port / max_streams_per_port.max(1) as u64 + 64;
         let record = spec.timeline_interval.is_some();
@@ -557,7 +531,7 @@ impl Trial for NetTrial {
             &phases,
             per_port,
             &SendTiming {
-                port_frames: &g.port_frames,
+                port_frames: g.port_frames.clone(),
                 start_ns: g.start_ns,
                 end_ns: g.end_ns,
                 ideal_ns: g.ideal_ns,
@@ -606,11 +580,43 @@ impl Trial for NetTrial {
     }
 }
 
+/// A trial's generator phases (a burst, the spec's phases, or one constant
+/// rate) and the frames each port sends over them.
+pub(crate) fn gen_phases(spec: &TrialSpec) -> Result<(Vec<GenPhase>, u64)> {
+    let phases: Vec<GenPhase> = if let Some(b) = spec.burst {
+        vec![GenPhase {
+            rate_fps: spec.rate_fps,
+            frames: b,
+            paced: false,
+        }]
+    } else if !spec.phases.is_empty() {
+        spec.phases
+            .iter()
+            .map(|p| GenPhase {
+                rate_fps: p.rate_fps,
+                frames: (p.rate_fps * p.duration.as_secs_f64()).round() as u64,
+                paced: true,
+            })
+            .collect()
+    } else {
+        vec![GenPhase {
+            rate_fps: spec.rate_fps,
+            frames: (spec.rate_fps * spec.duration.as_secs_f64()).round() as u64,
+            paced: true,
+        }]
+    };
+    if phases.iter().any(|p| p.paced && (p.rate_fps.is_nan() || p.rate_fps <= 0.0)) {
+        bail!("trial rate must be positive");
+    }
+    let per_port: u64 = phases.iter().map(|p| p.frames).sum();
+    Ok((phases, per_port))
+}
+
 /// How a trial's generator kept to its schedule, as both backends (AF_XDP
 /// and xdp) report it.
-pub(crate) struct SendTiming<'a> {
+pub(crate) struct SendTiming {
     /// Frames sent per port.
-    pub port_frames: &'a [u64],
+    pub port_frames: Vec<u64>,
     pub start_ns: u64,
     pub end_ns: u64,
     /// The schedule's length.

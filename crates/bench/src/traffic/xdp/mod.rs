@@ -50,7 +50,7 @@ use anyhow::{anyhow, bail, Context, Result};
 use super::clock::{mono_ns, sleep_until, small_timer_slack};
 use super::gen::GenPhase;
 use super::ports::enter_netns;
-use super::{LearningReport, TrafficOptions};
+use super::{Counted, LearningReport, SendTiming, TrafficOptions};
 use crate::analyzer::LatencySummary;
 use crate::plan::TrafficPlan;
 use crate::search::LossTimeline;
@@ -88,20 +88,10 @@ pub(crate) struct XdpJob {
 
 /// What the worker measured.
 pub(crate) struct XdpOut {
-    pub sent: u64,
-    pub received: u64,
-    pub lost: u64,
-    pub reordered: u64,
-    pub duplicates: u64,
-    pub non_test: u64,
-    pub latency: LatencySummary,
-    pub timeline: Option<LossTimeline>,
-    pub port_frames: Vec<u64>,
-    pub start_ns: u64,
-    pub end_ns: u64,
-    pub ideal_ns: u64,
-    pub fell_behind: bool,
-    pub max_lag_ns: u64,
+    /// The counts, latency and timeline, as the trial outcome takes them.
+    pub counted: Counted,
+    /// How the generator kept to its schedule.
+    pub timing: SendTiming,
     pub clock_errors: u64,
 }
 
@@ -452,20 +442,24 @@ impl Engine {
             &sent,
             &calls,
             XdpOut {
-                sent: expected,
-                received: 0,
-                lost: 0,
-                reordered: 0,
-                duplicates: 0,
-                non_test: 0,
-                latency: LatencySummary::default(),
-                timeline: None,
-                port_frames,
-                start_ns,
-                end_ns,
-                ideal_ns: ideal as u64,
-                fell_behind,
-                max_lag_ns: max_lag,
+                counted: Counted {
+                    sent: expected,
+                    received: 0,
+                    lost: 0,
+                    reordered: 0,
+                    duplicates: 0,
+                    non_test: 0,
+                    latency: LatencySummary::default(),
+                    timeline: None,
+                },
+                timing: SendTiming {
+                    port_frames,
+                    start_ns,
+                    end_ns,
+                    ideal_ns: ideal as u64,
+                    fell_behind,
+                    max_lag_ns: max_lag,
+                },
                 clock_errors: 0,
             },
         ))
@@ -484,28 +478,29 @@ impl Engine {
         mut o: XdpOut,
     ) -> XdpOut {
         let wps = self.wps as usize;
+        let c = &mut o.counted;
         for (s, &n) in sent.iter().enumerate() {
             let st = |w| self.stats.get(s * ST_WORDS + w);
-            o.received += st(ST_RECEIVED);
-            o.duplicates += st(ST_DUPLICATES);
-            o.reordered += st(ST_REORDERED);
+            c.received += st(ST_RECEIVED);
+            c.duplicates += st(ST_DUPLICATES);
+            c.reordered += st(ST_REORDERED);
             let n = n.min(wps as u64 * 64);
             let words = self.bits.slice(s * wps, s * wps + (n / 64) as usize);
             let mut unique: u64 = words.iter().map(|w| u64::from(w.count_ones())).sum();
             for q in (n / 64) * 64..n {
                 unique += u64::from(self.is_set(s as u32, q));
             }
-            o.lost += sent[s] - unique;
+            c.lost += sent[s] - unique;
         }
-        o.non_test = self.glob.get(G_NON_TEST);
-        o.clock_errors = self.glob.get(G_CLOCK_ERR);
-        o.latency = self.latency();
-        o.timeline = job.timeline_ns.map(|iv| {
+        c.non_test = self.glob.get(G_NON_TEST);
+        c.latency = self.latency();
+        c.timeline = job.timeline_ns.map(|iv| {
             let frames = calls.iter().flat_map(|&(s, first, n, t)| {
                 (first..first + u64::from(n)).map(move |q| (t, !self.is_set(s, q)))
             });
             LossTimeline::from_frames(iv, frames)
         });
+        o.clock_errors = self.glob.get(G_CLOCK_ERR);
         o
     }
 

@@ -4,8 +4,7 @@
 
 use anyhow::{Context, Result};
 
-use super::super::gen::GenPhase;
-use super::super::{outcome, Counted, NetTrial, SendTiming};
+use super::super::{gen_phases, outcome, NetTrial};
 use super::XdpJob;
 use crate::search::{TrialOutcome, TrialSpec};
 
@@ -25,35 +24,7 @@ impl NetTrial {
             .into_iter()
             .map(|t| t.bytes)
             .collect();
-        let phases: Vec<GenPhase> = if let Some(b) = spec.burst {
-            vec![GenPhase {
-                rate_fps: spec.rate_fps,
-                frames: b,
-                paced: false,
-            }]
-        } else if !spec.phases.is_empty() {
-            spec.phases
-                .iter()
-                .map(|p| GenPhase {
-                    rate_fps: p.rate_fps,
-                    frames: (p.rate_fps * p.duration.as_secs_f64()).round() as u64,
-                    paced: true,
-                })
-                .collect()
-        } else {
-            vec![GenPhase {
-                rate_fps: spec.rate_fps,
-                frames: (spec.rate_fps * spec.duration.as_secs_f64()).round() as u64,
-                paced: true,
-            }]
-        };
-        if phases
-            .iter()
-            .any(|p| p.paced && (p.rate_fps.is_nan() || p.rate_fps <= 0.0))
-        {
-            anyhow::bail!("trial rate must be positive");
-        }
-        let per_port: u64 = phases.iter().map(|p| p.frames).sum();
+        let (phases, per_port) = gen_phases(spec)?;
         let min_streams = self.send_ports.iter().map(|p| p.1.len()).min().unwrap_or(1);
         let job = XdpJob {
             ports: self.send_ports.clone(),
@@ -78,35 +49,13 @@ impl NetTrial {
             spec,
             &phases,
             per_port,
-            &SendTiming {
-                port_frames: &g.port_frames,
-                start_ns: g.start_ns,
-                end_ns: g.end_ns,
-                ideal_ns: g.ideal_ns,
-                fell_behind: g.fell_behind,
-                max_lag_ns: g.max_lag_ns,
-            },
+            &g.timing,
             super::batch_for,
             Vec::new(),
         );
         if g.clock_errors > 0 {
             tracing::warn!("{} frames had timestamps in the future", g.clock_errors);
         }
-        Ok(outcome(
-            spec,
-            Counted {
-                sent: g.sent,
-                received: g.received,
-                lost: g.lost,
-                reordered: g.reordered,
-                duplicates: g.duplicates,
-                non_test: g.non_test,
-                latency: g.latency,
-                timeline: g.timeline,
-            },
-            achieved,
-            reasons,
-            sample,
-        ))
+        Ok(outcome(spec, g.counted, achieved, reasons, sample))
     }
 }
