@@ -12,10 +12,10 @@ use std::time::{Duration, Instant};
 
 use bench::dut::bed::{format_mac, read_mac};
 use bench::plan::{TesterBackend, TrafficPlan};
-use bench::search::{self, Phase, Trial, TrialSpec};
+use bench::search::{self, Trial, TrialSpec};
 use bench::sizes::{FrameSize, Mix};
 use bench::traffic::{calibrate, NetTrial, TrafficOptions};
-use common::{kernel_dut_plan, quick, wire};
+use common::{kernel_dut_plan, phases_with_timeline_lose_nothing, quick, wire};
 use testbed::Star;
 
 /// star(2) with the Linux kernel forwarding in the DUT namespace, and the
@@ -89,24 +89,7 @@ fn loopback_wire_counts_exactly() {
         let o = t.run(&b).unwrap();
         assert_eq!((o.sent, o.lost), (2000, 0), "{o:?}");
         // Phases with a loss timeline (the recovery test's trial).
-        let mut p = TrialSpec::constant(10_000.0, Duration::ZERO, FrameSize::Fixed(64));
-        p.phases = vec![
-            Phase {
-                rate_fps: 10_000.0,
-                duration: Duration::from_millis(200),
-            },
-            Phase {
-                rate_fps: 5_000.0,
-                duration: Duration::from_millis(200),
-            },
-        ];
-        p.timeline_interval = Some(Duration::from_millis(100));
-        let o = t.run(&p).unwrap();
-        assert_eq!((o.sent, o.lost), (3000, 0), "{o:?}");
-        let tl = o.timeline.unwrap();
-        assert_eq!(tl.sent.iter().sum::<u64>(), 3000);
-        assert!(tl.sent.len() >= 4, "{tl:?}");
-        assert_eq!(tl.last_lost_ns, None);
+        phases_with_timeline_lose_nothing(&mut t);
     }
 }
 

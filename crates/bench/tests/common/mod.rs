@@ -6,7 +6,9 @@ use std::time::Duration;
 
 use bench::dut::bed::read_mac;
 use bench::plan::{TesterBackend, TesterPort, TrafficPlan};
-use bench::traffic::{wire_plan, TrafficOptions};
+use bench::search::{Phase, Trial, TrialSpec};
+use bench::sizes::FrameSize;
+use bench::traffic::{wire_plan, NetTrial, TrafficOptions};
 use testbed::{Netns, Star, VethPair};
 
 /// Trial options with a short drain.
@@ -66,4 +68,28 @@ pub fn kernel_dut_plan(star: &Star, ipv6: bool, flows: u32, backend: TesterBacke
         backend,
         queues: 1,
     }
+}
+
+/// Two phases (10k then 5k frames/s, 200 ms each) with a 100 ms loss
+/// timeline on a lossless path: every frame arrives and the timeline
+/// accounts for all of them (the recovery test's trial).
+pub fn phases_with_timeline_lose_nothing(t: &mut NetTrial) {
+    let mut p = TrialSpec::constant(10_000.0, Duration::ZERO, FrameSize::Fixed(64));
+    p.phases = vec![
+        Phase {
+            rate_fps: 10_000.0,
+            duration: Duration::from_millis(200),
+        },
+        Phase {
+            rate_fps: 5_000.0,
+            duration: Duration::from_millis(200),
+        },
+    ];
+    p.timeline_interval = Some(Duration::from_millis(100));
+    let o = t.run(&p).unwrap();
+    assert_eq!((o.sent, o.lost), (3000, 0), "{o:?}");
+    let tl = o.timeline.unwrap();
+    assert_eq!(tl.sent.iter().sum::<u64>(), 3000);
+    assert!(tl.sent.len() >= 4, "{tl:?}");
+    assert_eq!(tl.last_lost_ns, None);
 }
