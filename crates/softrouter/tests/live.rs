@@ -310,3 +310,35 @@ fn afpacket_poll_1() {
 fn afpacket_interrupt_2() {
     scenario("afpacket", "interrupt", 2);
 }
+
+/// More workers than queues (a single-queue veth, as most virtual NICs):
+/// worker 1 receives nothing, yet every worker has its own TX path, and
+/// traffic flows both ways through either backend.
+fn more_workers_than_queues(driver: &str) {
+    if !testbed::require_root(&format!("live {driver} 2 workers on 1 queue")) {
+        return;
+    }
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let th = testbed::three_hosts_with(TopologyOptions::user_space_router(1)).unwrap();
+    let router = RouterProcess::start(&th, driver, "interrupt", 2, 1500);
+    wait_until_forwarding(&th);
+    let ctx = format!("[{driver} 2 workers, 1 queue]");
+    for dst in [RECEIVER_V4, RECEIVER_V6, ROUTER_IN_V4] {
+        let (ok, out) = ping(th.sender(), &[dst]);
+        assert!(ok, "{ctx} ping {dst}: {out}");
+    }
+    tcp_transfer(&th, RECEIVER_V4, 1 << 20);
+    tcp_transfer(&th, RECEIVER_V6, 1 << 20);
+    let stats = router.stop();
+    assert_eq!(stats["workers"], 2, "{ctx} {stats}");
+}
+
+#[test]
+fn afxdp_more_workers_than_queues() {
+    more_workers_than_queues("afxdp");
+}
+
+#[test]
+fn afpacket_more_workers_than_queues() {
+    more_workers_than_queues("afpacket");
+}
