@@ -151,8 +151,8 @@ pub fn run(args: BenchArgs) -> Result<ExitCode> {
         }
     };
     if let Some(path) = &args.save_experiment {
-        for (i, s) in runs.iter().enumerate() {
-            let p = per_dut_path(path, &s.dut, runs.len(), i);
+        for s in &runs {
+            let p = per_dut_path(path, &s.dut, runs.len());
             std::fs::write(&p, s.to_toml()).with_context(|| format!("writing {}", p.display()))?;
             eprintln!("softrouter bench: wrote {}", p.display());
         }
@@ -195,7 +195,7 @@ pub fn run(args: BenchArgs) -> Result<ExitCode> {
     }
 
     let mut all = Vec::new();
-    for (i, settings) in runs.iter().enumerate() {
+    for settings in &runs {
         let opts = DutOptions {
             queues: settings.queues,
             softrouter_bin: softrouter_bin.clone(),
@@ -206,8 +206,8 @@ pub fn run(args: BenchArgs) -> Result<ExitCode> {
         let mut r = run_one(settings, &opts, &calibration, args.quiet)?;
         r.meta.notes.push(placement.clone());
         print!("{}", results::render_tables(&r));
-        let json = settings.json.as_ref().map(|p| per_dut_path(p, &settings.dut, runs.len(), i));
-        let csv = settings.csv.as_ref().map(|p| per_dut_path(p, &settings.dut, runs.len(), i));
+        let json = settings.json.as_ref().map(|p| per_dut_path(p, &settings.dut, runs.len()));
+        let csv = settings.csv.as_ref().map(|p| per_dut_path(p, &settings.dut, runs.len()));
         if let Some(p) = json {
             r.write_json(&p)?;
             eprintln!("softrouter bench: results in {}", p.display());
@@ -310,12 +310,11 @@ fn run_one(
 }
 
 /// `results.json` + softrouter → `results-softrouter.json` when several DUTs run.
-fn per_dut_path(path: &Path, dut: &DutSettings, n: usize, i: usize) -> PathBuf {
+fn per_dut_path(path: &Path, dut: &DutSettings, n: usize) -> PathBuf {
     if n <= 1 {
         return path.to_path_buf();
     }
     let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("results");
-    let _ = i;
     let kind = dut.kind();
     let name = match path.extension().and_then(|e| e.to_str()) {
         Some(ext) => format!("{stem}-{kind}.{ext}"),
@@ -665,7 +664,7 @@ mod tests {
     #[test]
     fn per_dut_paths() {
         let d = DutSettings::Linux { napi_budget: None, rps: None, napi: None };
-        assert_eq!(per_dut_path(Path::new("r/out.json"), &d, 2, 1), Path::new("r/out-linux.json"));
-        assert_eq!(per_dut_path(Path::new("r/out.json"), &d, 1, 0), Path::new("r/out.json"));
+        assert_eq!(per_dut_path(Path::new("r/out.json"), &d, 2), Path::new("r/out-linux.json"));
+        assert_eq!(per_dut_path(Path::new("r/out.json"), &d, 1), Path::new("r/out.json"));
     }
 }
