@@ -516,7 +516,10 @@ mod tests {
         b.record(&tf(0, 1, 0), 10);
         b.merge(&a);
         let s = b.finish(&[3]).streams[0];
-        assert_eq!((s.received, s.unique, s.duplicates, s.beyond_sent), (7, 3, 1, 3));
+        assert_eq!(
+            (s.received, s.unique, s.duplicates, s.beyond_sent),
+            (7, 3, 1, 3)
+        );
     }
 
     /// Regression: `extend32` overflowed (debug panic) for a reference in

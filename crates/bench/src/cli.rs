@@ -31,7 +31,9 @@ use crate::traffic;
 
 /// Options of `softrouter bench` (all optional; see `--help`).
 #[derive(Args, Debug, Default, Clone)]
-#[command(about = "RFC 2544 benchmark on a namespace testbed (no arguments: quick softrouter vs linux suite)")]
+#[command(
+    about = "RFC 2544 benchmark on a namespace testbed (no arguments: quick softrouter vs linux suite)"
+)]
 pub struct BenchArgs {
     /// Experiment file (TOML) with any of the options below; flags override it.
     #[arg(long, short = 'e', value_name = "FILE")]
@@ -137,7 +139,10 @@ pub struct BenchArgs {
 
 impl BenchArgs {
     fn is_empty(&self) -> bool {
-        self.experiment.is_none() && self.dut.is_empty() && self.test.is_empty() && self.sizes.is_none()
+        self.experiment.is_none()
+            && self.dut.is_empty()
+            && self.test.is_empty()
+            && self.sizes.is_none()
     }
 }
 
@@ -174,7 +179,11 @@ pub fn run(args: BenchArgs) -> Result<ExitCode> {
     };
 
     // Tester and DUT on separate CPUs, as two boxes would be.
-    let split = if args.no_pin { None } else { traffic::cpu::split() };
+    let split = if args.no_pin {
+        None
+    } else {
+        traffic::cpu::split()
+    };
     traffic::cpu::set_tester_cpu(split.as_ref().map(|s| s.0));
     let placement = match &split {
         Some((t, d)) => format!("tester threads on CPU {t}, DUT on CPU(s) {d:?}"),
@@ -206,8 +215,14 @@ pub fn run(args: BenchArgs) -> Result<ExitCode> {
         let mut r = run_one(settings, &opts, &calibration, args.quiet)?;
         r.meta.notes.push(placement.clone());
         print!("{}", results::render_tables(&r));
-        let json = settings.json.as_ref().map(|p| per_dut_path(p, &settings.dut, runs.len()));
-        let csv = settings.csv.as_ref().map(|p| per_dut_path(p, &settings.dut, runs.len()));
+        let json = settings
+            .json
+            .as_ref()
+            .map(|p| per_dut_path(p, &settings.dut, runs.len()));
+        let csv = settings
+            .csv
+            .as_ref()
+            .map(|p| per_dut_path(p, &settings.dut, runs.len()));
         if let Some(p) = json {
             r.write_json(&p)?;
             eprintln!("softrouter bench: results in {}", p.display());
@@ -272,7 +287,11 @@ fn run_one(
     let mut failure = None;
     for v6 in settings.ip.versions() {
         let mut s = settings.clone();
-        s.ip = if v6 { crate::settings::IpVersion::V6 } else { crate::settings::IpVersion::V4 };
+        s.ip = if v6 {
+            crate::settings::IpVersion::V6
+        } else {
+            crate::settings::IpVersion::V4
+        };
         let plan = dut.plan(v6, settings.flows);
         let opts = traffic::TrafficOptions {
             rate_tolerance_pct: s.rate_tolerance_pct,
@@ -291,7 +310,8 @@ fn run_one(
     bar.finish();
     meta.notes.append(&mut bar.notes);
     for c in calibration {
-        meta.notes.push(describe_calibration(c).trim_end().replace('\n', "; "));
+        meta.notes
+            .push(describe_calibration(c).trim_end().replace('\n', "; "));
     }
     let final_stats = dut.stop();
     if let Some(e) = failure {
@@ -314,7 +334,10 @@ fn per_dut_path(path: &Path, dut: &DutSettings, n: usize) -> PathBuf {
     if n <= 1 {
         return path.to_path_buf();
     }
-    let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("results");
+    let stem = path
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or("results");
     let kind = dut.kind();
     let name = match path.extension().and_then(|e| e.to_str()) {
         Some(ext) => format!("{stem}-{kind}.{ext}"),
@@ -328,10 +351,14 @@ fn per_dut_path(path: &Path, dut: &DutSettings, n: usize) -> PathBuf {
 pub fn build_settings(args: &BenchArgs) -> Result<Vec<Settings>> {
     let (mut table, file) = match &args.experiment {
         Some(p) => {
-            let text = std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?;
+            let text =
+                std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?;
             // Parse once as settings for located errors, then as a table to merge into.
             Settings::from_toml_str(&text, &p.display().to_string()).map_err(anyhow::Error::msg)?;
-            (text.parse::<Table>().context("parsing the experiment")?, p.display().to_string())
+            (
+                text.parse::<Table>().context("parsing the experiment")?,
+                p.display().to_string(),
+            )
         }
         None => (Table::new(), "command line".to_string()),
     };
@@ -350,11 +377,22 @@ pub fn build_settings(args: &BenchArgs) -> Result<Vec<Settings>> {
         }
     };
     if !args.test.is_empty() {
-        table.insert("tests".into(), Value::Array(args.test.iter().map(|t| Value::String(t.trim().into())).collect()));
+        table.insert(
+            "tests".into(),
+            Value::Array(
+                args.test
+                    .iter()
+                    .map(|t| Value::String(t.trim().into()))
+                    .collect(),
+            ),
+        );
     }
     if let Some(s) = &args.sizes {
         let sizes = crate::sizes::parse_sizes(s).map_err(|e| anyhow::anyhow!("--sizes: {e}"))?;
-        table.insert("sizes".into(), Value::Array(sizes.iter().map(|s| Value::String(s.to_string())).collect()));
+        table.insert(
+            "sizes".into(),
+            Value::Array(sizes.iter().map(|s| Value::String(s.to_string())).collect()),
+        );
     }
     if let Some(ip) = &args.ip {
         table.insert(
@@ -393,7 +431,11 @@ pub fn build_settings(args: &BenchArgs) -> Result<Vec<Settings>> {
     let kinds: Vec<String> = if !args.dut.is_empty() {
         args.dut.iter().map(|k| k.trim().to_string()).collect()
     } else if let Some(d) = &file_dut {
-        vec![d.get("kind").and_then(|k| k.as_str()).unwrap_or("softrouter").to_string()]
+        vec![d
+            .get("kind")
+            .and_then(|k| k.as_str())
+            .unwrap_or("softrouter")
+            .to_string()]
     } else if args.is_empty() {
         vec!["softrouter".into(), "linux".into()]
     } else {
@@ -416,10 +458,20 @@ pub fn build_settings(args: &BenchArgs) -> Result<Vec<Settings>> {
         };
         match kind.as_str() {
             "softrouter" => {
-                put(&mut dut, "workers", args.workers.map(|w| Value::Integer(w.into())));
+                put(
+                    &mut dut,
+                    "workers",
+                    args.workers.map(|w| Value::Integer(w.into())),
+                );
                 put(&mut dut, "mode", args.mode.clone().map(Value::String));
                 put(&mut dut, "driver", args.driver.clone().map(Value::String));
-                put(&mut dut, "config", args.router_config.as_ref().map(|p| Value::String(p.display().to_string())));
+                put(
+                    &mut dut,
+                    "config",
+                    args.router_config
+                        .as_ref()
+                        .map(|p| Value::String(p.display().to_string())),
+                );
                 if args.mode.is_none() && !dut.contains_key("mode") {
                     // Sleeps when idle, polls under load: fair CPU figures
                     // between trials and full speed during them.
@@ -427,7 +479,11 @@ pub fn build_settings(args: &BenchArgs) -> Result<Vec<Settings>> {
                 }
             }
             "linux" => {
-                put(&mut dut, "napi_budget", args.napi_budget.map(|w| Value::Integer(w.into())));
+                put(
+                    &mut dut,
+                    "napi_budget",
+                    args.napi_budget.map(|w| Value::Integer(w.into())),
+                );
                 put(&mut dut, "rps", args.rps.clone().map(Value::String));
             }
             "command" => {
@@ -437,7 +493,12 @@ pub fn build_settings(args: &BenchArgs) -> Result<Vec<Settings>> {
                 if !args.interfaces.is_empty() {
                     dut.insert(
                         "interfaces".into(),
-                        Value::Array(args.interfaces.iter().map(|i| Value::String(i.clone())).collect()),
+                        Value::Array(
+                            args.interfaces
+                                .iter()
+                                .map(|i| Value::String(i.clone()))
+                                .collect(),
+                        ),
                     );
                 }
             }
@@ -496,8 +557,10 @@ impl Progress {
         let bar = if tty {
             let b = ProgressBar::new(est.as_millis() as u64);
             b.set_style(
-                ProgressStyle::with_template("{spinner} [{elapsed_precise}] {wide_bar} ETA {eta} {msg}")
-                    .unwrap_or_else(|_| ProgressStyle::default_bar()),
+                ProgressStyle::with_template(
+                    "{spinner} [{elapsed_precise}] {wide_bar} ETA {eta} {msg}",
+                )
+                .unwrap_or_else(|_| ProgressStyle::default_bar()),
             );
             b.enable_steady_tick(Duration::from_millis(200));
             b
@@ -534,7 +597,8 @@ impl Observer for Progress {
         }
     }
     fn trial_start(&mut self, spec: &TrialSpec) {
-        self.bar.set_message(format!("{} @ {:.3} Mfps", self.label, spec.rate_fps / 1e6));
+        self.bar
+            .set_message(format!("{} @ {:.3} Mfps", self.label, spec.rate_fps / 1e6));
     }
     fn trial_done(&mut self, spec: &TrialSpec, o: &TrialOutcome) {
         let planned: Duration = if spec.phases.is_empty() {
@@ -552,7 +616,11 @@ impl Observer for Progress {
                 spec.rate_fps / 1e6,
                 o.sent,
                 o.lost,
-                if o.tester_limited { " (tester-limited)" } else { "" }
+                if o.tester_limited {
+                    " (tester-limited)"
+                } else {
+                    ""
+                }
             );
         }
     }
@@ -599,7 +667,13 @@ mod tests {
         assert_eq!(s.trial_seconds, Some(3.0));
         assert_eq!(s.tests, [TestKind::Loss]);
         assert_eq!(s.sizes.len(), 2);
-        assert!(matches!(s.dut, DutSettings::Linux { napi_budget: Some(300), .. }));
+        assert!(matches!(
+            s.dut,
+            DutSettings::Linux {
+                napi_budget: Some(300),
+                ..
+            }
+        ));
     }
 
     #[test]
@@ -648,7 +722,10 @@ mod tests {
                 cpus: avail
                     .iter()
                     .enumerate()
-                    .map(|(i, &a)| CpuAvailability { cpu: i as u32, available_pct: a })
+                    .map(|(i, &a)| CpuAvailability {
+                        cpu: i as u32,
+                        available_pct: a,
+                    })
                     .collect(),
                 irq_total_per_s: 0.0,
                 irqs: vec![],
@@ -663,8 +740,18 @@ mod tests {
 
     #[test]
     fn per_dut_paths() {
-        let d = DutSettings::Linux { napi_budget: None, rps: None, napi: None };
-        assert_eq!(per_dut_path(Path::new("r/out.json"), &d, 2), Path::new("r/out-linux.json"));
-        assert_eq!(per_dut_path(Path::new("r/out.json"), &d, 1), Path::new("r/out.json"));
+        let d = DutSettings::Linux {
+            napi_budget: None,
+            rps: None,
+            napi: None,
+        };
+        assert_eq!(
+            per_dut_path(Path::new("r/out.json"), &d, 2),
+            Path::new("r/out-linux.json")
+        );
+        assert_eq!(
+            per_dut_path(Path::new("r/out.json"), &d, 1),
+            Path::new("r/out.json")
+        );
     }
 }

@@ -665,7 +665,14 @@ pub fn comparison_table(a: &RunResults, b: &RunResults) -> String {
             t.and_then(dut_cycles_at_throughput)
                 .map_or("-".to_string(), |c| format!("{c:.0}"))
         };
-        tb.rows.push(vec![label(ta), cell(fa), cell(fb), ratio, cyc(Some(ta)), cyc(tb_match)]);
+        tb.rows.push(vec![
+            label(ta),
+            cell(fa),
+            cell(fb),
+            ratio,
+            cyc(Some(ta)),
+            cyc(tb_match),
+        ]);
     }
     let mut s = tb.render();
     s.push_str("(+ = tester-limited: a lower bound; cyc/pkt = DUT CPU cycles per forwarded packet in the highest passing trial)\n");

@@ -425,8 +425,14 @@ mod tests {
             let r = throughput(&mut dut, &tp_cfg(200_000.0)).unwrap();
             assert!(r.tester_limited.is_some(), "hide={hide}");
             let t = r.throughput_fps.expect("a lower bound");
-            assert!((t - 100_000.0).abs() < 1_000.0, "the achieved rate, not the target: {t}");
-            assert!(r.trials.iter().all(|t| !t.passed), "no trial passed at its target");
+            assert!(
+                (t - 100_000.0).abs() < 1_000.0,
+                "the achieved rate, not the target: {t}"
+            );
+            assert!(
+                r.trials.iter().all(|t| !t.passed),
+                "no trial passed at its target"
+            );
             assert!(r.trials[0].outcome.tester_limited);
         }
         // Tester limit between capacity and max: the failure at the

@@ -87,7 +87,10 @@ pub fn run(
                 // Latency, back-to-back and recovery start from the
                 // throughput: measure it first if they need it.
                 let needs_tp = s.tests.iter().any(|t| {
-                    matches!(t, TestKind::Latency | TestKind::BackToBack | TestKind::Recovery)
+                    matches!(
+                        t,
+                        TestKind::Latency | TestKind::BackToBack | TestKind::Recovery
+                    )
                 });
                 let mut throughput: Option<f64> = None;
                 let tp_cfg = ThroughputConfig {
@@ -114,9 +117,7 @@ pub fn run(
                         continue;
                     }
                     paced.observer.test(test, &size, ip);
-                    let tp_needed = || {
-                        throughput.filter(|&t| t > 0.0).ok_or(())
-                    };
+                    let tp_needed = || throughput.filter(|&t| t > 0.0).ok_or(());
                     match test {
                         TestKind::Throughput => {
                             let r = bound_by_tester(&s, search::throughput(&mut paced, &tp_cfg)?);
@@ -221,10 +222,12 @@ pub fn estimate(settings: &Settings) -> Duration {
     let gap = s.pause_seconds.unwrap_or(0.0) + 0.3; // pause + drain
     let bisection = (100.0 / s.resolution_pct).log2().ceil() + 1.0;
     let mut per_size = 0.0;
-    let needs_tp = s
-        .tests
-        .iter()
-        .any(|t| matches!(t, TestKind::Latency | TestKind::BackToBack | TestKind::Recovery));
+    let needs_tp = s.tests.iter().any(|t| {
+        matches!(
+            t,
+            TestKind::Latency | TestKind::BackToBack | TestKind::Recovery
+        )
+    });
     if needs_tp || s.tests.contains(&TestKind::Throughput) {
         per_size += bisection * (trial + gap) + s.confirm_seconds.unwrap_or(0.0);
     }
@@ -244,7 +247,8 @@ pub fn estimate(settings: &Settings) -> Duration {
             }
         };
     }
-    let runs = s.repetitions.unwrap_or(1) as f64 * s.ip.versions().len() as f64 * s.sizes.len() as f64;
+    let runs =
+        s.repetitions.unwrap_or(1) as f64 * s.ip.versions().len() as f64 * s.sizes.len() as f64;
     Duration::from_secs_f64(per_size * runs)
 }
 
@@ -255,7 +259,10 @@ mod tests {
     use crate::sim::{SimConfig, SimDut};
 
     fn sim(capacity_fps: f64) -> SimDut {
-        SimDut::new(SimConfig { capacity_fps, ..SimConfig::default() })
+        SimDut::new(SimConfig {
+            capacity_fps,
+            ..SimConfig::default()
+        })
     }
 
     fn quick(tests: Vec<TestKind>) -> Settings {
@@ -283,26 +290,52 @@ mod tests {
     fn latency_alone_measures_throughput_first_and_uses_it() {
         let mut dut = sim(50_000.0);
         let mut obs = Count(0, vec![]);
-        let r = run(&quick(vec![TestKind::Latency]), &mut dut, &|_, _| 100_000.0, &mut obs).unwrap();
-        assert_eq!(obs.1, [TestKind::Throughput, TestKind::Latency, TestKind::Throughput, TestKind::Latency]);
+        let r = run(
+            &quick(vec![TestKind::Latency]),
+            &mut dut,
+            &|_, _| 100_000.0,
+            &mut obs,
+        )
+        .unwrap();
+        assert_eq!(
+            obs.1,
+            [
+                TestKind::Throughput,
+                TestKind::Latency,
+                TestKind::Throughput,
+                TestKind::Latency
+            ]
+        );
         assert_eq!(r.len(), 4);
-        let TestValue::Throughput(t) = &r[0].result else { panic!() };
+        let TestValue::Throughput(t) = &r[0].result else {
+            panic!()
+        };
         let tp = t.fps.unwrap();
         assert!((tp - 50_000.0).abs() <= 1_000.0, "{tp}");
         // The latency trial ran at the throughput rate.
         assert_eq!(r[1].trials[0].spec.rate_fps, tp);
-        assert_eq!(obs.0, r.iter().map(|t| t.trials.len()).sum::<usize>(), "observer saw every trial");
+        assert_eq!(
+            obs.0,
+            r.iter().map(|t| t.trials.len()).sum::<usize>(),
+            "observer saw every trial"
+        );
     }
 
     #[test]
     fn tests_run_in_the_given_order_for_every_size_and_version() {
-        let mut s = quick(vec![TestKind::Throughput, TestKind::Loss, TestKind::BackToBack]);
+        let mut s = quick(vec![
+            TestKind::Throughput,
+            TestKind::Loss,
+            TestKind::BackToBack,
+        ]);
         s.ip = crate::settings::IpVersion::Both;
         let mut dut = sim(80_000.0);
         let mut obs = Count(0, vec![]);
         let r = run(&s, &mut dut, &|_, _| 100_000.0, &mut obs).unwrap();
-        let kinds: Vec<(TestKind, u8, String)> =
-            r.iter().map(|t| (t.test, t.ip, t.size.to_string())).collect();
+        let kinds: Vec<(TestKind, u8, String)> = r
+            .iter()
+            .map(|t| (t.test, t.ip, t.size.to_string()))
+            .collect();
         assert_eq!(kinds.len(), 12);
         assert_eq!(kinds[0], (TestKind::Throughput, 4, "64".into()));
         assert_eq!(kinds[1].0, TestKind::Loss);
@@ -334,12 +367,21 @@ mod tests {
         let mut s = quick(vec![TestKind::Throughput]);
         s.sizes = vec![FrameSize::Fixed(64)];
         let r = run(&s, &mut sim(200_000.0), &|_, _| 100_000.0, &mut Quiet).unwrap();
-        let TestValue::Throughput(t) = &r[0].result else { panic!() };
-        assert!(t.tester_limited.as_deref().is_some_and(|m| m.contains("lower bound")), "{t:?}");
+        let TestValue::Throughput(t) = &r[0].result else {
+            panic!()
+        };
+        assert!(
+            t.tester_limited
+                .as_deref()
+                .is_some_and(|m| m.contains("lower bound")),
+            "{t:?}"
+        );
         // With a line rate the same result is the DUT's full throughput.
         s.link_bps = Some(1e9);
         let r = run(&s, &mut sim(2_000_000.0), &|_, _| 100_000.0, &mut Quiet).unwrap();
-        let TestValue::Throughput(t) = &r[0].result else { panic!() };
+        let TestValue::Throughput(t) = &r[0].result else {
+            panic!()
+        };
         assert!(t.tester_limited.is_none(), "{t:?}");
     }
 

@@ -167,7 +167,11 @@ fn learning_reports_a_dut_that_forwards_nothing() {
     let mut t = NetTrial::new(plan, None, opts).unwrap();
     let start = Instant::now();
     let e = t
-        .run(&TrialSpec::constant(1000.0, Duration::from_millis(100), FrameSize::Fixed(64)))
+        .run(&TrialSpec::constant(
+            1000.0,
+            Duration::from_millis(100),
+            FrameSize::Fixed(64),
+        ))
         .unwrap_err()
         .to_string();
     assert!(e.contains("no test frame came back"), "{e}");
@@ -208,7 +212,11 @@ fn measure_tester_and_kernel() {
     if let Ok(mask) = std::env::var("SR_RPS") {
         let dif = &star.ports[0].dut_if;
         star.dut()
-            .run(&["sh", "-c", &format!("echo {mask} > /sys/class/net/{dif}/queues/rx-0/rps_cpus")])
+            .run(&[
+                "sh",
+                "-c",
+                &format!("echo {mask} > /sys/class/net/{dif}/queues/rx-0/rps_cpus"),
+            ])
             .unwrap();
     }
     let mut t = NetTrial::new(plan, None, TrafficOptions::default()).unwrap();
@@ -229,7 +237,10 @@ fn measure_tester_and_kernel() {
     // below what it did achieve.
     if r.throughput_fps.is_none() && r.tester_limited.is_some() {
         top = r.trials[0].outcome.achieved_tx_rate_fps * 0.97;
-        eprintln!("first search tester-limited at {max:.0}: {:?}", r.tester_limited);
+        eprintln!(
+            "first search tester-limited at {max:.0}: {:?}",
+            r.tester_limited
+        );
         r = search::throughput(&mut t, &cfg(top)).unwrap();
     }
     for tr in &r.trials {

@@ -52,8 +52,11 @@ pub fn run(cfg: &Config, opts: &RunOptions) -> Result<Report> {
     let finite = cfg.ports.iter().all(|p| p.driver == Driver::Pcap);
     let allowed = affinity::allowed_cpus();
     let (ready_tx, ready_rx) = mpsc::channel::<Result<Arc<WorkerStats>>>();
-    let done: Arc<Vec<AtomicBool>> =
-        Arc::new((0..cfg.router.workers).map(|_| AtomicBool::new(false)).collect());
+    let done: Arc<Vec<AtomicBool>> = Arc::new(
+        (0..cfg.router.workers)
+            .map(|_| AtomicBool::new(false))
+            .collect(),
+    );
 
     let started = Instant::now();
     let mut handles = Vec::new();
@@ -141,7 +144,12 @@ pub fn run(cfg: &Config, opts: &RunOptions) -> Result<Report> {
         .iter()
         .enumerate()
         .filter(|(_, e)| e.leaked_buffers > 0)
-        .map(|(i, e)| format!("worker {i}: {} buffers not returned to the pool", e.leaked_buffers))
+        .map(|(i, e)| {
+            format!(
+                "worker {i}: {} buffers not returned to the pool",
+                e.leaked_buffers
+            )
+        })
         .chain(errors.iter().cloned())
         .collect();
     let mut r = report::build(cfg, &ports, &stats, elapsed, &notes);
@@ -207,16 +215,27 @@ impl WorkerCtx {
         for &(port, queue) in &self.queues {
             let q = self.ports[port]
                 .open_rx(queue, &mut pool)
-                .with_context(|| format!("worker {}: RX queue {queue} of port {}", self.id, self.ports[port].info().name))?;
+                .with_context(|| {
+                    format!(
+                        "worker {}: RX queue {queue} of port {}",
+                        self.id,
+                        self.ports[port].info().name
+                    )
+                })?;
             rx.push((port, q));
         }
         let mut tx = Vec::new();
         for p in &self.ports {
-            tx.push(
-                p.open_tx(self.id, &mut pool)
-                    .with_context(|| format!("worker {}: TX queue on port {}", self.id, p.info().name))?,
-            );
+            tx.push(p.open_tx(self.id, &mut pool).with_context(|| {
+                format!("worker {}: TX queue on port {}", self.id, p.info().name)
+            })?);
         }
-        Ok(dataplane::Worker::new(self.id, self.shared.clone(), pool, rx, tx))
+        Ok(dataplane::Worker::new(
+            self.id,
+            self.shared.clone(),
+            pool,
+            rx,
+            tx,
+        ))
     }
 }

@@ -8,7 +8,11 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 #[derive(Parser)]
-#[command(name = "softrouter", version, about = "A multicore user-space IP router and RFC 2544 benchmark")]
+#[command(
+    name = "softrouter",
+    version,
+    about = "A multicore user-space IP router and RFC 2544 benchmark"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -29,9 +33,7 @@ enum Command {
         stats_json: Option<PathBuf>,
     },
     /// Validate a configuration file without running.
-    CheckConfig {
-        config: PathBuf,
-    },
+    CheckConfig { config: PathBuf },
     /// RFC 2544 benchmark on a namespace testbed (no arguments: the quick
     /// softrouter vs Linux suite).
     Bench(Box<bench::cli::BenchArgs>),

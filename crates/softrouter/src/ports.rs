@@ -46,7 +46,10 @@ mod live {
     use config::XdpMode;
 
     pub fn open(cfg: &Config, p: &config::Port) -> Result<Arc<dyn Port>> {
-        let iface = p.iface.as_deref().expect("validated: live ports have an iface");
+        let iface = p
+            .iface
+            .as_deref()
+            .expect("validated: live ports have an iface");
         let what = || format!("port {:?} (interface {iface:?})", p.name);
         Ok(match p.driver {
             Driver::AfXdp => {

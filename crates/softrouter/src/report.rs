@@ -70,7 +70,10 @@ pub fn build(
             PortReport {
                 // The configured name, not the interface's: users and the
                 // benchmark look ports up by the names they wrote.
-                name: cfg.ports.get(i).map_or_else(|| p.info().name.clone(), |c| c.name.clone()),
+                name: cfg
+                    .ports
+                    .get(i)
+                    .map_or_else(|| p.info().name.clone(), |c| c.name.clone()),
                 rx_packets: c.rx_packets,
                 tx_packets: c.tx_packets,
                 rx_bytes: c.rx_bytes,
@@ -85,7 +88,11 @@ pub fn build(
         workers: cfg.router.workers,
         mode: format!("{:?}", cfg.router.mode).to_lowercase(),
         ports: port_reports,
-        drops: totals.drops.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+        drops: totals
+            .drops
+            .iter()
+            .map(|(k, v)| (k.to_string(), *v))
+            .collect(),
         cycles_per_packet: Cycles {
             rx,
             process,

@@ -73,6 +73,12 @@ impl Waiter {
             p.revents = 0;
         }
         // SAFETY: fds points to self.fds.len() initialised pollfd entries.
-        unsafe { libc::poll(self.fds.as_mut_ptr(), self.fds.len() as libc::nfds_t, MAX_SLEEP_MS) };
+        unsafe {
+            libc::poll(
+                self.fds.as_mut_ptr(),
+                self.fds.len() as libc::nfds_t,
+                MAX_SLEEP_MS,
+            )
+        };
     }
 }

@@ -30,8 +30,20 @@ fn bench(dir: &Path, dut: &str, extra: &[&str]) -> serde_json::Value {
     let json = dir.join(format!("{dut}.json"));
     let csv = dir.join(format!("{dut}.csv"));
     let child = Command::new(env!("CARGO_BIN_EXE_softrouter"))
-        .args(["bench", "-e", exp.to_str().unwrap(), "--dut", dut, "--quiet"])
-        .args(["--json", json.to_str().unwrap(), "--csv", csv.to_str().unwrap()])
+        .args([
+            "bench",
+            "-e",
+            exp.to_str().unwrap(),
+            "--dut",
+            dut,
+            "--quiet",
+        ])
+        .args([
+            "--json",
+            json.to_str().unwrap(),
+            "--csv",
+            csv.to_str().unwrap(),
+        ])
         .args(extra)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -42,27 +54,47 @@ fn bench(dir: &Path, dut: &str, extra: &[&str]) -> serde_json::Value {
     // Everything the benchmark made is gone (names carry its pid).
     let left = Command::new("ip").args(["netns", "list"]).output().unwrap();
     let left = String::from_utf8_lossy(&left.stdout);
-    assert!(!left.contains(&format!("sr{}x", pid % 10000)), "namespaces left behind: {left}");
+    assert!(
+        !left.contains(&format!("sr{}x", pid % 10000)),
+        "namespaces left behind: {left}"
+    );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "bench --dut {dut} failed:\n{stderr}");
     let stdout = String::from_utf8_lossy(&out.stdout);
     for title in ["throughput", "latency", "loss", "back-to-back", "recovery"] {
         assert!(stdout.contains(title), "table {title} printed:\n{stdout}");
     }
-    let r: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    let trials: usize = r["tests"].as_array().unwrap().iter().map(|t| t["trials"].as_array().unwrap().len()).sum();
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let trials: usize = r["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["trials"].as_array().unwrap().len())
+        .sum();
     let csv_text = std::fs::read_to_string(&csv).unwrap();
-    assert_eq!(csv_text.lines().count(), trials + 1, "a header and one CSV row per trial");
+    assert_eq!(
+        csv_text.lines().count(),
+        trials + 1,
+        "a header and one CSV row per trial"
+    );
     r
 }
 
 fn check(r: &serde_json::Value, dut: &str) {
     assert_eq!(r["meta"]["dut"]["kind"], dut);
     assert!(!r["meta"]["dut"]["version"].as_str().unwrap().is_empty());
-    assert!(r["meta"]["max_rate_source"].as_str().unwrap().contains("calibrated"));
+    assert!(r["meta"]["max_rate_source"]
+        .as_str()
+        .unwrap()
+        .contains("calibrated"));
     let tests = r["tests"].as_array().unwrap();
     let kinds: Vec<&str> = tests.iter().map(|t| t["test"].as_str().unwrap()).collect();
-    assert_eq!(kinds, ["throughput", "latency", "loss", "back-to-back", "recovery"], "{dut}");
+    assert_eq!(
+        kinds,
+        ["throughput", "latency", "loss", "back-to-back", "recovery"],
+        "{dut}"
+    );
     for t in tests {
         let trials = t["trials"].as_array().unwrap();
         assert!(!trials.is_empty(), "{dut} {}: trials recorded", t["test"]);
@@ -75,26 +107,47 @@ fn check(r: &serde_json::Value, dut: &str) {
                 "{dut}: sent - lost = unique received: {o}"
             );
             // CPU figures of the DUT with every trial.
-            assert!(o["sys"]["cpus"].as_array().is_some_and(|c| !c.is_empty()), "{dut}: sys stats");
-            assert!(o["dut_stats"]["cpu"]["dut_cpu_s"].is_number(), "{dut}: dut cpu");
+            assert!(
+                o["sys"]["cpus"].as_array().is_some_and(|c| !c.is_empty()),
+                "{dut}: sys stats"
+            );
+            assert!(
+                o["dut_stats"]["cpu"]["dut_cpu_s"].is_number(),
+                "{dut}: dut cpu"
+            );
         }
     }
     let tp = &tests[0]["result"];
-    let fps = tp["fps"].as_f64().expect("a throughput (or its tester-limited lower bound)");
+    let fps = tp["fps"]
+        .as_f64()
+        .expect("a throughput (or its tester-limited lower bound)");
     assert!(fps > 1000.0, "{dut}: {fps} fps");
     let lat = &tests[1]["result"]["mean"];
-    assert!(lat["count"].as_u64().unwrap() > 0 && lat["min_ns"].as_u64().unwrap() > 0, "{dut}: {lat}");
+    assert!(
+        lat["count"].as_u64().unwrap() > 0 && lat["min_ns"].as_u64().unwrap() > 0,
+        "{dut}: {lat}"
+    );
     assert!(lat["p99_ns"].as_u64().unwrap() >= lat["median_ns"].as_u64().unwrap());
     let loss = tests[2]["result"]["points"].as_array().unwrap();
-    assert_eq!(loss[0]["load_pct"].as_f64().unwrap(), 100.0, "loss series starts at 100 %");
+    assert_eq!(
+        loss[0]["load_pct"].as_f64().unwrap(),
+        100.0,
+        "loss series starts at 100 %"
+    );
     let b2b = &tests[3]["result"];
-    assert!(b2b["bursts"].as_array().is_some_and(|b| !b.is_empty()), "{dut}: {b2b}");
+    assert!(
+        b2b["bursts"].as_array().is_some_and(|b| !b.is_empty()),
+        "{dut}: {b2b}"
+    );
     let rec = &tests[4]["result"];
     // 110 % of the throughput, capped at the maximum rate (flagged).
     let over = rec["overload_rate_fps"].as_f64().unwrap();
     let max = tp["max_rate_fps"].as_f64().unwrap();
     if rec["capped"].as_bool().unwrap() {
-        assert!((over - max).abs() < 1.0, "{dut}: capped at the maximum: {rec}");
+        assert!(
+            (over - max).abs() < 1.0,
+            "{dut}: capped at the maximum: {rec}"
+        );
     } else {
         assert!(over > fps * 1.05, "{dut}: overload above throughput: {rec}");
     }
@@ -110,7 +163,10 @@ fn every_test_type_against_linux() {
     let r = bench(dir.path(), "linux", &[]);
     check(&r, "linux");
     let cfg = &r["meta"]["dut"]["config"];
-    assert!(cfg.to_string().contains("forwarding"), "linux DUT configuration recorded: {cfg}");
+    assert!(
+        cfg.to_string().contains("forwarding"),
+        "linux DUT configuration recorded: {cfg}"
+    );
 }
 
 #[test]
@@ -124,8 +180,14 @@ fn every_test_type_against_softrouter() {
     check(&r, "softrouter");
     // softrouter's own figures with every trial: cycles per stage, drops.
     let tr = &r["tests"][0]["trials"][0]["outcome"]["dut_stats"];
-    assert!(tr.to_string().contains("cycles"), "softrouter stage cycles per trial: {tr}");
-    assert!(r["meta"]["dut"]["config"]["config"].as_str().unwrap().contains("afxdp"));
+    assert!(
+        tr.to_string().contains("cycles"),
+        "softrouter stage cycles per trial: {tr}"
+    );
+    assert!(r["meta"]["dut"]["config"]["config"]
+        .as_str()
+        .unwrap()
+        .contains("afxdp"));
 }
 
 #[test]
@@ -139,5 +201,8 @@ fn bad_experiment_names_file_line_and_field() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let e = String::from_utf8_lossy(&out.stderr);
-    assert!(e.contains("bad.toml:2") && e.contains("trial_seconds"), "{e}");
+    assert!(
+        e.contains("bad.toml:2") && e.contains("trial_seconds"),
+        "{e}"
+    );
 }

@@ -79,23 +79,42 @@ fn check_config_accepts_good_and_names_line_of_bad() {
     let dir = tmpdir("check");
     let good = dir.join("good.toml");
     std::fs::write(&good, config(&dir)).unwrap();
-    let out = bin().args(["check-config", good.to_str().unwrap()]).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = bin()
+        .args(["check-config", good.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(String::from_utf8_lossy(&out.stdout).contains("2 ports"));
 
     let bad = dir.join("bad.toml");
-    std::fs::write(&bad, config(&dir).replace("02:00:00:00:00:22", "02:00:00:00:00:2x")).unwrap();
-    let out = bin().args(["check-config", bad.to_str().unwrap()]).output().unwrap();
+    std::fs::write(
+        &bad,
+        config(&dir).replace("02:00:00:00:00:22", "02:00:00:00:00:2x"),
+    )
+    .unwrap();
+    let out = bin()
+        .args(["check-config", bad.to_str().unwrap()])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains(&format!("{}:27:", bad.display())) && err.contains("mac"), "{err}");
+    assert!(
+        err.contains(&format!("{}:27:", bad.display())) && err.contains("mac"),
+        "{err}"
+    );
     let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]
 fn run_on_captures_forwards_and_reports() {
     let dir = tmpdir("run");
-    let mut frames: Vec<Vec<u8>> = (0..50).map(|i| udp_frame([198, 19, 200, 1 + i as u8], 64, i)).collect();
+    let mut frames: Vec<Vec<u8>> = (0..50)
+        .map(|i| udp_frame([198, 19, 200, 1 + i as u8], 64, i))
+        .collect();
     frames.push(udp_frame([198, 19, 200, 1], 1, 99)); // TTL expires: ICMP back out p0
     frames.push(udp_frame([198, 19, 5, 1], 64, 100)); // no route: covered by no prefix
     write_pcap(&dir.join("in.pcap"), &frames);
@@ -103,10 +122,20 @@ fn run_on_captures_forwards_and_reports() {
     std::fs::write(&cfg, config(&dir)).unwrap();
     let stats = dir.join("stats.json");
     let out = bin()
-        .args(["run", "--config", cfg.to_str().unwrap(), "--stats-json", stats.to_str().unwrap()])
+        .args([
+            "run",
+            "--config",
+            cfg.to_str().unwrap(),
+            "--stats-json",
+            stats.to_str().unwrap(),
+        ])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 
     let sent = netio::pcap::load_capture(&dir.join("out1.pcap")).unwrap();
     assert_eq!(sent.len(), 50, "every routed frame leaves p1");
@@ -116,16 +145,27 @@ fn run_on_captures_forwards_and_reports() {
         let eth = eth.ethernet2().expect("Ethernet II");
         assert_eq!(eth.destination, NEIGH_MAC);
         assert_eq!(eth.source, OUT_MAC);
-        let Some(etherparse::NetSlice::Ipv4(ip)) = p.net else { panic!("not IPv4") };
+        let Some(etherparse::NetSlice::Ipv4(ip)) = p.net else {
+            panic!("not IPv4")
+        };
         assert_eq!(ip.header().ttl(), 63);
         assert_eq!(ip.header().destination(), [198, 19, 200, 1 + i as u8]);
         let h = ip.header().to_header();
-        assert_eq!(h.header_checksum, h.calc_header_checksum(), "checksum updated");
+        assert_eq!(
+            h.header_checksum,
+            h.calc_header_checksum(),
+            "checksum updated"
+        );
     }
     let back = netio::pcap::load_capture(&dir.join("out0.pcap")).unwrap();
-    assert_eq!(back.len(), 2, "time exceeded + net unreachable back to the sender");
+    assert_eq!(
+        back.len(),
+        2,
+        "time exceeded + net unreachable back to the sender"
+    );
 
-    let s: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&stats).unwrap()).unwrap();
+    let s: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&stats).unwrap()).unwrap();
     assert!(s["elapsed_s"].as_f64().unwrap() > 0.0);
     let ports = s["ports"].as_array().unwrap();
     assert_eq!(ports[0]["name"], "p0");

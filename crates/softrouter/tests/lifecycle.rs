@@ -58,7 +58,10 @@ fn start(th: &ThreeHosts, tag: &str, cfg: &str) -> Router {
     std::fs::write(&path, cfg).unwrap();
     let child = th
         .router()
-        .command(env!("CARGO_BIN_EXE_softrouter"), &["run", "--config", path.to_str().unwrap()])
+        .command(
+            env!("CARGO_BIN_EXE_softrouter"),
+            &["run", "--config", path.to_str().unwrap()],
+        )
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -69,8 +72,17 @@ fn start(th: &ThreeHosts, tag: &str, cfg: &str) -> Router {
 
 fn wait_forwarding(th: &ThreeHosts) {
     let deadline = Instant::now() + Duration::from_secs(15);
-    while !th.sender().exec(&["ping", "-n", "-c", "1", "-W", "1", RECEIVER_V4]).unwrap().status.success() {
-        assert!(Instant::now() < deadline, "softrouter never forwarded a ping");
+    while !th
+        .sender()
+        .exec(&["ping", "-n", "-c", "1", "-W", "1", RECEIVER_V4])
+        .unwrap()
+        .status
+        .success()
+    {
+        assert!(
+            Instant::now() < deadline,
+            "softrouter never forwarded a ping"
+        );
     }
 }
 
@@ -95,7 +107,11 @@ fn missing_interface_is_a_clear_error() {
         let r = start(&th, driver, &config(&th, driver, "interrupt", "nosuchif0"));
         let out = r.wait_with_output_ref();
         assert!(!out.0.success(), "{driver}: must fail");
-        assert!(out.1.contains("nosuchif0") && out.1.contains("\"in\""), "{driver}: error names port and interface: {}", out.1);
+        assert!(
+            out.1.contains("nosuchif0") && out.1.contains("\"in\""),
+            "{driver}: error names port and interface: {}",
+            out.1
+        );
     }
 }
 
@@ -116,7 +132,12 @@ impl WaitRef for Router {
         };
         let mut err = String::new();
         use std::io::Read;
-        self.child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+        self.child
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut err)
+            .unwrap();
         (status, err)
     }
 }
@@ -128,7 +149,12 @@ fn idle_router_sleeps_in_interrupt_and_adaptive_modes() {
     }
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
-    for (driver, mode) in [("afxdp", "interrupt"), ("afxdp", "adaptive"), ("afpacket", "interrupt"), ("afpacket", "adaptive")] {
+    for (driver, mode) in [
+        ("afxdp", "interrupt"),
+        ("afxdp", "adaptive"),
+        ("afpacket", "interrupt"),
+        ("afpacket", "adaptive"),
+    ] {
         let th = testbed::three_hosts_with(TopologyOptions::user_space_router(1)).unwrap();
         let r = start(&th, mode, &config(&th, driver, mode, &th.router_in));
         wait_forwarding(&th);
@@ -138,7 +164,11 @@ fn idle_router_sleeps_in_interrupt_and_adaptive_modes() {
         let t0 = cpu_ticks(pid);
         std::thread::sleep(Duration::from_secs(2));
         let used = (cpu_ticks(pid) - t0) as f64 / hz / 2.0;
-        assert!(used < 0.05, "{driver} {mode}: {:.1} % of a core at no load", used * 100.0);
+        assert!(
+            used < 0.05,
+            "{driver} {mode}: {:.1} % of a core at no load",
+            used * 100.0
+        );
         // Control: the same measurement sees a polling router spin, so the
         // check above can fail.
         drop(r);
@@ -150,7 +180,11 @@ fn idle_router_sleeps_in_interrupt_and_adaptive_modes() {
     let t0 = cpu_ticks(pid);
     std::thread::sleep(Duration::from_secs(1));
     let used = (cpu_ticks(pid) - t0) as f64 / hz;
-    assert!(used > 0.3, "poll mode spins ({:.0} % of a core)", used * 100.0);
+    assert!(
+        used > 0.3,
+        "poll mode spins ({:.0} % of a core)",
+        used * 100.0
+    );
 }
 
 #[test]
@@ -160,7 +194,11 @@ fn xdp_program_detached_after_sigkill() {
     }
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let th = testbed::three_hosts_with(TopologyOptions::user_space_router(1)).unwrap();
-    let mut r = start(&th, "kill", &config(&th, "afxdp", "interrupt", &th.router_in));
+    let mut r = start(
+        &th,
+        "kill",
+        &config(&th, "afxdp", "interrupt", &th.router_in),
+    );
     wait_forwarding(&th);
     let links = th.router().run(&["ip", "-d", "link", "show"]).unwrap();
     assert!(links.contains("xdp"), "XDP attached while running: {links}");
@@ -173,12 +211,19 @@ fn xdp_program_detached_after_sigkill() {
         if !links.contains("prog/xdp") {
             break;
         }
-        assert!(Instant::now() < deadline, "XDP program still attached after SIGKILL: {links}");
+        assert!(
+            Instant::now() < deadline,
+            "XDP program still attached after SIGKILL: {links}"
+        );
         std::thread::sleep(Duration::from_millis(100));
     }
     // And the interface works for the kernel again: a second softrouter
     // starts on it.
-    let r2 = start(&th, "again", &config(&th, "afxdp", "interrupt", &th.router_in));
+    let r2 = start(
+        &th,
+        "again",
+        &config(&th, "afxdp", "interrupt", &th.router_in),
+    );
     wait_forwarding(&th);
     drop(r2);
 }

@@ -29,7 +29,13 @@ struct RouterProcess {
 }
 
 impl RouterProcess {
-    fn start(th: &ThreeHosts, driver: &str, mode: &str, workers: usize, out_mtu: u16) -> RouterProcess {
+    fn start(
+        th: &ThreeHosts,
+        driver: &str,
+        mode: &str,
+        workers: usize,
+        out_mtu: u16,
+    ) -> RouterProcess {
         let dir = std::env::temp_dir().join(format!(
             "sr-live-{}-{driver}-{mode}-{workers}",
             std::process::id()
@@ -65,7 +71,13 @@ mtu = {out_mtu}
             .router()
             .command(
                 env!("CARGO_BIN_EXE_softrouter"),
-                &["run", "--config", path.to_str().unwrap(), "--stats-json", stats.to_str().unwrap()],
+                &[
+                    "run",
+                    "--config",
+                    path.to_str().unwrap(),
+                    "--stats-json",
+                    stats.to_str().unwrap(),
+                ],
             )
             .stdin(Stdio::null())
             .spawn()
@@ -82,7 +94,10 @@ mtu = {out_mtu}
                 assert!(status.success(), "softrouter exited with {status}");
                 break;
             }
-            assert!(Instant::now() < deadline, "softrouter did not stop on SIGTERM");
+            assert!(
+                Instant::now() < deadline,
+                "softrouter did not stop on SIGTERM"
+            );
             std::thread::sleep(Duration::from_millis(50));
         }
         let text = std::fs::read_to_string(&self.stats).expect("stats JSON written at exit");
@@ -117,7 +132,10 @@ fn ping(ns: &Netns, args: &[&str]) -> (bool, String) {
 }
 
 /// Runs `f` on a thread that has entered namespace `ns`.
-fn in_ns<T: Send + 'static>(ns: &str, f: impl FnOnce() -> T + Send + 'static) -> std::thread::JoinHandle<T> {
+fn in_ns<T: Send + 'static>(
+    ns: &str,
+    f: impl FnOnce() -> T + Send + 'static,
+) -> std::thread::JoinHandle<T> {
     let path = format!("/var/run/netns/{ns}");
     std::thread::spawn(move || {
         let file = std::fs::File::open(&path).expect("netns file");
@@ -131,17 +149,27 @@ fn in_ns<T: Send + 'static>(ns: &str, f: impl FnOnce() -> T + Send + 'static) ->
 fn wait_until_forwarding(th: &ThreeHosts) {
     let deadline = Instant::now() + Duration::from_secs(15);
     loop {
-        let (ok, _) = run_in(th.sender(), &["ping", "-n", "-c", "1", "-W", "1", RECEIVER_V4]);
+        let (ok, _) = run_in(
+            th.sender(),
+            &["ping", "-n", "-c", "1", "-W", "1", RECEIVER_V4],
+        );
         if ok {
             return;
         }
-        assert!(Instant::now() < deadline, "softrouter never forwarded a ping");
+        assert!(
+            Instant::now() < deadline,
+            "softrouter never forwarded a ping"
+        );
     }
 }
 
 fn tcp_transfer(th: &ThreeHosts, dst: &str, bytes: usize) {
     let dst: std::net::IpAddr = dst.parse().unwrap();
-    let bind = if dst.is_ipv4() { "0.0.0.0:5001" } else { "[::]:5001" };
+    let bind = if dst.is_ipv4() {
+        "0.0.0.0:5001"
+    } else {
+        "[::]:5001"
+    };
     let listener = in_ns(th.receiver().name(), move || {
         let l = TcpListener::bind(bind).unwrap();
         let (mut s, _) = l.accept().unwrap();
@@ -155,7 +183,8 @@ fn tcp_transfer(th: &ThreeHosts, dst: &str, bytes: usize) {
     let expect = data.clone();
     in_ns(th.sender().name(), move || {
         let addr = SocketAddr::new(dst, 5001);
-        let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(5)).expect("TCP connect through softrouter");
+        let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(5))
+            .expect("TCP connect through softrouter");
         s.write_all(&data).unwrap();
     })
     .join()
@@ -167,10 +196,15 @@ fn tcp_transfer(th: &ThreeHosts, dst: &str, bytes: usize) {
 
 fn udp_transfer(th: &ThreeHosts, dst: &str, datagrams: usize) -> usize {
     let dst: std::net::IpAddr = dst.parse().unwrap();
-    let bind = if dst.is_ipv4() { "0.0.0.0:5002" } else { "[::]:5002" };
+    let bind = if dst.is_ipv4() {
+        "0.0.0.0:5002"
+    } else {
+        "[::]:5002"
+    };
     let receiver = in_ns(th.receiver().name(), move || {
         let s = UdpSocket::bind(bind).unwrap();
-        s.set_read_timeout(Some(Duration::from_millis(1500))).unwrap();
+        s.set_read_timeout(Some(Duration::from_millis(1500)))
+            .unwrap();
         let mut buf = [0u8; 2048];
         let mut n = 0;
         while s.recv(&mut buf).is_ok() {
@@ -183,7 +217,8 @@ fn udp_transfer(th: &ThreeHosts, dst: &str, datagrams: usize) -> usize {
     in_ns(th.sender().name(), move || {
         let s = UdpSocket::bind(src).unwrap();
         for i in 0..datagrams {
-            s.send_to(&[i as u8; 200], SocketAddr::new(dst, 5002)).unwrap();
+            s.send_to(&[i as u8; 200], SocketAddr::new(dst, 5002))
+                .unwrap();
             if i % 50 == 49 {
                 std::thread::sleep(Duration::from_millis(2));
             }
@@ -207,7 +242,13 @@ fn scenario(driver: &str, mode: &str, workers: usize) {
     let ctx = format!("[{driver} {mode} workers={workers}]");
 
     // Ping through the router and to the router itself, both families.
-    for dst in [RECEIVER_V4, RECEIVER_V6, ROUTER_IN_V4, ROUTER_IN_V6, ROUTER_OUT_V4] {
+    for dst in [
+        RECEIVER_V4,
+        RECEIVER_V6,
+        ROUTER_IN_V4,
+        ROUTER_IN_V6,
+        ROUTER_OUT_V4,
+    ] {
         let (ok, out) = ping(s, &[dst]);
         assert!(ok, "{ctx} ping {dst}: {out}");
     }
@@ -216,25 +257,76 @@ fn scenario(driver: &str, mode: &str, workers: usize) {
 
     // TTL exceeded: the router answers at its hop (traceroute's first hop).
     let (_, out) = ping(s, &["-t", "1", RECEIVER_V4]);
-    assert!(out.contains(&format!("From {ROUTER_IN_V4}")) && out.contains("exceeded"), "{ctx} ttl 1: {out}");
-    let (_, out) = run_in(s, &["traceroute", "-n", "-q", "1", "-w", "2", "-m", "3", RECEIVER_V4]);
+    assert!(
+        out.contains(&format!("From {ROUTER_IN_V4}")) && out.contains("exceeded"),
+        "{ctx} ttl 1: {out}"
+    );
+    let (_, out) = run_in(
+        s,
+        &[
+            "traceroute",
+            "-n",
+            "-q",
+            "1",
+            "-w",
+            "2",
+            "-m",
+            "3",
+            RECEIVER_V4,
+        ],
+    );
     let hops: Vec<&str> = out.lines().skip(1).collect();
-    assert!(hops.first().is_some_and(|h| h.contains(ROUTER_IN_V4)), "{ctx} traceroute: {out}");
-    assert!(hops.iter().any(|h| h.contains(RECEIVER_V4)), "{ctx} traceroute reaches: {out}");
-    let (_, out) = run_in(s, &["traceroute", "-6", "-n", "-q", "1", "-w", "2", "-m", "3", RECEIVER_V6]);
-    assert!(out.lines().nth(1).is_some_and(|h| h.contains(ROUTER_IN_V6)), "{ctx} traceroute6: {out}");
+    assert!(
+        hops.first().is_some_and(|h| h.contains(ROUTER_IN_V4)),
+        "{ctx} traceroute: {out}"
+    );
+    assert!(
+        hops.iter().any(|h| h.contains(RECEIVER_V4)),
+        "{ctx} traceroute reaches: {out}"
+    );
+    let (_, out) = run_in(
+        s,
+        &[
+            "traceroute",
+            "-6",
+            "-n",
+            "-q",
+            "1",
+            "-w",
+            "2",
+            "-m",
+            "3",
+            RECEIVER_V6,
+        ],
+    );
+    assert!(
+        out.lines().nth(1).is_some_and(|h| h.contains(ROUTER_IN_V6)),
+        "{ctx} traceroute6: {out}"
+    );
 
     // No route: 198.19.200.0/24 is inside the benchmark range but not connected.
     let (ok, out) = ping(s, &["198.19.200.1"]);
-    assert!(!ok && out.contains("Unreachable"), "{ctx} unreachable: {out}");
+    assert!(
+        !ok && out.contains("Unreachable"),
+        "{ctx} unreachable: {out}"
+    );
     let (ok, out) = ping(s, &["2001:2:0:ff::1"]);
-    assert!(!ok && out.contains("nreachable"), "{ctx} unreachable v6: {out}");
+    assert!(
+        !ok && out.contains("nreachable"),
+        "{ctx} unreachable v6: {out}"
+    );
 
     // Egress MTU 1400: DF set -> fragmentation needed; IPv6 -> packet too big.
     let (ok, out) = ping(s, &["-M", "do", "-s", "1450", RECEIVER_V4]);
-    assert!(!ok && out.contains("mtu = 1400"), "{ctx} frag needed: {out}");
+    assert!(
+        !ok && out.contains("mtu = 1400"),
+        "{ctx} frag needed: {out}"
+    );
     let (_, out) = ping(s, &["-s", "1450", RECEIVER_V6]);
-    assert!(out.to_lowercase().contains("mtu") && out.contains("1400"), "{ctx} packet too big: {out}");
+    assert!(
+        out.to_lowercase().contains("mtu") && out.contains("1400"),
+        "{ctx} packet too big: {out}"
+    );
     // Without DF the router fragments and the receiver reassembles.
     let (ok, out) = ping(s, &["-M", "dont", "-s", "1450", RECEIVER_V4]);
     assert!(ok, "{ctx} fragmented ping: {out}");
@@ -250,15 +342,29 @@ fn scenario(driver: &str, mode: &str, workers: usize) {
     // The neighbors were learned dynamically (no static neighbors configured),
     // and the hosts learned the router's MAC from its ARP/ND answers.
     let (_, neigh) = run_in(s, &["ip", "neigh", "show", ROUTER_IN_V4]);
-    assert!(neigh.contains("lladdr"), "{ctx} sender resolved the router: {neigh}");
+    assert!(
+        neigh.contains("lladdr"),
+        "{ctx} sender resolved the router: {neigh}"
+    );
 
     let stats = router.stop();
-    let fwd: u64 = stats["ports"].as_array().unwrap().iter().map(|p| p["tx_packets"].as_u64().unwrap()).sum();
+    let fwd: u64 = stats["ports"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["tx_packets"].as_u64().unwrap())
+        .sum();
     assert!(fwd > 1000, "{ctx} stats count forwarded packets: {stats}");
-    assert!(stats["cycles_per_packet"]["process"].as_f64().unwrap() > 0.0, "{ctx} cycles");
+    assert!(
+        stats["cycles_per_packet"]["process"].as_f64().unwrap() > 0.0,
+        "{ctx} cycles"
+    );
     if driver == "afxdp" {
         let (_, links) = run_in(th.router(), &["ip", "-d", "link", "show"]);
-        assert!(!links.contains("prog/xdp"), "{ctx} XDP program detached at exit: {links}");
+        assert!(
+            !links.contains("prog/xdp"),
+            "{ctx} XDP program detached at exit: {links}"
+        );
     }
 }
 

@@ -262,7 +262,8 @@ impl Netns {
     /// packet. Real NICs fill the checksum in hardware; on veth the sending
     /// host must compute it, as it would for a NIC without offloads.
     pub fn disable_tx_offload(&self, ifname: &str) -> Result<()> {
-        self.run(&["ethtool", "-K", ifname, "tx", "off"]).map(|_| ())
+        self.run(&["ethtool", "-K", ifname, "tx", "off"])
+            .map(|_| ())
     }
 
     /// Turn IPv4 and IPv6 forwarding on or off for the whole namespace.

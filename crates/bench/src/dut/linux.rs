@@ -237,7 +237,10 @@ impl LinuxDut {
         // Unless told otherwise, the kernel's forwarding runs on the DUT's
         // CPUs, not in the tester's send path on the tester's CPU.
         let rps = &rps.clone().or_else(|| {
-            opts.dut_cpus.as_ref().filter(|c| !c.is_empty()).map(|c| cpu_mask(c))
+            opts.dut_cpus
+                .as_ref()
+                .filter(|c| !c.is_empty())
+                .map(|c| cpu_mask(c))
         });
         let rps_mode = rps
             .as_deref()

@@ -35,8 +35,8 @@ use serde_json::Value;
 use crate::plan::{DutProbe, TesterBackend, TrafficPlan};
 use crate::settings::{DutSettings, Pattern};
 
-pub use bed::{pairs, ping_through, Bed, BedPort, Detour};
 use bed::IfCounters;
+pub use bed::{pairs, ping_through, Bed, BedPort, Detour};
 
 /// How to start a DUT, beyond its own settings.
 #[derive(Debug, Clone)]

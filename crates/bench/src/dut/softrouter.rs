@@ -173,7 +173,11 @@ impl SoftrouterDut {
                 if let Some(cpus) = opts.dut_cpus.as_ref().filter(|c| !c.is_empty()) {
                     // Workers on the DUT's CPUs, dealt in turn.
                     let list: Vec<String> = cpus.iter().map(|c| c.to_string()).collect();
-                    text = text.replacen("[router]\n", &format!("[router]\ncores = [{}]\n", list.join(", ")), 1);
+                    text = text.replacen(
+                        "[router]\n",
+                        &format!("[router]\ncores = [{}]\n", list.join(", ")),
+                        1,
+                    );
                 }
                 (text, "generated".to_string())
             }

@@ -88,7 +88,8 @@ pub fn calibrate(backend: TesterBackend, sizes: &[FrameSize], ipv6: bool) -> Res
     };
     for size in sizes {
         super::supported_size(size, ipv6)?;
-        out.sizes.push(calibrate_size(&mut t, size.effective(ipv6))?);
+        out.sizes
+            .push(calibrate_size(&mut t, size.effective(ipv6))?);
     }
     drop(t);
     drop(veth);

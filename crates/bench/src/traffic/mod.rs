@@ -348,7 +348,11 @@ impl NetTrial {
                  forwards {} to the receiving ports, that frames sent to MAC {} on {} reach it, \
                  and that it resolves the tester addresses (ARP/ND answered: {}); sent {} \
                  learning frames over {} rounds",
-                if self.plan.ipv6 { "2001:2:0:1xx::/64" } else { "198.19.x.0/24" },
+                if self.plan.ipv6 {
+                    "2001:2:0:1xx::/64"
+                } else {
+                    "198.19.x.0/24"
+                },
                 crate::dut::bed::format_mac(&p.peer_mac),
                 p.iface,
                 self.neighbor_answers(),
@@ -553,14 +557,9 @@ impl Trial for NetTrial {
             drain_ms = done.drain_ns / 1_000_000,
             "trial done"
         );
-        let timeline = spec.timeline_interval.map(|iv| {
-            timeline(
-                iv.as_nanos() as u64,
-                &job,
-                &g,
-                &done.analyzer,
-            )
-        });
+        let timeline = spec
+            .timeline_interval
+            .map(|iv| timeline(iv.as_nanos() as u64, &job, &g, &done.analyzer));
         Ok(outcome(
             spec,
             Counted {
@@ -605,7 +604,10 @@ pub(crate) fn gen_phases(spec: &TrialSpec) -> Result<(Vec<GenPhase>, u64)> {
             paced: true,
         }]
     };
-    if phases.iter().any(|p| p.paced && (p.rate_fps.is_nan() || p.rate_fps <= 0.0)) {
+    if phases
+        .iter()
+        .any(|p| p.paced && (p.rate_fps.is_nan() || p.rate_fps <= 0.0))
+    {
         bail!("trial rate must be positive");
     }
     let per_port: u64 = phases.iter().map(|p| p.frames).sum();
