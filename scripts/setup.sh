@@ -10,6 +10,8 @@ packages=(
     netcat-openbsd socat         # TCP/UDP transfers through the router
     tcpdump                      # debugging captures of the testbed
     linux-perf                   # perf stat for DUT cycle figures (optional)
+    curl ca-certificates         # rustup, when the machine has no Rust yet
+    python3                      # bench/ scripts summarise their JSON
 )
 
 missing=()
@@ -30,8 +32,12 @@ fi
 if ! command -v cargo >/dev/null 2>&1; then
     if [ -x "$HOME/.cargo/bin/cargo" ]; then
         export PATH="$HOME/.cargo/bin:$PATH"
+    elif command -v curl >/dev/null 2>&1 &&
+        curl -sSf https://sh.rustup.rs -o /tmp/rustup-init.sh 2>/dev/null; then
+        sh /tmp/rustup-init.sh -y --profile minimal --default-toolchain 1.95.0
+        export PATH="$HOME/.cargo/bin:$PATH"
     else
-        echo "setup.sh: cargo not found; install Rust 1.95 (rustup) first" >&2
+        echo "setup.sh: cargo not found and rustup unreachable; install Rust 1.95 first" >&2
         exit 1
     fi
 fi

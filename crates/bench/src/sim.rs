@@ -697,6 +697,17 @@ mod tests {
         assert!((r.mean_recovery_s - 0.25).abs() < 1e-9);
     }
 
+    /// 64-byte latency trials of 200 ms at 50 kfps.
+    fn lat_cfg(repetitions: u32) -> LatencyConfig {
+        LatencyConfig {
+            size: FrameSize::Fixed(64),
+            rate_fps: 50_000.0,
+            duration: Duration::from_millis(200),
+            repetitions,
+            rate_tolerance_pct: 1.0,
+        }
+    }
+
     #[test]
     fn latency_repetitions_and_mean() {
         let mut dut = SimDut::new(SimConfig {
@@ -706,17 +717,7 @@ mod tests {
             seed: 9,
             ..SimConfig::default()
         });
-        let r = latency(
-            &mut dut,
-            &LatencyConfig {
-                size: FrameSize::Fixed(64),
-                rate_fps: 50_000.0,
-                duration: Duration::from_millis(200),
-                repetitions: 4,
-                rate_tolerance_pct: 1.0,
-            },
-        )
-        .unwrap();
+        let r = latency(&mut dut, &lat_cfg(4)).unwrap();
         assert_eq!(r.repetitions.len(), 4);
         assert_eq!(r.with_loss, 0);
         // service 10 us + base 20 us + jitter 0..2 us (no queueing below capacity)
@@ -740,17 +741,7 @@ mod tests {
             base_delay_ns: 20_000,
             ..SimConfig::default()
         });
-        let r = latency(
-            &mut dut,
-            &LatencyConfig {
-                size: FrameSize::Fixed(64),
-                rate_fps: 50_000.0,
-                duration: Duration::from_millis(200),
-                repetitions: 2,
-                rate_tolerance_pct: 1.0,
-            },
-        )
-        .unwrap();
+        let r = latency(&mut dut, &lat_cfg(2)).unwrap();
         assert_eq!(r.tester_limited, 2);
         assert!(r.trials.iter().all(|t| !t.passed));
         assert!(r.mean.count > 0 && r.mean.min_ns >= 20_000, "{:?}", r.mean);

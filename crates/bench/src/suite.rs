@@ -71,6 +71,12 @@ pub fn run(
     let s = settings.resolved();
     let secs = |v: Option<f64>| Duration::from_secs_f64(v.unwrap_or(0.0));
     let pause = secs(s.pause_seconds);
+    let tp_first = s.tests.iter().any(|t| {
+        matches!(
+            t,
+            TestKind::Throughput | TestKind::Latency | TestKind::BackToBack | TestKind::Recovery
+        )
+    });
     let mut out = Vec::new();
     for _rep in 0..s.repetitions.unwrap_or(1) {
         for v6 in s.ip.versions() {
@@ -84,15 +90,6 @@ pub fn run(
                     pause,
                     first: out.is_empty(),
                 };
-                // Latency, back-to-back and recovery start from the
-                // throughput: measure it first if they need it.
-                let needs_tp = s.tests.iter().any(|t| {
-                    matches!(
-                        t,
-                        TestKind::Latency | TestKind::BackToBack | TestKind::Recovery
-                    )
-                });
-                let mut throughput: Option<f64> = None;
                 let tp_cfg = ThroughputConfig {
                     size: size.clone(),
                     max_rate_fps: max,
@@ -102,31 +99,25 @@ pub fn run(
                     confirm_duration: s.confirm(),
                     rate_tolerance_pct: s.rate_tolerance_pct,
                 };
-                // Throughput first whenever it is asked for or needed.
-                let tp_first = needs_tp || s.tests.contains(&TestKind::Throughput);
-                let mut done_tp = false;
+                // Throughput first whenever it is asked for, or needed by
+                // latency, back-to-back or recovery, which start from it.
+                let mut throughput: Option<f64> = None;
                 if tp_first {
                     paced.observer.test(TestKind::Throughput, &size, ip);
                     let r = bound_by_tester(&s, search::throughput(&mut paced, &tp_cfg)?);
                     throughput = r.throughput_fps;
                     out.push(TestResult::throughput(size.clone(), ip, r));
-                    done_tp = true;
                 }
+                let tp_passed = throughput.filter(|&t| t > 0.0);
                 for &test in &s.tests {
-                    if test == TestKind::Throughput && done_tp {
-                        continue;
+                    if test == TestKind::Throughput {
+                        continue; // done above
                     }
                     paced.observer.test(test, &size, ip);
-                    let tp_needed = || throughput.filter(|&t| t > 0.0).ok_or(());
                     match test {
-                        TestKind::Throughput => {
-                            let r = bound_by_tester(&s, search::throughput(&mut paced, &tp_cfg)?);
-                            throughput = r.throughput_fps;
-                            out.push(TestResult::throughput(size.clone(), ip, r));
-                            done_tp = true;
-                        }
-                        TestKind::Latency => match tp_needed() {
-                            Ok(tp) => {
+                        TestKind::Throughput => unreachable!("run first"),
+                        TestKind::Latency => match tp_passed {
+                            Some(tp) => {
                                 let r = search::latency(
                                     &mut paced,
                                     &LatencyConfig {
@@ -139,7 +130,7 @@ pub fn run(
                                 )?;
                                 out.push(TestResult::latency(size.clone(), ip, r));
                             }
-                            Err(()) => paced.observer.note(&format!(
+                            None => paced.observer.note(&format!(
                                 "latency IPv{ip} {size}: skipped, no throughput rate passed"
                             )),
                         },
@@ -169,8 +160,8 @@ pub fn run(
                             )?;
                             out.push(TestResult::back_to_back(size.clone(), ip, r));
                         }
-                        TestKind::Recovery => match tp_needed() {
-                            Ok(tp) => {
+                        TestKind::Recovery => match tp_passed {
+                            Some(tp) => {
                                 let r = search::recovery(
                                     &mut paced,
                                     &RecoveryConfig {
@@ -185,7 +176,7 @@ pub fn run(
                                 )?;
                                 out.push(TestResult::recovery(size.clone(), ip, r));
                             }
-                            Err(()) => paced.observer.note(&format!(
+                            None => paced.observer.note(&format!(
                                 "recovery IPv{ip} {size}: skipped, no throughput rate passed"
                             )),
                         },
