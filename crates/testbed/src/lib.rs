@@ -14,17 +14,21 @@
 //! - [`netns`]: [`Netns`] (one namespace; run commands inside it) and
 //!   [`VethPair`] (a veth between two namespaces, optionally multi-queue),
 //!   plus the process-wide registry and [`cleanup_all`].
+//! - [`rps`]: a veth end's receive processing on its owner's CPUs (so
+//!   each side of a veth pays for its own receive work).
 //! - [`testbed`]: [`Testbed`], a builder composing namespaces and veths.
 //! - [`topology`]: the standard topologies ([`three_hosts`], [`star`]) and
 //!   their addressing plan.
 
 pub mod netns;
+pub mod rps;
 pub mod testbed;
 pub mod topology;
 
 pub use netns::{
     cleanup_all, install_ctrlc_cleanup, netns_available, require_root, unique_name, Netns, VethPair,
 };
+pub use rps::steer_rps;
 pub use testbed::{Testbed, TestbedBuilder};
 pub use topology::three_hosts_addr;
 pub use topology::{

@@ -102,14 +102,31 @@ pub struct Bed {
     pub pattern: Pattern,
     /// Queues per veth end.
     pub queues: u32,
+    /// Where the veth ends' receive work runs, when it was placed.
+    pub rx_placement: Option<RxPlacement>,
+}
+
+/// CPUs for the receive work of each side's veth ends (RPS, see
+/// `testbed::rps`): the tester's ends on the tester's CPUs, the DUT's on
+/// the DUT's, as two boxes would each receive on their own CPUs.
+#[derive(Debug, Clone, Serialize)]
+pub struct RxPlacement {
+    pub tester_cpus: Vec<usize>,
+    pub dut_cpus: Vec<usize>,
 }
 
 impl Bed {
     /// `pattern.ports()` veth pairs between a tester and a DUT namespace.
     /// `router`: whether the DUT ends get the kernel addresses and routes
     /// (`Kernel`) or stay bare (`Bare`, for user-space routers). Kernel
-    /// forwarding is left off; the launchers decide.
-    pub fn build(pattern: Pattern, queues: u32, router: RouterMode) -> Result<Bed> {
+    /// forwarding is left off; the launchers decide. `rx`: steer each
+    /// end's receive work to its side's CPUs.
+    pub fn build(
+        pattern: Pattern,
+        queues: u32,
+        router: RouterMode,
+        rx: Option<&RxPlacement>,
+    ) -> Result<Bed> {
         let n = pattern.ports() as usize;
         let star = testbed::star_with(
             n,
@@ -129,11 +146,18 @@ impl Bed {
             p.dut_mac = read_mac(Some(star.dut().name()), &p.dut_if)?;
             ports.push(p);
         }
+        if let Some(pl) = rx {
+            for p in &ports {
+                testbed::steer_rps(star.tester(), &p.tester_if, &pl.tester_cpus)?;
+                testbed::steer_rps(star.dut(), &p.dut_if, &pl.dut_cpus)?;
+            }
+        }
         Ok(Bed {
             star: Some(star),
             ports,
             pattern,
             queues: queues.max(1),
+            rx_placement: rx.cloned(),
         })
     }
 

@@ -119,6 +119,7 @@ impl CommandDut {
             } else {
                 RouterMode::Bare
             },
+            opts.rx_placement().as_ref(),
         )?;
         if addresses {
             bed.add_dut_neighbors()?;

@@ -91,6 +91,7 @@ impl ExternalDut {
                 ports,
                 pattern,
                 queues: opts.queues.max(1),
+                rx_placement: None,
             },
             backend: opts.backend,
             description: description.clone(),

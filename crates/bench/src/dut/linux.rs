@@ -29,6 +29,11 @@
 //!   left as created (GRO off, the kernel's default for veth) so that
 //!   "linux" means the stock configuration; the budget applies either way
 //!   (the backlog is polled by net_rx_action too).
+//!
+//! When the bench splits CPUs between tester and DUT (the default), the
+//! testbed already steers every DUT end's receive processing to the DUT's
+//! CPUs with RPS (`testbed::rps`, the same placement softrouter's ports
+//! get); an `rps` setting here overrides it.
 
 use std::collections::BTreeMap;
 
@@ -235,11 +240,13 @@ impl LinuxDut {
             bail!("not linux settings: {settings:?}");
         };
         // Unless told otherwise, the kernel's forwarding runs on the DUT's
-        // CPUs, not in the tester's send path on the tester's CPU.
+        // CPUs, not in the tester's send path on the tester's CPU: RPS to
+        // those CPUs (the bed steers every end to its side's CPUs).
+        let placement = opts.rx_placement();
         let rps = &rps.clone().or_else(|| {
             opts.dut_cpus
                 .as_ref()
-                .filter(|c| !c.is_empty())
+                .filter(|c| !c.is_empty() && placement.is_none())
                 .map(|c| cpu_mask(c))
         });
         let rps_mode = rps
@@ -247,10 +254,10 @@ impl LinuxDut {
             .map(RpsMode::parse)
             .transpose()
             .map_err(anyhow::Error::msg)?;
-        let bed = Bed::build(pattern, opts.queues, RouterMode::Kernel)?;
-        // The xdp tester's XDP_TX frames reach a veth only if it has NAPI:
-        // GRO on the DUT ends (see traffic::xdp).
-        let napi = &if opts.backend == TesterBackend::Xdp {
+        let bed = Bed::build(pattern, opts.queues, RouterMode::Kernel, placement.as_ref())?;
+        // The xdp-live tester's XDP_TX frames reach a veth only if it has
+        // NAPI: GRO on the DUT ends (see traffic::xdp).
+        let napi = &if opts.backend == TesterBackend::XdpLive {
             Some(true)
         } else {
             *napi

@@ -36,7 +36,7 @@ use crate::plan::{DutProbe, TesterBackend, TrafficPlan};
 use crate::settings::{DutSettings, Pattern};
 
 use bed::IfCounters;
-pub use bed::{pairs, ping_through, Bed, BedPort, Detour};
+pub use bed::{pairs, ping_through, Bed, BedPort, Detour, RxPlacement};
 
 /// How to start a DUT, beyond its own settings.
 #[derive(Debug, Clone)]
@@ -56,6 +56,20 @@ pub struct DutOptions {
     /// the settings choose an RPS mode. `None`: wherever the scheduler
     /// puts it.
     pub dut_cpus: Option<Vec<usize>>,
+    /// The tester's CPU; with `dut_cpus` it places each veth end's receive
+    /// work on its own side (see [`RxPlacement`]).
+    pub tester_cpu: Option<usize>,
+}
+
+impl DutOptions {
+    /// The receive placement for the testbed, when both sides have CPUs.
+    pub fn rx_placement(&self) -> Option<RxPlacement> {
+        let dut = self.dut_cpus.clone().filter(|c| !c.is_empty())?;
+        Some(RxPlacement {
+            tester_cpus: vec![self.tester_cpu?],
+            dut_cpus: dut,
+        })
+    }
 }
 
 impl Default for DutOptions {
@@ -66,6 +80,7 @@ impl Default for DutOptions {
             backend: TesterBackend::default(),
             ready_timeout: Duration::from_secs(20),
             dut_cpus: None,
+            tester_cpu: None,
         }
     }
 }
@@ -168,6 +183,7 @@ pub(crate) fn describe_bed(bed: &Bed) -> Value {
         "pattern": String::from(bed.pattern),
         "namespaces": bed.namespaces(),
         "ports": bed.describe_ports(),
+        "receive_cpus": bed.rx_placement,
     })
 }
 

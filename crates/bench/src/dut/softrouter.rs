@@ -166,10 +166,25 @@ impl SoftrouterDut {
                 }
             })?;
         let driver = driver.clone().unwrap_or_else(|| "afxdp".into());
-        let bed = Bed::build(pattern, opts.queues, RouterMode::Bare)?;
+        let bed = Bed::build(
+            pattern,
+            opts.queues,
+            RouterMode::Bare,
+            opts.rx_placement().as_ref(),
+        )?;
         let (config_text, config_source) = match config {
             None => {
                 let mut text = generate_config(&bed, &driver, *workers, mode.as_deref(), *budget);
+                if bed.rx_placement.is_some() && driver == "afxdp" {
+                    // Native XDP on veth runs in the sender's context (the
+                    // tester's CPU); generic XDP runs after the bed's RPS
+                    // steering, on the DUT's CPUs, as the kernel DUT's
+                    // input does (see `testbed::rps`).
+                    text = text.replace(
+                        "driver = \"afxdp\"\n",
+                        "driver = \"afxdp\"\nxdp_mode = \"generic\"\n",
+                    );
+                }
                 if let Some(cpus) = opts.dut_cpus.as_ref().filter(|c| !c.is_empty()) {
                     // Workers on the DUT's CPUs, dealt in turn.
                     let list: Vec<String> = cpus.iter().map(|c| c.to_string()).collect();

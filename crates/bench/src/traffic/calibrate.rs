@@ -73,6 +73,13 @@ const ABSURD_FPS: f64 = 50_000_000.0;
 pub fn calibrate(backend: TesterBackend, sizes: &[FrameSize], ipv6: bool) -> Result<Calibration> {
     let ns = Netns::new("cal").context("calibration namespace")?;
     let veth = VethPair::new(&ns, &ns, 1).context("calibration veth")?;
+    // Both ends are the tester's: their receive work on its CPU, as in
+    // the DUT testbeds (see `testbed::napi`).
+    if let Some(cpu) = super::cpu::tester_cpu() {
+        for end in [&veth.a, &veth.b] {
+            testbed::steer_rps(&ns, end, &[cpu])?;
+        }
+    }
     let plan = wire_plan(&ns, &veth, backend, ipv6, 1)?;
     let opts = TrafficOptions {
         drain_max: Duration::from_millis(500),
