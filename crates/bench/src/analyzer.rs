@@ -323,8 +323,14 @@ impl Analyzer {
 
     /// Sequence numbers below `sent` never received on `stream`, ascending.
     pub fn lost_seqs(&self, stream: u32, sent: u64) -> impl Iterator<Item = u64> + '_ {
-        let s = self.streams.get(stream as usize);
-        (0..sent).filter(move |&q| !s.is_some_and(|s| s.is_set(q)))
+        (0..sent).filter(move |&q| !self.was_received(stream, q))
+    }
+
+    /// Whether frame `seq` of `stream` arrived.
+    pub fn was_received(&self, stream: u32, seq: u64) -> bool {
+        self.streams
+            .get(stream as usize)
+            .is_some_and(|s| s.is_set(seq))
     }
 
     /// The latency summary so far.

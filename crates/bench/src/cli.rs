@@ -119,7 +119,8 @@ pub struct BenchArgs {
     /// external DUT: tester interfaces cabled to the device, in port order.
     #[arg(long, value_delimiter = ',')]
     pub interfaces: Vec<String>,
-    /// Tester packet I/O: afxdp (default), afpacket or xdp (BPF_PROG_RUN live frames + XDP counting).
+    /// Tester packet I/O: xdp (default: AF_PACKET generation, XDP counting), afxdp (AF_XDP receiver,
+    /// analysis in user space with IPDV), afpacket, or xdp-live (BPF_PROG_RUN live frames; slow on 6.18).
     #[arg(long)]
     pub tester: Option<String>,
     /// The softrouter binary to start as DUT (default: this program).
@@ -165,11 +166,14 @@ pub fn run(args: BenchArgs) -> Result<ExitCode> {
     }
     testbed::install_ctrlc_cleanup()?;
     let backend = match args.tester.as_deref() {
-        None | Some("afxdp") => TesterBackend::AfXdp,
+        Some("afxdp") => TesterBackend::AfXdp,
         Some("afpacket") => TesterBackend::AfPacket,
-        Some("xdp") => TesterBackend::Xdp,
+        None | Some("xdp") => TesterBackend::Xdp,
+        Some("xdp-live") => TesterBackend::XdpLive,
         Some(o) => {
-            eprintln!("softrouter bench: --tester {o:?}: expected afxdp, afpacket or xdp");
+            eprintln!(
+                "softrouter bench: --tester {o:?}: expected afxdp, afpacket, xdp or xdp-live"
+            );
             return Ok(ExitCode::from(2));
         }
     };
@@ -210,6 +214,7 @@ pub fn run(args: BenchArgs) -> Result<ExitCode> {
             softrouter_bin: softrouter_bin.clone(),
             backend,
             dut_cpus: split.as_ref().map(|s| s.1.clone()),
+            tester_cpu: split.as_ref().map(|s| s.0),
             ..DutOptions::default()
         };
         let mut r = run_one(settings, &opts, &calibration, args.quiet)?;

@@ -17,14 +17,26 @@ use std::net::{Ipv4Addr, Ipv6Addr};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum TesterBackend {
-    /// AF_XDP sockets (copy mode on veth); the default.
-    #[default]
+    /// AF_XDP receive sockets (copy mode on veth), AF_PACKET or AF_XDP
+    /// generation; analysis in user space (full IPDV).
     AfXdp,
     /// TPACKET_V3 rings; slower, but works everywhere.
     AfPacket,
-    /// Generation with BPF_PROG_RUN live frames, counting in an XDP
-    /// program (`traffic::xdp`); needs NAPI on the DUT's veth ends.
+    /// Counting in an XDP program on the tester ports, generation with
+    /// AF_PACKET (`traffic::xdp`): the fastest tester on veth (about 3x
+    /// the AF_XDP receiver here), hence the default. No IPDV.
+    #[default]
     Xdp,
+    /// Counting in XDP, generation with BPF_PROG_RUN live frames; needs
+    /// NAPI on the DUT's veth ends. Experimental (slow on kernel 6.18).
+    XdpLive,
+}
+
+impl TesterBackend {
+    /// Whether the receive side counts in XDP (`traffic::xdp`).
+    pub fn counts_in_xdp(self) -> bool {
+        matches!(self, TesterBackend::Xdp | TesterBackend::XdpLive)
+    }
 }
 
 /// One tester port: an interface in the tester's namespace, cabled to the

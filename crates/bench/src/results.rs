@@ -564,11 +564,20 @@ pub fn render_tables(r: &RunResults) -> String {
                             b.corrected_buffer_time_s
                                 .map(|c| format!("{:.3}", c * 1e3))
                                 .unwrap_or_else(|| "-".into()),
-                            if b.hit_max_burst {
-                                "at max burst (lower bound)".into()
-                            } else {
-                                String::new()
-                            },
+                            [
+                                b.hit_max_burst
+                                    .then(|| "at max burst (lower bound)".to_string()),
+                                (b.tester_limited_trials > 0).then(|| {
+                                    format!(
+                                        "{} bursts tester-limited (lower bound)",
+                                        b.tester_limited_trials
+                                    )
+                                }),
+                            ]
+                            .into_iter()
+                            .flatten()
+                            .collect::<Vec<_>>()
+                            .join("; "),
                         ]);
                     }
                 }
@@ -582,6 +591,12 @@ pub fn render_tables(r: &RunResults) -> String {
                         let mut note = Vec::new();
                         if rc.capped {
                             note.push("110% capped at max rate".to_string());
+                        }
+                        if rc.tester_limited_reps > 0 {
+                            note.push(format!(
+                                "{} reps tester-limited (upper bounds)",
+                                rc.tester_limited_reps
+                            ));
                         }
                         if rc.no_overload_loss > 0 {
                             note.push(format!(

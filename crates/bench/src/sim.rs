@@ -582,6 +582,30 @@ mod tests {
     }
 
     #[test]
+    fn tester_limited_bursts_fail_and_are_counted() {
+        // Bursts at a rate the tester cannot generate: none can pass, the
+        // test still completes, and says why its result is a lower bound.
+        let mut dut = SimDut::new(SimConfig {
+            tester_max_fps: 50_000.0,
+            ..SimConfig::default()
+        });
+        let r = back_to_back(
+            &mut dut,
+            &BackToBackConfig {
+                size: FrameSize::Fixed(64),
+                max_rate_fps: 100_000.0,
+                max_burst: 64,
+                repetitions: 1,
+                throughput_fps: None,
+            },
+        )
+        .unwrap();
+        assert_eq!(r.bursts, vec![0]);
+        assert_eq!(r.tester_limited_trials, r.trials.len() as u64);
+        assert!(r.trials.iter().all(|t| !t.passed));
+    }
+
+    #[test]
     fn recovery_time_matches_the_model() {
         // Throughput 50k; 110 % = 55k for 1 s: excess 5k fps, the 1000-frame
         // buffer fills after 0.2 s and stays full. At 50 % (25k) the backlog

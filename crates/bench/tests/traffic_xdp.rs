@@ -1,4 +1,4 @@
-//! The `xdp` tester backend on real namespaces (root only; skipped
+//! The `xdp` tester backends on real namespaces (root only; skipped
 //! otherwise): exact counts over a tester-to-tester veth, calibration,
 //! and the Linux kernel as a DUT (IPv4, IPv6, dynamic ARP/ND answered by
 //! the tester namespace's kernel). The ignored test prints the figures for
@@ -32,12 +32,12 @@ fn kernel_dut(ipv6: bool, flows: u32) -> (Star, TrafficPlan) {
     (star, plan)
 }
 
-/// Ignored: on kernel 6.18 every live-frames BPF_PROG_TEST_RUN whose
-/// frames all come back to its page pool before it returns (loopback:
-/// the counting program drops them at once) ends with an RCU grace period
-/// (~24 ms on this VM), so paced small batches fall far behind.
+/// `xdp` (AF_PACKET generation, XDP counting) over a tester-to-tester
+/// wire: exact counts, latency, learning, bursts, phases and timeline.
+/// (`xdp-live` cannot keep this pace on kernel 6.18: every live-frames
+/// call whose frames all come back to its page pool ends with an RCU
+/// grace period, ~24 ms on this VM.)
 #[test]
-#[ignore]
 fn xdp_loopback_counts_exactly() {
     if !testbed::require_root("xdp_loopback_counts_exactly") {
         return;

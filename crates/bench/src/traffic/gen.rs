@@ -44,6 +44,17 @@ pub(crate) struct GenPortJob {
     pub streams: Vec<u32>,
 }
 
+/// One job port per `(port, streams)` pair.
+pub(crate) fn port_jobs(send_ports: &[(usize, Vec<u32>)]) -> Vec<GenPortJob> {
+    send_ports
+        .iter()
+        .map(|(p, s)| GenPortJob {
+            port: *p,
+            streams: s.clone(),
+        })
+        .collect()
+}
+
 /// A constant-rate stretch (or, unpaced, a burst at full speed).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct GenPhase {
@@ -247,6 +258,24 @@ pub(crate) fn run(job: &GenJob, txs: &mut [GenTx], pool: &mut Pool) -> GenResult
         }
     }
     r
+}
+
+/// The generator's own limits in `r`, as tester-limit reasons.
+pub(crate) fn own_limits(r: &GenResult) -> Vec<String> {
+    let mut own = Vec::new();
+    if r.ring_drops > 0 {
+        own.push(format!(
+            "tester TX ring full: {} frames could not be queued",
+            r.ring_drops
+        ));
+    }
+    if r.pool_empty > 0 {
+        own.push(format!(
+            "tester buffer pool empty in {} rounds",
+            r.pool_empty
+        ));
+    }
+    own
 }
 
 /// Transmit `bufs`, retrying what a full AF_XDP ring refused and skipping

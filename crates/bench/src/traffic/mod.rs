@@ -50,7 +50,7 @@ use crate::frame::{build, Flow, FlowSet, FLAG_LEARNING, UDP_DST_PORT, UDP_SRC_PO
 use crate::plan::{DutProbe, DutSample, TesterBackend, TrafficPlan};
 use crate::search::{LossTimeline, Trial, TrialOutcome, TrialSpec};
 use crate::sizes::FrameSize;
-use gen::{GenJob, GenPhase, GenPortJob, GenResult, Template};
+use gen::{GenJob, GenPhase, GenResult, Template};
 use ports::{enter_netns, GenTx, PortHandle, MAX_TESTER_FRAME};
 use rx::{RxCmd, RxPort, RxShared};
 
@@ -180,8 +180,13 @@ impl NetTrial {
             })
             .collect();
 
-        if plan.backend == TesterBackend::Xdp {
-            let x = xdp::XdpNet::new(&plan, flows.len())?;
+        if plan.backend.counts_in_xdp() {
+            let mode = if plan.backend == TesterBackend::XdpLive {
+                xdp::XdpGen::Live
+            } else {
+                xdp::XdpGen::Packet
+            };
+            let x = xdp::XdpNet::new(&plan, flows.len(), mode)?;
             return Ok(NetTrial {
                 plan,
                 opts,
@@ -195,7 +200,7 @@ impl NetTrial {
                 threads: Vec::new(),
                 shared: Arc::new(RxShared::default()),
                 learned: None,
-                tx_describe: vec!["XDP live frames (BPF_PROG_RUN), XDP counting".into()],
+                tx_describe: vec![mode.describe().into()],
                 xdp: Some(x),
             });
         }
@@ -290,8 +295,7 @@ impl NetTrial {
         let templates = self.templates(&sizes, FLAG_LEARNING)?;
         let nf = self.flows.len() as u64;
         if let Some(x) = &self.xdp {
-            let t = templates.into_iter().map(|t| t.bytes).collect();
-            let rep = x.learn(self.send_ports.clone(), t, &self.opts)?;
+            let rep = x.learn(self.send_ports.clone(), templates, &self.opts)?;
             return self.learned_check(rep);
         }
         let mut rep = LearningReport::default();
@@ -301,14 +305,7 @@ impl NetTrial {
             let before = self.shared.learning.load(Ordering::Relaxed);
             let per_port = self.send_ports.iter().map(|p| p.1.len()).max().unwrap_or(1) as u64;
             let job = GenJob {
-                ports: self
-                    .send_ports
-                    .iter()
-                    .map(|(p, s)| GenPortJob {
-                        port: *p,
-                        streams: s.clone(),
-                    })
-                    .collect(),
+                ports: gen::port_jobs(&self.send_ports),
                 templates: templates.take().unwrap_or_default(),
                 nsizes: 1,
                 schedule: vec![0],
@@ -463,14 +460,7 @@ impl Trial for NetTrial {
             0
         };
         let job = GenJob {
-            ports: self
-                .send_ports
-                .iter()
-                .map(|(p, s)| GenPortJob {
-                    port: *p,
-                    streams: s.clone(),
-                })
-                .collect(),
+            ports: gen::port_jobs(&self.send_ports),
             templates,
             nsizes: distinct.len(),
             schedule,
@@ -512,19 +502,7 @@ impl Trial for NetTrial {
         let rx_drops = self.tester_rx_drops().saturating_sub(drops_before);
         let rep = done.analyzer.finish(&g.sent);
 
-        let mut own = Vec::new();
-        if g.ring_drops > 0 {
-            own.push(format!(
-                "tester TX ring full: {} frames could not be queued",
-                g.ring_drops
-            ));
-        }
-        if g.pool_empty > 0 {
-            own.push(format!(
-                "tester buffer pool empty in {} rounds",
-                g.pool_empty
-            ));
-        }
+        let mut own = gen::own_limits(&g);
         if rx_drops > 0 {
             own.push(format!(
                 "tester RX dropped {rx_drops} frames (AF_XDP ring full / no fill buffers)"
@@ -534,14 +512,7 @@ impl Trial for NetTrial {
             spec,
             &phases,
             per_port,
-            &SendTiming {
-                port_frames: g.port_frames.clone(),
-                start_ns: g.start_ns,
-                end_ns: g.end_ns,
-                ideal_ns: g.ideal_ns,
-                fell_behind: g.fell_behind,
-                max_lag_ns: g.max_lag_ns,
-            },
+            &SendTiming::from_gen(&g),
             gen::batch_for,
             own,
         );
@@ -557,9 +528,11 @@ impl Trial for NetTrial {
             drain_ms = done.drain_ns / 1_000_000,
             "trial done"
         );
-        let timeline = spec
-            .timeline_interval
-            .map(|iv| timeline(iv.as_nanos() as u64, &job, &g, &done.analyzer));
+        let timeline = spec.timeline_interval.map(|iv| {
+            timeline(iv.as_nanos() as u64, &job, &g, |s, q| {
+                done.analyzer.was_received(s, q)
+            })
+        });
         Ok(outcome(
             spec,
             Counted {
@@ -639,6 +612,36 @@ pub(crate) struct Counted {
     pub timeline: Option<LossTimeline>,
 }
 
+impl Counted {
+    /// `sent` frames, nothing counted yet.
+    pub(crate) fn sent_only(sent: u64) -> Counted {
+        Counted {
+            sent,
+            received: 0,
+            lost: 0,
+            reordered: 0,
+            duplicates: 0,
+            non_test: 0,
+            latency: LatencySummary::default(),
+            timeline: None,
+        }
+    }
+}
+
+impl SendTiming {
+    /// How the shared generator kept to its schedule.
+    pub(crate) fn from_gen(g: &GenResult) -> SendTiming {
+        SendTiming {
+            port_frames: g.port_frames.clone(),
+            start_ns: g.start_ns,
+            end_ns: g.end_ns,
+            ideal_ns: g.ideal_ns,
+            fell_behind: g.fell_behind,
+            max_lag_ns: g.max_lag_ns,
+        }
+    }
+}
+
 impl NetTrial {
     /// The achieved rate per port and the reasons the tester, not the DUT,
     /// limited the trial: a generator behind its schedule, then `own` (the
@@ -703,6 +706,17 @@ pub(crate) fn outcome(
     reasons: Vec<String>,
     sample: Option<DutSample>,
 ) -> TrialOutcome {
+    let mut reasons = reasons;
+    let refused = sample
+        .as_ref()
+        .and_then(|s| s.dut_stats.as_ref())
+        .map_or(0, refused_by_tester);
+    if refused > 0 {
+        reasons.push(format!(
+            "{refused} frames forwarded by the DUT were dropped entering the tester's \
+             receive ring (tx_dropped of the DUT's veth ends): the tester did not keep up"
+        ));
+    }
     let limited = !reasons.is_empty();
     TrialOutcome {
         offered_rate_fps: spec.rate_fps,
@@ -722,26 +736,43 @@ pub(crate) fn outcome(
     }
 }
 
+/// Frames the DUT's veth ends could not hand to the tester's ports over a
+/// trial: the sum of their `tx_dropped` (the DUT probes' `interfaces`).
+///
+/// Why it is the tester's: a veth transmit fails only when the receiving
+/// end (a tester port) is down or its ring/backlog is full, i.e. the
+/// tester's receive side fell behind, as a tester NIC would overflow if
+/// its software did not drain it. Counting those frames as DUT loss would
+/// report the tester's limit as the DUT's.
+fn refused_by_tester(dut_stats: &serde_json::Value) -> u64 {
+    dut_stats
+        .get("interfaces")
+        .and_then(|v| v.as_array())
+        .map_or(0, |ifs| {
+            ifs.iter()
+                .filter_map(|i| i.get("tx_dropped")?.as_u64())
+                .sum()
+        })
+}
+
 /// The loss timeline: every sent frame's transmit offset (its round's
 /// send time) and whether it was lost.
-fn timeline(interval_ns: u64, job: &GenJob, g: &GenResult, an: &Analyzer) -> LossTimeline {
+pub(crate) fn timeline(
+    interval_ns: u64,
+    job: &GenJob,
+    g: &GenResult,
+    received: impl Fn(u32, u64) -> bool,
+) -> LossTimeline {
     let mut frames: Vec<(u64, bool)> = Vec::new();
     for (pi, pj) in job.ports.iter().enumerate() {
         let nf = pj.streams.len() as u64;
-        let mut lost: Vec<std::iter::Peekable<_>> = pj
-            .streams
-            .iter()
-            .map(|&s| an.lost_seqs(s, g.sent[s as usize]).peekable())
-            .collect();
         let rounds = &g.rounds[pi];
         let total = g.port_frames[pi];
         for (ri, &(first, t)) in rounds.iter().enumerate() {
             let end = rounds.get(ri + 1).map_or(total, |r| r.0);
             for i in first..end {
-                let j = (i % nf) as usize;
-                let seq = i / nf;
-                let l = lost[j].next_if_eq(&seq).is_some();
-                frames.push((t, l));
+                let stream = pj.streams[(i % nf) as usize];
+                frames.push((t, !received(stream, i / nf)));
             }
         }
     }

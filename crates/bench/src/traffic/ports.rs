@@ -60,11 +60,19 @@ impl PortHandle {
                 c.rx_ring = 4096;
                 c.fill_ring = 4096;
                 c.mac = Some(p.mac);
+                if p.netns.is_some() && super::cpu::tester_cpu().is_some() {
+                    // veth testbed with the receive work steered to the
+                    // tester's CPU (`testbed::rps`): generic XDP runs there,
+                    // native XDP would run on the sending DUT's CPU.
+                    c.xdp_mode = netio::afxdp::XdpMode::Generic;
+                }
                 PortHandle::Xdp(Arc::new(
                     AfXdpPort::open(c).with_context(|| format!("tester port {}", p.iface))?,
                 ))
             }
-            TesterBackend::Xdp => bail!("the xdp tester backend opens no packet sockets"),
+            TesterBackend::Xdp | TesterBackend::XdpLive => {
+                bail!("the xdp tester backends open no receive sockets")
+            }
             TesterBackend::AfPacket => {
                 let mut c = AfPacketConfig::new(&p.iface);
                 c.queues = Some(queues.max(1));
@@ -125,7 +133,15 @@ impl PortHandle {
             }
             drop(q);
         }
-        let tx = PacketTx::open(self.ifindex()).context("AF_PACKET TX socket")?;
+        GenTx::packet(self.ifindex())
+    }
+}
+
+impl GenTx {
+    /// An AF_PACKET `sendmmsg` TX path (qdisc bypass) on `ifindex` in the
+    /// calling thread's namespace.
+    pub fn packet(ifindex: u32) -> Result<GenTx> {
+        let tx = PacketTx::open(ifindex).context("AF_PACKET TX socket")?;
         // The default send buffer (~200 kB) bounds the frames queued in
         // the kernel behind a veth peer that processes them later (RPS,
         // ksoftirqd); running out would be a tester-side refusal. 8 MB

@@ -1,4 +1,5 @@
-//! The counting program, attached (native XDP) to every tester port:
+//! The counting program, attached to every tester port (generic mode for
+//! `xdp`, native for `xdp-live`, see `super`):
 //! recognises test frames like `frame::parse` and accounts them in maps
 //! that user space reads through mmap after the drain, then drops them.
 //! Everything else (ARP, ND, ...) is XDP_PASS, so the kernel of the tester

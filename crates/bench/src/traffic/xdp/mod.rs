@@ -1,42 +1,50 @@
-//! The `xdp` tester backend: generation with `BPF_PROG_TEST_RUN` live
-//! frames, counting in an XDP program on every tester port.
+//! The `xdp` tester backends: counting in an XDP program on every tester
+//! port (generic mode, so it runs where the port's RPS steers it), and
+//! generation either with AF_PACKET (`xdp`) or with
+//! `BPF_PROG_TEST_RUN` live frames (`xdp-live`).
 //!
-//! Why: on a small VM the AF_XDP/AF_PACKET tester spends most of its time
-//! in per-packet syscalls, copies and wake-ups and tops out near the
-//! kernel DUT's own forwarding rate. Here the kernel does both ends in
-//! its fast path: one `bpf(BPF_PROG_TEST_RUN)` call transmits a batch of
-//! up to 256 frames (the generator program stamps sequence and time into
-//! each, see [`gen_prog`]); the counting program ([`count_prog`]) accounts
-//! each received test frame in mmapped maps and drops it. User space only
-//! paces batches, and reads the maps after the drain.
+//! Why: on a small VM the AF_XDP tester spends most of its receive time
+//! waking its receiver thread and copying every frame into user space; it
+//! tops out near the kernel DUT's own forwarding rate. Counting in the
+//! kernel's receive path costs a few dozen instructions per frame: the
+//! counting program ([`count_prog`]) accounts each test frame in mmapped
+//! maps (per-stream counters, a sequence bitmap, a latency histogram) and
+//! drops it; user space reads the maps after the drain.
 //!
-//! * One worker thread lives in the ports' namespace (test runs and XDP
-//!   links resolve ifindexes in the caller's namespace); the caller's
-//!   thread never changes namespace. The worker sleeps between batches
-//!   (`clock_nanosleep`), it never spins.
-//! * Pacing: per phase, batches of `rate x 100 us` frames (1..=256), one
-//!   test run per sending port per round, the port's streams in round
+//! * Generation, `xdp` ([`XdpGen::Packet`]): the shared paced generator
+//!   (`traffic::gen`, AF_PACKET `sendmmsg` with qdisc bypass, sequence and
+//!   time stamped in user space), run by this backend's worker.
+//! * Generation, `xdp-live` ([`XdpGen::Live`]): one `bpf(BPF_PROG_TEST_RUN)`
+//!   call transmits a batch of up to 256 frames (the generator program
+//!   stamps sequence and time into each, see [`gen_prog`]); user space
+//!   only paces batches.
+//! * One worker thread lives in the ports' namespace (sockets, test runs
+//!   and XDP links resolve ifindexes in the caller's namespace); the
+//!   caller's thread never changes namespace. The worker sleeps between
+//!   batches (`clock_nanosleep`), it never spins.
+//! * Live pacing: per phase, batches of `rate x 100 us` frames (1..=256),
+//!   one test run per sending port per round, the port's streams in round
 //!   robin (so a stream's frames leave in batches, and an IMIX size
 //!   changes per batch, not per frame).
-//! * veth delivery: XDP_TX of a live frame is a redirect to the ingress
-//!   veth, whose `ndo_xdp_xmit` drops everything unless the *peer* has
-//!   NAPI (an XDP program attached, or GRO on). Tester ports carry the
+//! * Live veth delivery: XDP_TX of a live frame is a redirect to the
+//!   ingress veth, whose `ndo_xdp_xmit` drops everything unless the *peer*
+//!   has NAPI (an XDP program attached, or GRO on). Tester ports carry the
 //!   counting program; DUT ports need XDP (softrouter's afxdp driver) or
-//!   GRO (the linux DUT turns it on for this backend). Such drops are
-//!   silent: the frames count as sent and lost.
-//! * Known limit (kernel 6.18, this VM): a live-frames test run whose
+//!   GRO (the linux DUT turns it on for this backend).
+//!   Such drops are silent: the frames count as sent and lost.
+//! * Known limit of live frames (kernel 6.18, this VM): a test run whose
 //!   frames all return to its private page pool before the call ends
 //!   (loopback; high rates) pays an RCU grace period when the pool is
 //!   destroyed, ~24 ms per call: about 40 calls/s, i.e. <= 10 kfps at 256
 //!   frames per call. With `/sys/kernel/rcu_expedited` = 1 it is ~0.7 ms
-//!   (~0.36 Mfps measured). Until that is avoided (one long-lived call,
-//!   or frames kept in flight), this backend is not the default.
+//!   (~0.36 Mfps measured). Hence `xdp` generates with AF_PACKET.
 //! * ARP/ND: non-test frames pass to the kernel, which owns the tester
 //!   addresses in the tester namespace and answers.
 
 mod asm;
 pub(crate) mod count_prog;
 pub(crate) mod gen_prog;
+mod packet;
 pub(crate) mod sys;
 mod trial;
 
@@ -48,15 +56,41 @@ use std::time::Duration;
 use anyhow::{anyhow, bail, Context, Result};
 
 use super::clock::{mono_ns, sleep_until, small_timer_slack};
-use super::gen::GenPhase;
-use super::ports::enter_netns;
+use super::gen::{GenPhase, Template};
+use super::ports::{enter_netns, GenTx};
 use super::{Counted, LearningReport, SendTiming, TrafficOptions};
 use crate::analyzer::LatencySummary;
 use crate::plan::TrafficPlan;
 use crate::search::LossTimeline;
 use count_prog::*;
-use netio::bpf;
+use netio::{bpf, Pool};
 use sys::ArrayMap;
+
+/// How the xdp backend generates (counting is the same).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum XdpGen {
+    /// AF_PACKET `sendmmsg` through the shared generator (`traffic::gen`).
+    Packet,
+    /// `BPF_PROG_TEST_RUN` live frames with [`gen_prog`].
+    Live,
+}
+
+impl XdpGen {
+    /// Frames per round at `rate_fps`, as the generator batches them.
+    pub fn batch_for(self) -> fn(f64) -> u64 {
+        match self {
+            XdpGen::Packet => super::gen::batch_for,
+            XdpGen::Live => batch_for,
+        }
+    }
+
+    pub fn describe(self) -> &'static str {
+        match self {
+            XdpGen::Packet => "AF_PACKET sendmmsg (qdisc bypass), XDP counting",
+            XdpGen::Live => "XDP live frames (BPF_PROG_RUN), XDP counting",
+        }
+    }
+}
 
 /// Frames per test run (one batch): about 100 us of traffic, 1..=256.
 pub(crate) fn batch_for(rate_fps: f64) -> u64 {
@@ -67,6 +101,7 @@ type Work = Box<dyn FnOnce(&mut Engine) + Send>;
 
 /// Handle on the worker thread.
 pub(crate) struct XdpNet {
+    mode: XdpGen,
     cmd: Option<Sender<Work>>,
     thread: Option<JoinHandle<()>>,
 }
@@ -75,8 +110,8 @@ pub(crate) struct XdpNet {
 pub(crate) struct XdpJob {
     /// Per sending port: (plan port index, its streams).
     pub ports: Vec<(usize, Vec<u32>)>,
-    /// `templates[stream * nsizes + size_index]`, frame bytes.
-    pub templates: Vec<Vec<u8>>,
+    /// `templates[stream * nsizes + size_index]`.
+    pub templates: Vec<Template>,
     pub nsizes: usize,
     pub schedule: Vec<u16>,
     pub phases: Vec<GenPhase>,
@@ -93,12 +128,14 @@ pub(crate) struct XdpOut {
     /// How the generator kept to its schedule.
     pub timing: SendTiming,
     pub clock_errors: u64,
+    /// Tester-side limits of the generator (ring/pool), as reasons.
+    pub own: Vec<String>,
 }
 
 impl XdpNet {
     /// Start the worker in the ports' namespace: maps, programs, counting
     /// program attached to every port.
-    pub fn new(plan: &TrafficPlan, n_streams: usize) -> Result<XdpNet> {
+    pub fn new(plan: &TrafficPlan, n_streams: usize, mode: XdpGen) -> Result<XdpNet> {
         let ns = plan.ports[0].netns.clone();
         if plan.ports.iter().any(|p| p.netns != ns) {
             bail!("the xdp tester needs all its ports in one namespace");
@@ -114,8 +151,8 @@ impl XdpNet {
             .spawn(move || {
                 small_timer_slack();
                 super::cpu::pin_tester_thread();
-                let e =
-                    enter_netns(ns.as_deref()).and_then(|_| Engine::new(&ifaces, &rx, n_streams));
+                let e = enter_netns(ns.as_deref())
+                    .and_then(|_| Engine::new(&ifaces, &rx, n_streams, mode));
                 let mut e = match e {
                     Ok(e) => {
                         let _ = ready_tx.send(Ok(()));
@@ -132,6 +169,7 @@ impl XdpNet {
             })
             .context("spawning the xdp worker")?;
         let me = XdpNet {
+            mode,
             cmd: Some(cmd),
             thread: Some(thread),
         };
@@ -139,6 +177,10 @@ impl XdpNet {
             .recv()
             .map_err(|_| anyhow!("the xdp worker died while starting"))??;
         Ok(me)
+    }
+
+    pub fn mode(&self) -> XdpGen {
+        self.mode
     }
 
     fn call<T: Send + 'static>(
@@ -161,7 +203,7 @@ impl XdpNet {
     pub fn learn(
         &self,
         ports: Vec<(usize, Vec<u32>)>,
-        templates: Vec<Vec<u8>>,
+        templates: Vec<Template>,
         opts: &TrafficOptions,
     ) -> Result<LearningReport> {
         let (iv, timeout) = (opts.learning_interval, opts.learning_timeout);
@@ -169,7 +211,7 @@ impl XdpNet {
     }
 
     pub fn trial(&self, job: XdpJob) -> Result<XdpOut> {
-        self.call(move |e| e.trial(&job))?
+        self.call(move |e| e.trial(job))?
     }
 }
 
@@ -196,13 +238,17 @@ pub(crate) struct Engine {
     wps: u32,
     links: Vec<OwnedFd>,
     _count: OwnedFd,
+    mode: XdpGen,
+    /// `Packet` mode: an AF_PACKET TX path per port and their buffers.
+    txs: Vec<GenTx>,
+    pool: Option<Pool>,
 }
 
 /// Bitmap memory bound over all streams.
 const MAX_BITMAP_BYTES: u64 = 512 << 20;
 
 impl Engine {
-    fn new(ifaces: &[String], rx: &[bool], n_streams: usize) -> Result<Engine> {
+    fn new(ifaces: &[String], rx: &[bool], n_streams: usize, mode: XdpGen) -> Result<Engine> {
         let mut ifindex = Vec::new();
         for i in ifaces {
             let c = std::ffi::CString::new(i.as_str())?;
@@ -224,7 +270,17 @@ impl Engine {
         let glob = ArrayMap::new("sr_cnt_glob", G_WORDS * 8, 1)?;
         let stats = ArrayMap::new("sr_cnt_stream", ST_WORDS * 8, n_streams)?;
         let (bits, count, links, wps) =
-            Self::counting(&rx_ifindex, n_streams, 1 << 14, &glob, &stats)?;
+            Self::counting(mode, &rx_ifindex, n_streams, 1 << 14, &glob, &stats)?;
+        let (mut txs, mut pool) = (Vec::new(), None);
+        if mode == XdpGen::Packet {
+            for (&i, name) in ifindex.iter().zip(ifaces) {
+                txs.push(GenTx::packet(i).with_context(|| format!("AF_PACKET TX on {name}"))?);
+            }
+            pool = Some(
+                Pool::new(4 * netio::BURST_SIZE as u32, super::ports::FRAME_SIZE)
+                    .context("generator buffer pool")?,
+            );
+        }
         Ok(Engine {
             ifindex,
             rx_ifindex,
@@ -237,12 +293,16 @@ impl Engine {
             wps,
             links,
             _count: count,
+            mode,
+            txs,
+            pool,
         })
     }
 
     /// Bitmap map, counting program and its links for `wps` words/stream.
     #[allow(clippy::type_complexity)]
     fn counting(
+        mode: XdpGen,
         ifindex: &[u32],
         n: usize,
         wps: u32,
@@ -257,10 +317,19 @@ impl Engine {
             words_per_stream: wps,
         };
         let prog = sys::load_xdp("sr_count", &count_prog::program(&m))?;
+        // Generic mode counts after RPS, on the CPUs the tester ports are
+        // steered to (`testbed::rps`); native mode on veth would count in
+        // the sender's context, i.e. on the DUT's CPU. Live frames need
+        // native mode: it gives the ports NAPI, without which a veth
+        // drops XDP_TX frames sent to it.
+        let flags = match mode {
+            XdpGen::Packet => bpf::XDP_FLAGS_SKB_MODE,
+            XdpGen::Live => bpf::XDP_FLAGS_DRV_MODE,
+        };
         let mut links = Vec::new();
         for &i in ifindex {
             links.push(
-                bpf::link_xdp(&prog, i, bpf::XDP_FLAGS_DRV_MODE)
+                bpf::link_xdp(&prog, i, flags)
                     .with_context(|| format!("attaching the counting program to ifindex {i}"))?,
             );
         }
@@ -279,6 +348,7 @@ impl Engine {
         }
         self.links.clear();
         let (bits, count, links, wps) = Self::counting(
+            self.mode,
             &self.rx_ifindex,
             self.n_streams,
             wps as u32,
@@ -306,7 +376,7 @@ impl Engine {
     fn learn(
         &mut self,
         ports: &[(usize, Vec<u32>)],
-        templates: &[Vec<u8>],
+        templates: &[Template],
         iv: Duration,
         timeout: Duration,
     ) -> Result<LearningReport> {
@@ -317,8 +387,7 @@ impl Engine {
             let before = self.glob.get(G_LEARNING);
             for (p, streams) in ports {
                 for &s in streams {
-                    sys::run_live(&self.gen, &templates[s as usize], self.ifindex[*p], 1)
-                        .context("BPF_PROG_TEST_RUN (live frames)")?;
+                    self.send_one(*p, &templates[s as usize].bytes)?;
                     rep.sent += 1;
                 }
             }
@@ -337,9 +406,22 @@ impl Engine {
         Ok(rep)
     }
 
-    fn trial(&mut self, job: &XdpJob) -> Result<XdpOut> {
+    /// One frame of `bytes` out of plan port `p`.
+    fn send_one(&mut self, p: usize, bytes: &[u8]) -> Result<()> {
+        match self.mode {
+            XdpGen::Live => sys::run_live(&self.gen, bytes, self.ifindex[p], 1)
+                .context("BPF_PROG_TEST_RUN (live frames)"),
+            XdpGen::Packet => packet::send_copy(&mut self.txs[p], self.pool.as_mut(), bytes),
+        }
+    }
+
+    fn trial(&mut self, job: XdpJob) -> Result<XdpOut> {
         self.ensure_bits(job.expected_per_stream.saturating_mul(4).max(1 << 20))?;
         self.reset();
+        if self.mode == XdpGen::Packet {
+            return self.trial_packet(job);
+        }
+        let job = &job;
         let np = job.ports.len();
         let mut sent = vec![0u64; self.n_streams];
         let mut port_frames = vec![0u64; np];
@@ -395,8 +477,13 @@ impl Engine {
                         c.1 = (c.1 + 1) % job.schedule.len();
                     }
                     let t = mono_ns();
-                    sys::run_live(&self.gen, &job.templates[ti], self.ifindex[*port], n as u32)
-                        .context("BPF_PROG_TEST_RUN (live frames)")?;
+                    sys::run_live(
+                        &self.gen,
+                        &job.templates[ti].bytes,
+                        self.ifindex[*port],
+                        n as u32,
+                    )
+                    .context("BPF_PROG_TEST_RUN (live frames)")?;
                     if job.timeline_ns.is_some() {
                         calls.push((s, sent[s as usize], n as u32, t.saturating_sub(t0)));
                     }
@@ -412,13 +499,32 @@ impl Engine {
             phase_t0 += phase_ns;
         }
         let end_ns = mono_ns();
-        // Drain.
         let expected: u64 = sent.iter().sum();
-        let (since, quiet, max) = (
-            mono_ns(),
-            job.drain_quiet.as_nanos() as u64,
-            job.drain_max.as_nanos() as u64,
-        );
+        self.drain(expected, job.drain_quiet, job.drain_max);
+        Ok(self.read_out(
+            job,
+            &sent,
+            &calls,
+            XdpOut {
+                counted: Counted::sent_only(expected),
+                timing: SendTiming {
+                    port_frames,
+                    start_ns,
+                    end_ns,
+                    ideal_ns: ideal as u64,
+                    fell_behind,
+                    max_lag_ns: max_lag,
+                },
+                clock_errors: 0,
+                own: Vec::new(),
+            },
+        ))
+    }
+
+    /// Wait until every frame arrived (plus 5 ms for stragglers), nothing
+    /// arrived for `quiet`, or `max` passed.
+    fn drain(&self, expected: u64, quiet: Duration, max: Duration) {
+        let (since, quiet, max) = (mono_ns(), quiet.as_nanos() as u64, max.as_nanos() as u64);
         let (mut last, mut last_change, mut all_in) = (self.received(), since, None);
         loop {
             std::thread::sleep(Duration::from_millis(1));
@@ -437,32 +543,6 @@ impl Engine {
                 break;
             }
         }
-        Ok(self.read_out(
-            job,
-            &sent,
-            &calls,
-            XdpOut {
-                counted: Counted {
-                    sent: expected,
-                    received: 0,
-                    lost: 0,
-                    reordered: 0,
-                    duplicates: 0,
-                    non_test: 0,
-                    latency: LatencySummary::default(),
-                    timeline: None,
-                },
-                timing: SendTiming {
-                    port_frames,
-                    start_ns,
-                    end_ns,
-                    ideal_ns: ideal as u64,
-                    fell_behind,
-                    max_lag_ns: max_lag,
-                },
-                clock_errors: 0,
-            },
-        ))
     }
 
     fn is_set(&self, s: u32, q: u64) -> bool {
@@ -479,18 +559,29 @@ impl Engine {
     ) -> XdpOut {
         let wps = self.wps as usize;
         let c = &mut o.counted;
-        for (s, &n) in sent.iter().enumerate() {
-            let st = |w| self.stats.get(s * ST_WORDS + w);
-            c.received += st(ST_RECEIVED);
-            c.duplicates += st(ST_DUPLICATES);
-            c.reordered += st(ST_REORDERED);
-            let n = n.min(wps as u64 * 64);
-            let words = self.bits.slice(s * wps, s * wps + (n / 64) as usize);
-            let mut unique: u64 = words.iter().map(|w| u64::from(w.count_ones())).sum();
-            for q in (n / 64) * 64..n {
-                unique += u64::from(self.is_set(s as u32, q));
+        // The program may still be counting a straggler while the maps are
+        // read: read until the counters held still across one reading, so
+        // counters and bitmap describe the same frames.
+        for _ in 0..100 {
+            let before = self.received();
+            (c.received, c.duplicates, c.reordered, c.lost) = (0, 0, 0, 0);
+            for (s, &n) in sent.iter().enumerate() {
+                let st = |w| self.stats.get(s * ST_WORDS + w);
+                c.received += st(ST_RECEIVED);
+                c.duplicates += st(ST_DUPLICATES);
+                c.reordered += st(ST_REORDERED);
+                let n = n.min(wps as u64 * 64);
+                let words = self.bits.slice(s * wps, s * wps + (n / 64) as usize);
+                let mut unique: u64 = words.iter().map(|w| u64::from(w.count_ones())).sum();
+                for q in (n / 64) * 64..n {
+                    unique += u64::from(self.is_set(s as u32, q));
+                }
+                c.lost += sent[s] - unique;
             }
-            c.lost += sent[s] - unique;
+            if self.received() == before {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(1));
         }
         c.non_test = self.glob.get(G_NON_TEST);
         c.latency = self.latency();

@@ -19,11 +19,7 @@ impl NetTrial {
             .iter()
             .map(|s| distinct.iter().position(|d| d == s).unwrap_or(0) as u16)
             .collect();
-        let templates = self
-            .templates(&distinct, 0)?
-            .into_iter()
-            .map(|t| t.bytes)
-            .collect();
+        let templates = self.templates(&distinct, 0)?;
         let (phases, per_port) = gen_phases(spec)?;
         let min_streams = self.send_ports.iter().map(|p| p.1.len()).min().unwrap_or(1);
         let job = XdpJob {
@@ -40,19 +36,15 @@ impl NetTrial {
         if let Some(p) = self.probe.as_mut() {
             p.begin().context("DUT probe (begin)")?;
         }
-        let g = self.xdp.as_ref().expect("xdp backend").trial(job)?;
+        let x = self.xdp.as_ref().expect("xdp backend");
+        let batch_for = x.mode().batch_for();
+        let g = x.trial(job)?;
         let sample = match self.probe.as_mut() {
             Some(p) => Some(p.end().context("DUT probe (end)")?),
             None => None,
         };
-        let (achieved, reasons) = self.tester_limits(
-            spec,
-            &phases,
-            per_port,
-            &g.timing,
-            super::batch_for,
-            Vec::new(),
-        );
+        let (achieved, reasons) =
+            self.tester_limits(spec, &phases, per_port, &g.timing, batch_for, g.own);
         if g.clock_errors > 0 {
             tracing::warn!("{} frames had timestamps in the future", g.clock_errors);
         }
