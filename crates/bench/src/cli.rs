@@ -28,6 +28,7 @@ use crate::settings::{DutSettings, Settings, TestKind};
 use crate::sizes::FrameSize;
 use crate::suite::{self, Observer};
 use crate::traffic;
+use crate::traffic::soak::Role;
 
 /// Options of `softrouter bench` (all optional; see `--help`).
 #[derive(Args, Debug, Default, Clone)]
@@ -133,6 +134,11 @@ pub struct BenchArgs {
     /// last CPU, the DUT on the others).
     #[arg(long)]
     pub no_pin: bool,
+    /// No CPU soakers (default: an idle-priority spinner on each DUT CPU
+    /// measures the DUT's CPU use and keeps those vCPUs out of halt; see
+    /// `traffic::soak`).
+    #[arg(long)]
+    pub no_soak: bool,
     /// No progress bar.
     #[arg(long)]
     pub quiet: bool,
@@ -194,6 +200,20 @@ pub fn run(args: BenchArgs) -> Result<ExitCode> {
         None => "CPU placement left to the scheduler".to_string(),
     };
     eprintln!("softrouter bench: {placement}");
+    let soaked = match &split {
+        Some((_, d)) if !args.no_soak => {
+            let cpus: Vec<(usize, Role)> = d.iter().map(|&c| (c, Role::Dut)).collect();
+            traffic::soak::start(&cpus, Duration::from_millis(300))
+                .context("starting the CPU soakers")?;
+            true
+        }
+        _ => false,
+    };
+    let placement = if soaked {
+        format!("{placement}; idle-priority CPU soakers on the DUT's CPUs")
+    } else {
+        placement
+    };
 
     // Calibrate once: the tester's own maximum rate and latency floor.
     let first = &runs[0];
@@ -246,6 +266,7 @@ pub fn run(args: BenchArgs) -> Result<ExitCode> {
             .with_context(|| format!("writing {}", p.display()))?;
         eprintln!("softrouter bench: chart in {}", p.display());
     }
+    traffic::soak::stop();
     Ok(ExitCode::SUCCESS)
 }
 

@@ -621,9 +621,9 @@ pub fn render_tables(r: &RunResults) -> String {
     out
 }
 
-/// DUT cycles per forwarded packet (`dut_stats.cpu.dut_cycles_per_packet`,
-/// see `dut::probe`) in the highest-rate passing trial of a throughput test:
-/// the DUT's cost at its throughput.
+/// DUT cycles per forwarded packet (`dut_stats.cpu.soak_cycles_per_packet`,
+/// else `dut_cycles_per_packet`, see `dut::probe`) in the highest-rate
+/// passing trial of a throughput test: the DUT's cost at its throughput.
 pub fn dut_cycles_at_throughput(t: &TestResult) -> Option<f64> {
     t.trials
         .iter()
@@ -631,7 +631,12 @@ pub fn dut_cycles_at_throughput(t: &TestResult) -> Option<f64> {
         .filter(|tr| tr.passed || tr.outcome.lost == 0 && tr.outcome.sent > 0)
         .max_by(|a, b| a.spec.rate_fps.total_cmp(&b.spec.rate_fps))
         .and_then(|tr| tr.outcome.dut_stats.as_ref())
-        .and_then(|d| d["cpu"]["dut_cycles_per_packet"].as_f64())
+        .and_then(|d| {
+            let c = &d["cpu"];
+            c["soak_cycles_per_packet"]
+                .as_f64()
+                .or_else(|| c["dut_cycles_per_packet"].as_f64())
+        })
 }
 
 /// Throughput of two runs side by side per size and IP version, with the
@@ -690,7 +695,7 @@ pub fn comparison_table(a: &RunResults, b: &RunResults) -> String {
         ]);
     }
     let mut s = tb.render();
-    s.push_str("(+ = tester-limited: a lower bound; cyc/pkt = DUT CPU cycles per forwarded packet in the highest passing trial)\n");
+    s.push_str("(+ = tester-limited: a lower bound; cyc/pkt = busy cycles of the DUT's CPUs per forwarded packet in the highest passing trial)\n");
     s
 }
 

@@ -11,7 +11,11 @@
 //! the tester's receive path in softrouter's context. This kernel has no
 //! `CONFIG_IRQ_TIME_ACCOUNTING` (tick sampling), so softirq time is also
 //! charged to whichever task was interrupted: no per-process figure
-//! separates DUT work from tester work.
+//! separates DUT work from tester work. Worse, with tickless idle the
+//! softirq work a CPU does between idle periods counts as idle. The bench
+//! therefore steers each side's receive work to its own CPUs
+//! (`testbed::rps`) and measures each CPU's use with soakers
+//! (`traffic::soak`).
 //!
 //! The figures, all over the trial interval and in seconds of CPU time:
 //!
@@ -26,6 +30,8 @@
 //! | `forwarded_packets`, `forwarded_source` | packets the DUT forwarded in the trial (softrouter's counter, the kernel's ForwDatagrams, or DUT interface TX) |
 //! | `tsc_hz` | TSC frequency (calibrated against the monotonic clock) |
 //! | `dut_cycles_per_packet` | `dut_cpu_s * tsc_hz / forwarded_packets`; likewise `dut_cycles_per_packet_lower`, `direct_cycles_per_packet` (null without forwarded packets) |
+//! | `soak[]` | per soaked CPU (`traffic::soak`): `cpu`, `role` (dut/tester), `busy_pct` = 100 - the idle soaker's share; null without soakers |
+//! | `soak_dut_cpu_s`, `soak_cycles_per_packet` | **the measure the comparison uses when present**: the DUT CPUs' busy time by the soakers (immune to the tick accounting's blind spot below), and per forwarded packet |
 //!
 //! Every figure but `direct_cpu_s` is machine-wide: run the benchmark on an
 //! otherwise idle machine, or other processes' CPU time (a compiler, a
@@ -43,6 +49,7 @@ use serde::Serialize;
 use serde_json::{json, Value};
 
 use crate::sysstat::{self, Snapshot, SysStats};
+use crate::traffic::soak::{self, SoakMark};
 
 /// Clock ticks per second of /proc/stat and /proc/<pid>/stat.
 pub fn clk_tck() -> f64 {
@@ -216,6 +223,7 @@ struct Mark {
     bench: (u64, u64),
     group: u64,
     softnet: Vec<[u64; 3]>,
+    soak: Option<SoakMark>,
     at: Instant,
 }
 
@@ -249,6 +257,7 @@ impl CpuMeter {
             softnet: std::fs::read_to_string("/proc/net/softnet_stat")
                 .map(|s| parse_softnet(&s))
                 .unwrap_or_default(),
+            soak: soak::mark(),
             at: snap.at.unwrap_or_else(Instant::now),
             snap,
         })
@@ -301,8 +310,16 @@ impl CpuMeter {
                 }
             })
             .collect();
+        let interval = b.at.saturating_duration_since(a.at).as_secs_f64();
+        let soaked = a.soak.as_ref().and_then(soak::busy_since);
+        let soak_dut = soaked.as_ref().map(|v| {
+            v.iter()
+                .filter(|c| c.role == soak::Role::Dut)
+                .map(|c| c.busy_pct / 100.0 * interval)
+                .sum::<f64>()
+        });
         let cpu = json!({
-            "interval_s": b.at.saturating_duration_since(a.at).as_secs_f64(),
+            "interval_s": interval,
             "clk_tck": tck,
             "tsc_hz": hz,
             "machine_busy_s": busy,
@@ -321,6 +338,9 @@ impl CpuMeter {
             "dut_cycles_per_packet": per_pkt(dut_cpu),
             "dut_cycles_per_packet_lower": per_pkt(dut_lower),
             "direct_cycles_per_packet": per_pkt(direct),
+            "soak": soaked,
+            "soak_dut_cpu_s": soak_dut,
+            "soak_cycles_per_packet": soak_dut.and_then(per_pkt),
         });
         Ok((sys, json!({ "cpu": cpu, "softnet": softnet })))
     }

@@ -174,7 +174,11 @@ impl SoftrouterDut {
         )?;
         let (config_text, config_source) = match config {
             None => {
-                let mut text = generate_config(&bed, &driver, *workers, mode.as_deref(), *budget);
+                // interrupt unless told otherwise: the DUT shares its CPUs
+                // with its receive softirqs (and soakers, see
+                // `traffic::soak`); it measured fastest here.
+                let mode = mode.as_deref().or(Some("interrupt"));
+                let mut text = generate_config(&bed, &driver, *workers, mode, *budget);
                 if bed.rx_placement.is_some() && driver == "afxdp" {
                     // Native XDP on veth runs in the sender's context (the
                     // tester's CPU); generic XDP runs after the bed's RPS

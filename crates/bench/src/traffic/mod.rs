@@ -31,6 +31,7 @@ mod gen;
 pub mod neigh;
 pub mod ports;
 mod rx;
+pub mod soak;
 mod xdp;
 
 pub use calibrate::{calibrate, wire_plan, Calibration, SizeCalibration};
