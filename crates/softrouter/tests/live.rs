@@ -334,10 +334,17 @@ fn scenario(driver: &str, mode: &str, workers: usize) {
     // Transfers.
     tcp_transfer(&th, RECEIVER_V4, 2 << 20);
     tcp_transfer(&th, RECEIVER_V6, 1 << 20);
-    let got = udp_transfer(&th, RECEIVER_V4, 500);
-    assert!(got >= 490, "{ctx} UDP v4: {got} of 500 datagrams");
-    let got = udp_transfer(&th, RECEIVER_V6, 500);
-    assert!(got >= 490, "{ctx} UDP v6: {got} of 500 datagrams");
+    // UDP has no retransmission: on a loaded 2-vCPU machine a poll-mode
+    // worker sharing its CPU with the sender can lose part of a burst, so
+    // one of two transfers must arrive (nearly) whole.
+    for dst in [RECEIVER_V4, RECEIVER_V6] {
+        let mut got = udp_transfer(&th, dst, 500);
+        if got < 490 {
+            eprintln!("{ctx} UDP to {dst}: {got} of 500 datagrams, once more");
+            got = udp_transfer(&th, dst, 500);
+        }
+        assert!(got >= 490, "{ctx} UDP to {dst}: {got} of 500 datagrams");
+    }
 
     // The neighbors were learned dynamically (no static neighbors configured),
     // and the hosts learned the router's MAC from its ARP/ND answers.
