@@ -500,9 +500,8 @@ pub fn build_settings(args: &BenchArgs) -> Result<Vec<Settings>> {
                 );
                 if args.mode.is_none() && !dut.contains_key("mode") {
                     // Sleeps when idle, works in budgeted rounds under
-                    // load: the fastest mode on the veth testbed, and the
-                    // one that coexists with the CPU soakers (adaptive's
-                    // PAUSE spin lost its CPU to them; see traffic::soak).
+                    // load: the fastest mode on the veth testbed (the DUT
+                    // CPU also runs its receive softirqs).
                     dut.insert("mode".into(), Value::String("interrupt".into()));
                 }
             }

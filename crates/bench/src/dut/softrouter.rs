@@ -175,8 +175,7 @@ impl SoftrouterDut {
         let (config_text, config_source) = match config {
             None => {
                 // interrupt unless told otherwise: the DUT shares its CPUs
-                // with its receive softirqs (and soakers, see
-                // `traffic::soak`); it measured fastest here.
+                // with its receive softirqs; it measured fastest here.
                 let mode = mode.as_deref().or(Some("interrupt"));
                 let mut text = generate_config(&bed, &driver, *workers, mode, *budget);
                 if bed.rx_placement.is_some() && driver == "afxdp" {

@@ -17,11 +17,7 @@
 //!
 //! Soakers never starve anything: `SCHED_IDLE` threads run only when no
 //! other thread wants the CPU. Their idle rate (iterations per second) is
-//! measured once when they start, on a quiet machine. One interaction to
-//! know: a thread that `sched_yield`s or spins with PAUSE next to a soaker
-//! can lose the CPU to it until the next tick; softrouter's `adaptive`
-//! mode measured far slower with soakers (0.08 vs 0.28 Mpps), so the
-//! bench runs softrouter in `interrupt` mode unless told otherwise.
+//! measured once when they start, on a quiet machine.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
