@@ -28,7 +28,6 @@ use crate::settings::{DutSettings, Settings, TestKind};
 use crate::sizes::FrameSize;
 use crate::suite::{self, Observer};
 use crate::traffic;
-use crate::traffic::soak::Role;
 
 /// Options of `softrouter bench` (all optional; see `--help`).
 #[derive(Args, Debug, Default, Clone)]
@@ -202,8 +201,7 @@ pub fn run(args: BenchArgs) -> Result<ExitCode> {
     eprintln!("softrouter bench: {placement}");
     let soaked = match &split {
         Some((_, d)) if !args.no_soak => {
-            let cpus: Vec<(usize, Role)> = d.iter().map(|&c| (c, Role::Dut)).collect();
-            traffic::soak::start(&cpus, Duration::from_millis(300))
+            traffic::soak::start(d, Duration::from_millis(300))
                 .context("starting the CPU soakers")?;
             true
         }

@@ -559,23 +559,31 @@ mod tests {
         }
     }
 
-    #[test]
-    fn back_to_back_reports_lower_bound_at_max_burst() {
-        let mut dut = SimDut::new(SimConfig {
-            capacity_fps: 1e6,
-            ..SimConfig::default()
-        });
-        let r = back_to_back(
-            &mut dut,
+    /// Back-to-back at 100 kfps, 64 B, no known throughput.
+    fn b2b_at_100k(cfg: SimConfig, max_burst: u64, repetitions: u32) -> BackToBackResult {
+        back_to_back(
+            &mut SimDut::new(cfg),
             &BackToBackConfig {
                 size: FrameSize::Fixed(64),
                 max_rate_fps: 100_000.0,
-                max_burst: 5000,
-                repetitions: 2,
+                max_burst,
+                repetitions,
                 throughput_fps: None,
             },
         )
-        .unwrap();
+        .unwrap()
+    }
+
+    #[test]
+    fn back_to_back_reports_lower_bound_at_max_burst() {
+        let r = b2b_at_100k(
+            SimConfig {
+                capacity_fps: 1e6,
+                ..SimConfig::default()
+            },
+            5000,
+            2,
+        );
         assert!(r.hit_max_burst);
         assert_eq!(r.bursts, vec![5000, 5000]);
         assert_eq!(r.trials.len(), 2);
@@ -585,21 +593,14 @@ mod tests {
     fn tester_limited_bursts_fail_and_are_counted() {
         // Bursts at a rate the tester cannot generate: none can pass, the
         // test still completes, and says why its result is a lower bound.
-        let mut dut = SimDut::new(SimConfig {
-            tester_max_fps: 50_000.0,
-            ..SimConfig::default()
-        });
-        let r = back_to_back(
-            &mut dut,
-            &BackToBackConfig {
-                size: FrameSize::Fixed(64),
-                max_rate_fps: 100_000.0,
-                max_burst: 64,
-                repetitions: 1,
-                throughput_fps: None,
+        let r = b2b_at_100k(
+            SimConfig {
+                tester_max_fps: 50_000.0,
+                ..SimConfig::default()
             },
-        )
-        .unwrap();
+            64,
+            1,
+        );
         assert_eq!(r.bursts, vec![0]);
         assert_eq!(r.tester_limited_trials, r.trials.len() as u64);
         assert!(r.trials.iter().all(|t| !t.passed));

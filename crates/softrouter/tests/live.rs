@@ -229,6 +229,24 @@ fn udp_transfer(th: &ThreeHosts, dst: &str, datagrams: usize) -> usize {
     receiver.join().unwrap()
 }
 
+/// `traceroute` from namespace `s` to `dst` (`family` -4 or -6): one probe
+/// per hop, 2 s wait, 3 hops at most; its output.
+fn traceroute(s: &Netns, family: &str, dst: &str) -> String {
+    let args = [
+        "traceroute",
+        family,
+        "-n",
+        "-q",
+        "1",
+        "-w",
+        "2",
+        "-m",
+        "3",
+        dst,
+    ];
+    run_in(s, &args).1
+}
+
 /// Everything issue 3 lists, for one backend, mode and worker count.
 fn scenario(driver: &str, mode: &str, workers: usize) {
     if !testbed::require_root(&format!("live {driver} {mode} {workers}")) {
@@ -261,20 +279,7 @@ fn scenario(driver: &str, mode: &str, workers: usize) {
         out.contains(&format!("From {ROUTER_IN_V4}")) && out.contains("exceeded"),
         "{ctx} ttl 1: {out}"
     );
-    let (_, out) = run_in(
-        s,
-        &[
-            "traceroute",
-            "-n",
-            "-q",
-            "1",
-            "-w",
-            "2",
-            "-m",
-            "3",
-            RECEIVER_V4,
-        ],
-    );
+    let out = traceroute(s, "-4", RECEIVER_V4);
     let hops: Vec<&str> = out.lines().skip(1).collect();
     assert!(
         hops.first().is_some_and(|h| h.contains(ROUTER_IN_V4)),
@@ -284,21 +289,7 @@ fn scenario(driver: &str, mode: &str, workers: usize) {
         hops.iter().any(|h| h.contains(RECEIVER_V4)),
         "{ctx} traceroute reaches: {out}"
     );
-    let (_, out) = run_in(
-        s,
-        &[
-            "traceroute",
-            "-6",
-            "-n",
-            "-q",
-            "1",
-            "-w",
-            "2",
-            "-m",
-            "3",
-            RECEIVER_V6,
-        ],
-    );
+    let out = traceroute(s, "-6", RECEIVER_V6);
     assert!(
         out.lines().nth(1).is_some_and(|h| h.contains(ROUTER_IN_V6)),
         "{ctx} traceroute6: {out}"

@@ -30,7 +30,7 @@
 //! | `forwarded_packets`, `forwarded_source` | packets the DUT forwarded in the trial (softrouter's counter, the kernel's ForwDatagrams, or DUT interface TX) |
 //! | `tsc_hz` | TSC frequency (calibrated against the monotonic clock) |
 //! | `dut_cycles_per_packet` | `dut_cpu_s * tsc_hz / forwarded_packets`; likewise `dut_cycles_per_packet_lower`, `direct_cycles_per_packet` (null without forwarded packets) |
-//! | `soak[]` | per soaked CPU (`traffic::soak`): `cpu`, `role` (dut/tester), `busy_pct` = 100 - the idle soaker's share; null without soakers |
+//! | `soak[]` | per soaked (DUT) CPU (`traffic::soak`): `cpu`, `busy_pct` = 100 - the idle soaker's share; null without soakers |
 //! | `soak_dut_cpu_s`, `soak_cycles_per_packet` | **the measure the comparison uses when present**: the DUT CPUs' busy time by the soakers (immune to the tick accounting's blind spot below), and per forwarded packet |
 //!
 //! Every figure but `direct_cpu_s` is machine-wide: run the benchmark on an
@@ -312,12 +312,9 @@ impl CpuMeter {
             .collect();
         let interval = b.at.saturating_duration_since(a.at).as_secs_f64();
         let soaked = a.soak.as_ref().and_then(soak::busy_since);
-        let soak_dut = soaked.as_ref().map(|v| {
-            v.iter()
-                .filter(|c| c.role == soak::Role::Dut)
-                .map(|c| c.busy_pct / 100.0 * interval)
-                .sum::<f64>()
-        });
+        let soak_dut = soaked
+            .as_ref()
+            .map(|v| v.iter().map(|c| c.busy_pct / 100.0 * interval).sum::<f64>());
         let cpu = json!({
             "interval_s": interval,
             "clk_tck": tck,

@@ -74,7 +74,7 @@ pub fn calibrate(backend: TesterBackend, sizes: &[FrameSize], ipv6: bool) -> Res
     let ns = Netns::new("cal").context("calibration namespace")?;
     let veth = VethPair::new(&ns, &ns, 1).context("calibration veth")?;
     // Both ends are the tester's: their receive work on its CPU, as in
-    // the DUT testbeds (see `testbed::napi`).
+    // the DUT testbeds (see `testbed::rps`).
     if let Some(cpu) = super::cpu::tester_cpu() {
         for end in [&veth.a, &veth.b] {
             testbed::steer_rps(&ns, end, &[cpu])?;

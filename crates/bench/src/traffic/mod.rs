@@ -704,10 +704,9 @@ pub(crate) fn outcome(
     spec: &TrialSpec,
     c: Counted,
     achieved: f64,
-    reasons: Vec<String>,
+    mut reasons: Vec<String>,
     sample: Option<DutSample>,
 ) -> TrialOutcome {
-    let mut reasons = reasons;
     let refused = sample
         .as_ref()
         .and_then(|s| s.dut_stats.as_ref())

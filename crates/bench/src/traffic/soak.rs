@@ -26,21 +26,13 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 
-/// Who a soaked CPU belongs to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Role {
-    Dut,
-    Tester,
-}
-
 /// A counter on its own cache line (soakers must not share lines).
 #[repr(align(128))]
 #[derive(Default)]
 struct Padded(AtomicU64);
 
 struct Soakers {
-    cpus: Vec<(usize, Role)>,
+    cpus: Vec<usize>,
     counts: Arc<Vec<Padded>>,
     /// Iterations per second of each soaker on an idle CPU.
     idle_rate: Vec<f64>,
@@ -61,8 +53,7 @@ pub struct SoakMark {
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct CpuBusy {
     pub cpu: usize,
-    pub role: Role,
-    /// 100 - the soaker's share: what the DUT, the tester and the kernel used.
+    /// 100 - the soaker's share: what the DUT (and the kernel for it) used.
     pub busy_pct: f64,
 }
 
@@ -88,7 +79,7 @@ fn soak(cpu: usize, count: Arc<Vec<Padded>>, i: usize, stop: Arc<AtomicBool>) {
 
 /// Start soakers on `cpus` (replacing any running) and measure their idle
 /// rate over `calibrate` (the machine should be quiet meanwhile).
-pub fn start(cpus: &[(usize, Role)], calibrate: Duration) -> Result<()> {
+pub fn start(cpus: &[usize], calibrate: Duration) -> Result<()> {
     stop();
     if cpus.is_empty() {
         bail!("no CPUs to soak");
@@ -96,7 +87,7 @@ pub fn start(cpus: &[(usize, Role)], calibrate: Duration) -> Result<()> {
     let counts: Arc<Vec<Padded>> = Arc::new(cpus.iter().map(|_| Padded::default()).collect());
     let halt = Arc::new(AtomicBool::new(false));
     let mut threads = Vec::new();
-    for (i, &(cpu, _)) in cpus.iter().enumerate() {
+    for (i, &cpu) in cpus.iter().enumerate() {
         let (c, h) = (counts.clone(), halt.clone());
         threads.push(
             std::thread::Builder::new()
@@ -176,12 +167,11 @@ pub fn busy_since(a: &SoakMark) -> Option<Vec<CpuBusy>> {
         s.cpus
             .iter()
             .enumerate()
-            .map(|(i, &(cpu, role))| {
+            .map(|(i, &cpu)| {
                 let got = b.counts[i].saturating_sub(a.counts[i]) as f64 / dt;
                 let avail = (got / s.idle_rate[i]).clamp(0.0, 1.0);
                 CpuBusy {
                     cpu,
-                    role,
                     busy_pct: 100.0 * (1.0 - avail),
                 }
             })
@@ -196,7 +186,7 @@ mod tests {
     #[test]
     fn a_busy_thread_on_the_cpu_shows_as_busy() {
         let cpu = *super::super::cpu::allowed_cpus().last().unwrap();
-        start(&[(cpu, Role::Dut)], Duration::from_millis(150)).unwrap();
+        start(&[cpu], Duration::from_millis(150)).unwrap();
         let a = mark().unwrap();
         std::thread::sleep(Duration::from_millis(100));
         let quiet = busy_since(&a).unwrap()[0].busy_pct;
