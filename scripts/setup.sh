@@ -5,6 +5,7 @@ set -euo pipefail
 
 packages=(
     build-essential pkg-config   # cc for build scripts
+    clang libbpf-dev             # the tester's BPF programs (crates/tester/bpf), built by build.rs
     iproute2 ethtool             # ip netns / veth testbed, queue counts
     iputils-ping traceroute      # integration tests use the tools people use
     netcat-openbsd socat         # TCP/UDP transfers through the router

@@ -174,7 +174,6 @@ pub fn run(args: BenchArgs) -> Result<ExitCode> {
         Some("afxdp") => TesterBackend::AfXdp,
         Some("afpacket") => TesterBackend::AfPacket,
         None | Some("xdp") => TesterBackend::Xdp,
-        Some("xdp-live") => TesterBackend::XdpLive,
         Some(o) => {
             eprintln!(
                 "softrouter bench: --tester {o:?}: expected afxdp, afpacket, xdp or xdp-live"

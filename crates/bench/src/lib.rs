@@ -18,7 +18,7 @@
 pub mod analyzer;
 pub mod cli;
 pub mod dut;
-pub mod frame;
+pub use tester::frame;
 pub mod plan;
 pub mod plot;
 pub mod results;

@@ -22,20 +22,19 @@ pub enum TesterBackend {
     AfXdp,
     /// TPACKET_V3 rings; slower, but works everywhere.
     AfPacket,
-    /// Counting in an XDP program on the tester ports, generation with
-    /// AF_PACKET (`traffic::xdp`): the fastest tester on veth (about 3x
-    /// the AF_XDP receiver here), hence the default. No IPDV.
+    /// XDP live frames out (`BPF_PROG_TEST_RUN`, paced in the program),
+    /// counting in an XDP program on the tester ports (`traffic::xdp`):
+    /// no skb on either side, several times what the DUTs forward on
+    /// veth, hence the default. Needs NAPI on the DUT's veth ends (an XDP
+    /// program, or GRO on: the launchers see to it).
     #[default]
     Xdp,
-    /// Counting in XDP, generation with BPF_PROG_RUN live frames; needs
-    /// NAPI on the DUT's veth ends. Experimental (slow on kernel 6.18).
-    XdpLive,
 }
 
 impl TesterBackend {
     /// Whether the receive side counts in XDP (`traffic::xdp`).
     pub fn counts_in_xdp(self) -> bool {
-        matches!(self, TesterBackend::Xdp | TesterBackend::XdpLive)
+        matches!(self, TesterBackend::Xdp)
     }
 }
 

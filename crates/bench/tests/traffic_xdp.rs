@@ -1,12 +1,12 @@
-//! The `xdp` tester backends on real namespaces (root only; skipped
-//! otherwise): exact counts over a tester-to-tester veth, calibration,
-//! and the Linux kernel as a DUT (IPv4, IPv6, dynamic ARP/ND answered by
-//! the tester namespace's kernel). The ignored test prints the figures for
-//! the report (xdp vs afxdp in loopback, kernel DUT throughput).
+//! The `xdp` tester backend (XDP live frames out, XDP counting in) on
+//! real namespaces (root only; skipped otherwise): exact counts over a
+//! tester-to-tester veth, calibration, and the Linux kernel as a DUT
+//! (IPv4, IPv6, dynamic ARP/ND answered by the tester namespace's kernel).
+//! The ignored test prints the figures for the report (xdp vs afxdp in
+//! loopback, kernel DUT throughput).
 //!
-//! The programs themselves are unit-tested on crafted frames in
-//! `src/traffic/xdp/tests.rs` (duplicates, reordering, beyond-range,
-//! unknown streams, learning, non-test frames).
+//! The programs themselves are unit-tested on crafted frames in the
+//! `softrouter-tester` crate (`src/count/tests.rs`, `src/gen/tests.rs`).
 
 mod common;
 
@@ -32,11 +32,8 @@ fn kernel_dut(ipv6: bool, flows: u32) -> (Star, TrafficPlan) {
     (star, plan)
 }
 
-/// `xdp` (AF_PACKET generation, XDP counting) over a tester-to-tester
-/// wire: exact counts, latency, learning, bursts, phases and timeline.
-/// (`xdp-live` cannot keep this pace on kernel 6.18: every live-frames
-/// call whose frames all come back to its page pool ends with an RCU
-/// grace period, ~24 ms on this VM.)
+/// `xdp` over a tester-to-tester wire: exact counts, latency, learning,
+/// bursts, phases and timeline.
 #[test]
 fn xdp_loopback_counts_exactly() {
     if !testbed::require_root("xdp_loopback_counts_exactly") {

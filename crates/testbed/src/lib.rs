@@ -14,12 +14,15 @@
 //! - [`netns`]: [`Netns`] (one namespace; run commands inside it) and
 //!   [`VethPair`] (a veth between two namespaces, optionally multi-queue),
 //!   plus the process-wide registry and [`cleanup_all`].
+//! - [`napi`]: threaded NAPI: a veth end's receive work in kthreads
+//!   pinned to its owner's CPUs (the tester's at a real-time priority).
 //! - [`rps`]: a veth end's receive processing on its owner's CPUs (so
 //!   each side of a veth pays for its own receive work).
 //! - [`testbed`]: [`Testbed`], a builder composing namespaces and veths.
 //! - [`topology`]: the standard topologies ([`three_hosts`], [`star`]) and
 //!   their addressing plan.
 
+pub mod napi;
 pub mod netns;
 pub mod rps;
 pub mod testbed;

@@ -104,15 +104,29 @@ pub struct Bed {
     pub queues: u32,
     /// Where the veth ends' receive work runs, when it was placed.
     pub rx_placement: Option<RxPlacement>,
+    /// The DUT ends' NAPI threads, once placed ([`Bed::thread_dut_napi`]).
+    pub napi_threads: Vec<String>,
 }
 
-/// CPUs for the receive work of each side's veth ends (RPS, see
-/// `testbed::rps`): the tester's ends on the tester's CPUs, the DUT's on
-/// the DUT's, as two boxes would each receive on their own CPUs.
+/// CPUs for the receive work of each side's veth ends: the tester's ends
+/// on the tester's CPUs, the DUT's on the DUT's, as two boxes would each
+/// receive on their own CPUs.
 #[derive(Debug, Clone, Serialize)]
 pub struct RxPlacement {
     pub tester_cpus: Vec<usize>,
     pub dut_cpus: Vec<usize>,
+    /// How: threaded NAPI (`testbed::napi`; the xdp tester, whose frames
+    /// are XDP frames that only NAPI takes) or RPS (`testbed::rps`; the
+    /// skb-based testers).
+    pub mechanism: RxMechanism,
+}
+
+/// See [`RxPlacement::mechanism`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RxMechanism {
+    ThreadedNapi,
+    Rps,
 }
 
 impl Bed {
@@ -146,7 +160,7 @@ impl Bed {
             p.dut_mac = read_mac(Some(star.dut().name()), &p.dut_if)?;
             ports.push(p);
         }
-        if let Some(pl) = rx {
+        if let Some(pl) = rx.filter(|pl| pl.mechanism == RxMechanism::Rps) {
             for p in &ports {
                 testbed::steer_rps(star.tester(), &p.tester_if, &pl.tester_cpus)?;
                 testbed::steer_rps(star.dut(), &p.dut_if, &pl.dut_cpus)?;
@@ -158,7 +172,44 @@ impl Bed {
             pattern,
             queues: queues.max(1),
             rx_placement: rx.cloned(),
+            napi_threads: Vec::new(),
         })
+    }
+
+    /// Threaded NAPI on the DUT's veth ends, pinned to the DUT's CPUs at
+    /// the normal policy (with the `ThreadedNapi` placement; otherwise
+    /// nothing). GRO is turned on first, so every end has NAPI even when
+    /// the DUT attaches no XDP program (a veth without NAPI drops XDP
+    /// frames). Launchers call this once the DUT is up: attaching or
+    /// detaching XDP can recreate an end's NAPI threads.
+    pub fn thread_dut_napi(&mut self) -> Result<()> {
+        let Some(pl) = self
+            .rx_placement
+            .as_ref()
+            .filter(|pl| pl.mechanism == RxMechanism::ThreadedNapi)
+        else {
+            return Ok(());
+        };
+        let ns = self.dut_ns("threaded NAPI")?;
+        let mut out = Vec::new();
+        for p in &self.ports {
+            ns.run(&["ethtool", "-K", &p.dut_if, "gro", "on"])
+                .with_context(|| format!("ethtool -K {} gro on in {}", p.dut_if, ns.name()))?;
+            let pids = testbed::napi::thread_napi(
+                ns,
+                &p.dut_if,
+                &pl.dut_cpus,
+                testbed::napi::NapiPolicy::Normal,
+            )?;
+            out.push(format!(
+                "{}: {} NAPI thread(s) on CPUs {:?}",
+                p.dut_if,
+                pids.len(),
+                pl.dut_cpus
+            ));
+        }
+        self.napi_threads = out;
+        Ok(())
     }
 
     /// The tester namespace (`None` for external DUTs).

@@ -190,6 +190,7 @@ impl CommandDut {
             }
             std::thread::sleep(Duration::from_millis(20));
         }
+        dut.bed.thread_dut_napi()?;
         Ok(dut)
     }
 

@@ -92,6 +92,7 @@ impl ExternalDut {
                 pattern,
                 queues: opts.queues.max(1),
                 rx_placement: None,
+                napi_threads: Vec::new(),
             },
             backend: opts.backend,
             description: description.clone(),

@@ -255,9 +255,9 @@ impl LinuxDut {
             .transpose()
             .map_err(anyhow::Error::msg)?;
         let bed = Bed::build(pattern, opts.queues, RouterMode::Kernel, placement.as_ref())?;
-        // The xdp-live tester's XDP_TX frames reach a veth only if it has
-        // NAPI: GRO on the DUT ends (see traffic::xdp).
-        let napi = &if opts.backend == TesterBackend::XdpLive {
+        // The xdp tester's frames reach a veth only if it has NAPI: GRO
+        // on the DUT ends (see traffic::xdp; `thread_dut_napi` below).
+        let napi = &if opts.backend.counts_in_xdp() {
             Some(true)
         } else {
             *napi
@@ -331,6 +331,7 @@ impl LinuxDut {
                 );
             }
         }
+        dut.bed.thread_dut_napi()?;
         Ok(dut)
     }
 

@@ -36,7 +36,7 @@ use crate::plan::{DutProbe, TesterBackend, TrafficPlan};
 use crate::settings::{DutSettings, Pattern};
 
 use bed::IfCounters;
-pub use bed::{pairs, ping_through, Bed, BedPort, Detour, RxPlacement};
+pub use bed::{pairs, ping_through, Bed, BedPort, Detour, RxMechanism, RxPlacement};
 
 /// How to start a DUT, beyond its own settings.
 #[derive(Debug, Clone)]
@@ -68,6 +68,11 @@ impl DutOptions {
         Some(RxPlacement {
             tester_cpus: vec![self.tester_cpu?],
             dut_cpus: dut,
+            mechanism: if self.backend.counts_in_xdp() {
+                RxMechanism::ThreadedNapi
+            } else {
+                RxMechanism::Rps
+            },
         })
     }
 }

@@ -30,7 +30,7 @@ use anyhow::{anyhow, bail, Context, Result};
 use serde_json::{json, Value};
 use testbed::RouterMode;
 
-use super::bed::{format_mac, if_counters, ping_from_tester, Bed};
+use super::bed::{format_mac, if_counters, ping_from_tester, Bed, RxMechanism};
 use super::probe::{merge, CpuMeter, Direct};
 use super::{
     counters_since, describe_bed, dut_ns, log_tail, named_counters, terminate_group, Dut,
@@ -202,12 +202,17 @@ impl SoftrouterDut {
                         // fastest here.
                         mode: mode.as_deref().or(Some("interrupt")),
                         budget: *budget,
-                        // Native XDP on veth runs in the sender's context
-                        // (the tester's CPU); generic XDP runs after the
-                        // bed's RPS steering, on the DUT's CPUs, as the
-                        // kernel DUT's input does (see `testbed::rps`).
-                        xdp_mode: (bed.rx_placement.is_some() && driver == "afxdp")
-                            .then_some("generic"),
+                        // With RPS placement generic XDP runs after the
+                        // steering, on the DUT's CPUs (`testbed::rps`);
+                        // with threaded NAPI native XDP runs in the DUT
+                        // ends' NAPI threads, and gives them NAPI, which
+                        // the xdp tester's frames need.
+                        xdp_mode: match bed.rx_placement.as_ref().map(|p| p.mechanism) {
+                            _ if driver != "afxdp" => None,
+                            Some(RxMechanism::Rps) => Some("generic"),
+                            Some(RxMechanism::ThreadedNapi) => Some("native"),
+                            None => None,
+                        },
                     },
                 );
                 (text, "generated".to_string())
@@ -264,6 +269,7 @@ impl SoftrouterDut {
         };
         dut.wait_ready(opts.ready_timeout, config.is_none())
             .with_context(|| format!("softrouter in namespace {ns}"))?;
+        dut.bed.thread_dut_napi()?;
         Ok(dut)
     }
 

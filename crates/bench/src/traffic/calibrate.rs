@@ -74,8 +74,9 @@ pub fn calibrate(backend: TesterBackend, sizes: &[FrameSize], ipv6: bool) -> Res
     let ns = Netns::new("cal").context("calibration namespace")?;
     let veth = VethPair::new(&ns, &ns, 1).context("calibration veth")?;
     // Both ends are the tester's: their receive work on its CPU, as in
-    // the DUT testbeds (see `testbed::rps`).
-    if let Some(cpu) = super::cpu::tester_cpu() {
+    // the DUT testbeds (the xdp backend threads its ports' NAPI itself,
+    // see `traffic::xdp`; the others use RPS, see `testbed::rps`).
+    if let Some(cpu) = super::cpu::tester_cpu().filter(|_| !backend.counts_in_xdp()) {
         for end in [&veth.a, &veth.b] {
             testbed::steer_rps(&ns, end, &[cpu])?;
         }

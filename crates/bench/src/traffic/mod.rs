@@ -48,7 +48,7 @@ use netio::Pool;
 
 use crate::analyzer::{Analyzer, LatencySummary};
 use crate::frame::{build, Flow, FlowSet, FLAG_LEARNING, UDP_DST_PORT, UDP_SRC_PORT};
-use crate::plan::{DutProbe, DutSample, TesterBackend, TrafficPlan};
+use crate::plan::{DutProbe, DutSample, TrafficPlan};
 use crate::search::{LossTimeline, Trial, TrialOutcome, TrialSpec};
 use crate::sizes::FrameSize;
 use gen::{GenJob, GenPhase, GenResult, Template};
@@ -182,12 +182,12 @@ impl NetTrial {
             .collect();
 
         if plan.backend.counts_in_xdp() {
-            let mode = if plan.backend == TesterBackend::XdpLive {
-                xdp::XdpGen::Live
-            } else {
-                xdp::XdpGen::Packet
-            };
-            let x = xdp::XdpNet::new(&plan, flows.len(), mode)?;
+            let x = xdp::XdpNet::new(&plan, flows.len())?;
+            let mut describe = vec![
+                "XDP live frames (BPF_PROG_TEST_RUN, paced in the program), XDP counting"
+                    .to_string(),
+            ];
+            describe.extend(x.placement.iter().cloned());
             return Ok(NetTrial {
                 plan,
                 opts,
@@ -201,7 +201,7 @@ impl NetTrial {
                 threads: Vec::new(),
                 shared: Arc::new(RxShared::default()),
                 learned: None,
-                tx_describe: vec![mode.describe().into()],
+                tx_describe: describe,
                 xdp: Some(x),
             });
         }
@@ -611,22 +611,6 @@ pub(crate) struct Counted {
     pub non_test: u64,
     pub latency: LatencySummary,
     pub timeline: Option<LossTimeline>,
-}
-
-impl Counted {
-    /// `sent` frames, nothing counted yet.
-    pub(crate) fn sent_only(sent: u64) -> Counted {
-        Counted {
-            sent,
-            received: 0,
-            lost: 0,
-            reordered: 0,
-            duplicates: 0,
-            non_test: 0,
-            latency: LatencySummary::default(),
-            timeline: None,
-        }
-    }
 }
 
 impl SendTiming {

@@ -70,7 +70,7 @@ impl PortHandle {
                     AfXdpPort::open(c).with_context(|| format!("tester port {}", p.iface))?,
                 ))
             }
-            TesterBackend::Xdp | TesterBackend::XdpLive => {
+            TesterBackend::Xdp => {
                 bail!("the xdp tester backends open no receive sockets")
             }
             TesterBackend::AfPacket => {

@@ -1,109 +1,51 @@
-//! The `xdp` tester backends: counting in an XDP program on every tester
-//! port (generic mode, so it runs where the port's RPS steers it), and
-//! generation either with AF_PACKET (`xdp`) or with
-//! `BPF_PROG_TEST_RUN` live frames (`xdp-live`).
+//! The `xdp` tester backend: XDP live frames out, XDP counting in, both
+//! in the kernel (`softrouter_tester`: programs in C, loaded with aya).
 //!
-//! Why: on a small VM the AF_XDP tester spends most of its receive time
-//! waking its receiver thread and copying every frame into user space; it
-//! tops out near the kernel DUT's own forwarding rate. Counting in the
-//! kernel's receive path costs a few dozen instructions per frame: the
-//! counting program ([`count_prog`]) accounts each test frame in mmapped
-//! maps (per-stream counters, a sequence bitmap, a latency histogram) and
-//! drops it; user space reads the maps after the drain.
-//!
-//! * Generation, `xdp` ([`XdpGen::Packet`]): the shared paced generator
-//!   (`traffic::gen`, AF_PACKET `sendmmsg` with qdisc bypass, sequence and
-//!   time stamped in user space), run by this backend's worker.
-//! * Generation, `xdp-live` ([`XdpGen::Live`]): one `bpf(BPF_PROG_TEST_RUN)`
-//!   call transmits a batch of up to 256 frames (the generator program
-//!   stamps sequence and time into each, see [`gen_prog`]); user space
-//!   only paces batches.
-//! * One worker thread lives in the ports' namespace (sockets, test runs
-//!   and XDP links resolve ifindexes in the caller's namespace); the
-//!   caller's thread never changes namespace. The worker sleeps between
-//!   batches (`clock_nanosleep`), it never spins.
-//! * Live pacing: per phase, batches of `rate x 100 us` frames (1..=256),
-//!   one test run per sending port per round, the port's streams in round
-//!   robin (so a stream's frames leave in batches, and an IMIX size
-//!   changes per batch, not per frame).
-//! * Live veth delivery: XDP_TX of a live frame is a redirect to the
-//!   ingress veth, whose `ndo_xdp_xmit` drops everything unless the *peer*
-//!   has NAPI (an XDP program attached, or GRO on). Tester ports carry the
-//!   counting program; DUT ports need XDP (softrouter's afxdp driver) or
-//!   GRO (the linux DUT turns it on for this backend).
-//!   Such drops are silent: the frames count as sent and lost.
-//! * Known limit of live frames (kernel 6.18, this VM): a test run whose
-//!   frames all return to its private page pool before the call ends
-//!   (loopback; high rates) pays an RCU grace period when the pool is
-//!   destroyed, ~24 ms per call: about 40 calls/s, i.e. <= 10 kfps at 256
-//!   frames per call. With `/sys/kernel/rcu_expedited` = 1 it is ~0.7 ms
-//!   (~0.36 Mfps measured). Hence `xdp` generates with AF_PACKET.
+//! * Generation ([`tester::gen`]): one `BPF_PROG_TEST_RUN` call per trial
+//!   sends every frame of every sending port, paced by the program; user
+//!   space writes the plan and the templates before and reads the counts
+//!   after. No skb and no syscall per frame: 5+ Mfps on one vCPU.
+//! * Counting ([`tester::count`]): on every tester port (receiving ones
+//!   count; all pass ARP/ND to the kernel), in driver mode (it gives the veth end NAPI, which a veth needs to take
+//!   XDP frames); per-stream counts, a sequence bitmap, latency and IPDV.
+//! * Placement: the tester's veth ends get threaded NAPI pinned to the
+//!   tester CPU at a real-time priority (`testbed::napi`), so counting runs
+//!   where the tester runs and preempts the spinning generator.
+//! * One worker thread lives in the ports' namespace (test runs and XDP
+//!   links resolve ifindexes in the caller's namespace) on the tester CPU;
+//!   the caller's thread never changes namespace.
 //! * ARP/ND: non-test frames pass to the kernel, which owns the tester
 //!   addresses in the tester namespace and answers.
 
-mod asm;
-pub(crate) mod count_prog;
-pub(crate) mod gen_prog;
-mod packet;
-pub(crate) mod sys;
 mod trial;
 
-use std::os::fd::OwnedFd;
 use std::sync::mpsc::{channel, Sender};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context, Result};
+use tester::count::{Counter, Counts};
+use tester::gen::{Frame, Generator, Phase, Plan, Port, Sent};
 
-use super::clock::{mono_ns, sleep_until, small_timer_slack};
 use super::gen::{GenPhase, Template};
-use super::ports::{enter_netns, GenTx};
-use super::{Counted, LearningReport, SendTiming, TrafficOptions};
-use crate::analyzer::LatencySummary;
+use super::ports::enter_netns;
+use super::{LearningReport, TrafficOptions};
 use crate::plan::TrafficPlan;
-use crate::search::LossTimeline;
-use count_prog::*;
-use netio::{bpf, Pool};
-use sys::ArrayMap;
 
-/// How the xdp backend generates (counting is the same).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum XdpGen {
-    /// AF_PACKET `sendmmsg` through the shared generator (`traffic::gen`).
-    Packet,
-    /// `BPF_PROG_TEST_RUN` live frames with [`gen_prog`].
-    Live,
-}
-
-impl XdpGen {
-    /// Frames per round at `rate_fps`, as the generator batches them.
-    pub fn batch_for(self) -> fn(f64) -> u64 {
-        match self {
-            XdpGen::Packet => super::gen::batch_for,
-            XdpGen::Live => batch_for,
-        }
-    }
-
-    pub fn describe(self) -> &'static str {
-        match self {
-            XdpGen::Packet => "AF_PACKET sendmmsg (qdisc bypass), XDP counting",
-            XdpGen::Live => "XDP live frames (BPF_PROG_RUN), XDP counting",
-        }
-    }
-}
-
-/// Frames per test run (one batch): about 100 us of traffic, 1..=256.
-pub(crate) fn batch_for(rate_fps: f64) -> u64 {
-    ((rate_fps * 100e-6).round() as u64).clamp(1, 256)
-}
+/// Sizes the generator's tables hold before it is reloaded for more.
+const MIN_SIZES: usize = 4;
+/// Real-time priority of the tester's NAPI threads (above the generator,
+/// which runs at the normal policy).
+pub(crate) const TESTER_NAPI_PRIO: i32 = 50;
 
 type Work = Box<dyn FnOnce(&mut Engine) + Send>;
 
 /// Handle on the worker thread.
 pub(crate) struct XdpNet {
-    mode: XdpGen,
     cmd: Option<Sender<Work>>,
     thread: Option<JoinHandle<()>>,
+    /// How each tester end is placed (for the results).
+    pub placement: Vec<String>,
 }
 
 /// One trial for the worker.
@@ -114,45 +56,43 @@ pub(crate) struct XdpJob {
     pub templates: Vec<Template>,
     pub nsizes: usize,
     pub schedule: Vec<u16>,
+    /// Per port (rate and frames per port).
     pub phases: Vec<GenPhase>,
-    pub timeline_ns: Option<u64>,
     pub expected_per_stream: u64,
+    pub batch: u32,
     pub drain_quiet: Duration,
     pub drain_max: Duration,
 }
 
 /// What the worker measured.
 pub(crate) struct XdpOut {
-    /// The counts, latency and timeline, as the trial outcome takes them.
-    pub counted: Counted,
-    /// How the generator kept to its schedule.
-    pub timing: SendTiming,
-    pub clock_errors: u64,
-    /// Tester-side limits of the generator (ring/pool), as reasons.
-    pub own: Vec<String>,
+    pub sent: Sent,
+    pub counts: Counts,
+    /// Per plan port: (stream list) as sent, for the loss timeline.
+    pub ports: Vec<(usize, Vec<u32>)>,
+    /// `received(stream, seq)` for the frames of the timeline, when asked.
+    pub lost_bits: Option<Vec<Vec<bool>>>,
 }
 
 impl XdpNet {
-    /// Start the worker in the ports' namespace: maps, programs, counting
-    /// program attached to every port.
-    pub fn new(plan: &TrafficPlan, n_streams: usize, mode: XdpGen) -> Result<XdpNet> {
+    /// Start the worker in the ports' namespace: the counter on every
+    /// receiving port, threaded NAPI on every tester end.
+    pub fn new(plan: &TrafficPlan, n_streams: usize) -> Result<XdpNet> {
         let ns = plan.ports[0].netns.clone();
         if plan.ports.iter().any(|p| p.netns != ns) {
             bail!("the xdp tester needs all its ports in one namespace");
         }
         let ifaces: Vec<String> = plan.ports.iter().map(|p| p.iface.clone()).collect();
-        let rx: Vec<bool> = (0..plan.ports.len())
-            .map(|i| plan.pairs.iter().any(|&(_, r)| r == i))
-            .collect();
         let (cmd, cmds) = channel::<Work>();
         let (ready_tx, ready_rx) = channel::<Result<()>>();
+        let ns2 = ns.clone();
+        let ifaces2 = ifaces.clone();
         let thread = std::thread::Builder::new()
             .name("sr-bench-xdp".into())
             .spawn(move || {
-                small_timer_slack();
+                super::clock::small_timer_slack();
                 super::cpu::pin_tester_thread();
-                let e = enter_netns(ns.as_deref())
-                    .and_then(|_| Engine::new(&ifaces, &rx, n_streams, mode));
+                let e = enter_netns(ns2.as_deref()).and_then(|_| Engine::new(&ifaces2, n_streams));
                 let mut e = match e {
                     Ok(e) => {
                         let _ = ready_tx.send(Ok(()));
@@ -168,19 +108,16 @@ impl XdpNet {
                 }
             })
             .context("spawning the xdp worker")?;
-        let me = XdpNet {
-            mode,
+        let mut me = XdpNet {
             cmd: Some(cmd),
             thread: Some(thread),
+            placement: Vec::new(),
         };
         ready_rx
             .recv()
             .map_err(|_| anyhow!("the xdp worker died while starting"))??;
+        me.placement = place_tester_ends(ns.as_deref(), &ifaces)?;
         Ok(me)
-    }
-
-    pub fn mode(&self) -> XdpGen {
-        self.mode
     }
 
     fn call<T: Send + 'static>(
@@ -210,8 +147,8 @@ impl XdpNet {
         self.call(move |e| e.learn(&ports, &templates, iv, timeout))?
     }
 
-    pub fn trial(&self, job: XdpJob) -> Result<XdpOut> {
-        self.call(move |e| e.trial(job))?
+    pub fn trial(&self, job: XdpJob, timeline: bool) -> Result<XdpOut> {
+        self.call(move |e| e.trial(job, timeline))?
     }
 }
 
@@ -224,31 +161,45 @@ impl Drop for XdpNet {
     }
 }
 
+/// Threaded NAPI for every tester end, pinned to the tester CPU at a
+/// real-time priority; returns a description per end. Without a tester
+/// CPU (no pinning) the threads stay where the kernel puts them.
+fn place_tester_ends(ns: Option<&str>, ifaces: &[String]) -> Result<Vec<String>> {
+    let Some(cpu) = super::cpu::tester_cpu() else {
+        return Ok(Vec::new());
+    };
+    let Some(ns) = ns else {
+        // An external DUT: the tester's ports are real NICs; leave them.
+        return Ok(Vec::new());
+    };
+    let mut out = Vec::new();
+    for i in ifaces {
+        let pids = testbed::napi::thread_napi_in(
+            ns,
+            i,
+            &[cpu],
+            testbed::napi::NapiPolicy::Fifo(TESTER_NAPI_PRIO),
+        )
+        .with_context(|| format!("threaded NAPI for tester end {i}"))?;
+        out.push(format!(
+            "{i}: {} NAPI thread(s) on CPU {cpu}, SCHED_FIFO {TESTER_NAPI_PRIO}",
+            pids.len()
+        ));
+    }
+    Ok(out)
+}
+
 /// Everything the worker owns.
 pub(crate) struct Engine {
     ifindex: Vec<u32>,
-    /// Receiving ports: the counting program's.
     rx_ifindex: Vec<u32>,
     n_streams: usize,
-    seq: ArrayMap,
-    gen: OwnedFd,
-    glob: ArrayMap,
-    stats: ArrayMap,
-    bits: ArrayMap,
-    wps: u32,
-    links: Vec<OwnedFd>,
-    _count: OwnedFd,
-    mode: XdpGen,
-    /// `Packet` mode: an AF_PACKET TX path per port and their buffers.
-    txs: Vec<GenTx>,
-    pool: Option<Pool>,
+    gen: Option<Generator>,
+    counter: Counter,
 }
 
-/// Bitmap memory bound over all streams.
-const MAX_BITMAP_BYTES: u64 = 512 << 20;
-
 impl Engine {
-    fn new(ifaces: &[String], rx: &[bool], n_streams: usize, mode: XdpGen) -> Result<Engine> {
+    fn new(ifaces: &[String], n_streams: usize) -> Result<Engine> {
         let mut ifindex = Vec::new();
         for i in ifaces {
             let c = std::ffi::CString::new(i.as_str())?;
@@ -259,118 +210,39 @@ impl Engine {
             }
             ifindex.push(x);
         }
-        let rx_ifindex: Vec<u32> = ifindex
-            .iter()
-            .zip(rx)
-            .filter(|p| *p.1)
-            .map(|p| *p.0)
-            .collect();
-        let seq = ArrayMap::new("sr_gen_seq", 8, n_streams)?;
-        let gen = sys::load_xdp("sr_gen", &gen_prog::program(seq.fd()))?;
-        let glob = ArrayMap::new("sr_cnt_glob", G_WORDS * 8, 1)?;
-        let stats = ArrayMap::new("sr_cnt_stream", ST_WORDS * 8, n_streams)?;
-        let (bits, count, links, wps) =
-            Self::counting(mode, &rx_ifindex, n_streams, 1 << 14, &glob, &stats)?;
-        let (mut txs, mut pool) = (Vec::new(), None);
-        if mode == XdpGen::Packet {
-            for (&i, name) in ifindex.iter().zip(ifaces) {
-                txs.push(GenTx::packet(i).with_context(|| format!("AF_PACKET TX on {name}"))?);
-            }
-            pool = Some(
-                Pool::new(4 * netio::BURST_SIZE as u32, super::ports::FRAME_SIZE)
-                    .context("generator buffer pool")?,
-            );
-        }
+        // On every port: it gives each end NAPI (threaded on the tester
+        // CPU), so the DUT's ARP/ND to a sending port is received there too.
+        let rx_ifindex = ifindex.clone();
+        let counter = Counter::new(n_streams, 1 << 20, &rx_ifindex)?;
         Ok(Engine {
             ifindex,
             rx_ifindex,
             n_streams,
-            seq,
-            gen,
-            glob,
-            stats,
-            bits,
-            wps,
-            links,
-            _count: count,
-            mode,
-            txs,
-            pool,
+            gen: None,
+            counter,
         })
     }
 
-    /// Bitmap map, counting program and its links for `wps` words/stream.
-    #[allow(clippy::type_complexity)]
-    fn counting(
-        mode: XdpGen,
-        ifindex: &[u32],
-        n: usize,
-        wps: u32,
-        glob: &ArrayMap,
-        stats: &ArrayMap,
-    ) -> Result<(ArrayMap, OwnedFd, Vec<OwnedFd>, u32)> {
-        let bits = ArrayMap::new("sr_cnt_bits", 8, n * wps as usize)?;
-        let m = CountMaps {
-            glob: glob.fd(),
-            stats: stats.fd(),
-            bits: bits.fd(),
-            words_per_stream: wps,
-        };
-        let prog = sys::load_xdp("sr_count", &count_prog::program(&m))?;
-        // Generic mode counts after RPS, on the CPUs the tester ports are
-        // steered to (`testbed::rps`); native mode on veth would count in
-        // the sender's context, i.e. on the DUT's CPU. Live frames need
-        // native mode: it gives the ports NAPI, without which a veth
-        // drops XDP_TX frames sent to it.
-        let flags = match mode {
-            XdpGen::Packet => bpf::XDP_FLAGS_SKB_MODE,
-            XdpGen::Live => bpf::XDP_FLAGS_DRV_MODE,
-        };
-        let mut links = Vec::new();
-        for &i in ifindex {
-            links.push(
-                bpf::link_xdp(&prog, i, flags)
-                    .with_context(|| format!("attaching the counting program to ifindex {i}"))?,
-            );
+    /// The generator, reloaded when a trial needs more sizes.
+    fn generator(&mut self, nsizes: usize) -> Result<&mut Generator> {
+        let cap = nsizes.max(MIN_SIZES);
+        if self.gen.as_ref().is_none_or(|g| g.nsizes() < nsizes) {
+            self.gen = None;
+            self.gen = Some(Generator::new(self.n_streams, cap)?);
         }
-        Ok((bits, prog, links, wps))
+        Ok(self.gen.as_mut().expect("just loaded"))
     }
 
-    /// Grow the bitmap so that `seq_limit` sequence numbers per stream fit.
-    fn ensure_bits(&mut self, seq_limit: u64) -> Result<()> {
-        let wps = seq_limit.div_ceil(64);
-        if wps <= u64::from(self.wps) {
-            return Ok(());
+    /// A counter that tracks `seq_limit` sequences per stream (reloaded,
+    /// and re-attached, when a trial is longer than the last).
+    fn ensure_counter(&mut self, seq_limit: u64) -> Result<()> {
+        if seq_limit > self.counter.seq_limit() {
+            // Detach the old one first: one program per interface.
+            let old = std::mem::replace(&mut self.counter, Counter::new(self.n_streams, 64, &[])?);
+            drop(old);
+            self.counter = Counter::new(self.n_streams, seq_limit, &self.rx_ifindex)?;
         }
-        let bytes = wps * 8 * self.n_streams as u64;
-        if bytes > MAX_BITMAP_BYTES || wps * self.n_streams as u64 >= 1 << 31 {
-            bail!("sequence bitmap of {bytes} bytes needed: trial too long for the xdp tester");
-        }
-        self.links.clear();
-        let (bits, count, links, wps) = Self::counting(
-            self.mode,
-            &self.rx_ifindex,
-            self.n_streams,
-            wps as u32,
-            &self.glob,
-            &self.stats,
-        )?;
-        (self.bits, self._count, self.links, self.wps) = (bits, count, links, wps);
         Ok(())
-    }
-
-    fn reset(&self) {
-        self.glob.zero(G_WORDS);
-        self.glob.set(G_LAT_MIN, u64::MAX);
-        self.stats.zero(self.n_streams * ST_WORDS);
-        self.bits.zero(self.n_streams * self.wps as usize);
-        self.seq.zero(self.n_streams);
-    }
-
-    fn received(&self) -> u64 {
-        (0..self.n_streams)
-            .map(|s| self.stats.get(s * ST_WORDS + ST_RECEIVED))
-            .sum()
     }
 
     fn learn(
@@ -380,256 +252,121 @@ impl Engine {
         iv: Duration,
         timeout: Duration,
     ) -> Result<LearningReport> {
+        let n_streams = self.n_streams;
+        let ifindex = self.ifindex.clone();
+        let gen = self.generator(1)?;
+        for (s, t) in templates.iter().enumerate().take(n_streams) {
+            gen.set_frame(s as u32, 0, &Frame::from_layout(&t.bytes, &t.layout))?;
+        }
         let mut rep = LearningReport::default();
-        let end = mono_ns() + timeout.as_nanos() as u64;
+        let start = std::time::Instant::now();
         let nf: usize = ports.iter().map(|p| p.1.len()).sum();
         loop {
-            let before = self.glob.get(G_LEARNING);
+            let before = self.counter.learning();
             for (p, streams) in ports {
-                for &s in streams {
-                    self.send_one(*p, &templates[s as usize].bytes)?;
-                    rep.sent += 1;
-                }
+                let gen = self.gen.as_mut().expect("loaded");
+                let plan = Plan {
+                    ports: vec![Port {
+                        ifindex: ifindex[*p],
+                        streams: streams.clone(),
+                    }],
+                    phases: vec![Phase {
+                        frames: streams.len() as u64,
+                        rate_fps: None,
+                    }],
+                    schedule: vec![0],
+                    batch: 16,
+                    grace: Duration::from_millis(20),
+                    lead: Duration::ZERO,
+                };
+                rep.sent += gen.run(&plan)?.sent;
             }
             rep.rounds += 1;
             std::thread::sleep(iv);
-            let got = self.glob.get(G_LEARNING) - before;
+            let got = self.counter.learning() - before;
             rep.received += got;
             if got >= nf as u64 {
                 rep.complete = true;
                 break;
             }
-            if mono_ns() >= end {
+            if start.elapsed() >= timeout {
                 break;
             }
         }
         Ok(rep)
     }
 
-    /// One frame of `bytes` out of plan port `p`.
-    fn send_one(&mut self, p: usize, bytes: &[u8]) -> Result<()> {
-        match self.mode {
-            XdpGen::Live => sys::run_live(&self.gen, bytes, self.ifindex[p], 1)
-                .context("BPF_PROG_TEST_RUN (live frames)"),
-            XdpGen::Packet => packet::send_copy(&mut self.txs[p], self.pool.as_mut(), bytes),
+    fn trial(&mut self, job: XdpJob, timeline: bool) -> Result<XdpOut> {
+        self.ensure_counter(job.expected_per_stream.saturating_mul(4).max(1 << 20))?;
+        let ifindex = self.ifindex.clone();
+        let gen = self.generator(job.nsizes)?;
+        for (k, t) in job.templates.iter().enumerate() {
+            let (s, size) = (k / job.nsizes, k % job.nsizes);
+            gen.set_frame(s as u32, size, &Frame::from_layout(&t.bytes, &t.layout))?;
         }
-    }
-
-    fn trial(&mut self, job: XdpJob) -> Result<XdpOut> {
-        self.ensure_bits(job.expected_per_stream.saturating_mul(4).max(1 << 20))?;
-        self.reset();
-        if self.mode == XdpGen::Packet {
-            return self.trial_packet(job);
-        }
-        let job = &job;
-        let np = job.ports.len();
-        let mut sent = vec![0u64; self.n_streams];
-        let mut port_frames = vec![0u64; np];
-        let mut cursor = vec![(0usize, 0usize); np];
-        // (stream, first seq, count, send offset ns) per test run.
-        let mut calls: Vec<(u32, u64, u32, u64)> = Vec::new();
-        let (mut fell_behind, mut max_lag) = (false, 0u64);
-        let t0 = mono_ns() + 100_000;
-        let (mut phase_t0, mut ideal, mut start_ns) = (t0 as f64, 0f64, 0u64);
-        for ph in &job.phases {
-            let b = if ph.paced {
-                batch_for(ph.rate_fps)
-            } else {
-                256
-            };
-            let interval = if ph.paced {
-                b as f64 * 1e9 / ph.rate_fps
-            } else {
-                0.0
-            };
-            let phase_ns = if ph.paced {
-                ph.frames as f64 * 1e9 / ph.rate_fps
-            } else {
-                0.0
-            };
-            let deadline = phase_t0 + phase_ns + (phase_ns * 0.05).max(50e6);
-            let (mut done, mut k) = (0u64, 0u64);
-            while done < ph.frames {
-                let n = b.min(ph.frames - done);
-                if ph.paced {
-                    let due = (phase_t0 + k as f64 * interval) as u64;
-                    let mut now = mono_ns();
-                    if now < due {
-                        sleep_until(due);
-                        now = mono_ns();
-                    }
-                    max_lag = max_lag.max(now.saturating_sub(due));
-                    if now as f64 > deadline {
-                        fell_behind = true;
-                        break;
-                    }
-                }
-                if start_ns == 0 {
-                    start_ns = mono_ns();
-                }
-                for (pi, (port, streams)) in job.ports.iter().enumerate() {
-                    let c = &mut cursor[pi];
-                    let s = streams[c.0];
-                    let ti = s as usize * job.nsizes + usize::from(job.schedule[c.1]);
-                    c.0 += 1;
-                    if c.0 == streams.len() {
-                        c.0 = 0;
-                        c.1 = (c.1 + 1) % job.schedule.len();
-                    }
-                    let t = mono_ns();
-                    sys::run_live(
-                        &self.gen,
-                        &job.templates[ti].bytes,
-                        self.ifindex[*port],
-                        n as u32,
-                    )
-                    .context("BPF_PROG_TEST_RUN (live frames)")?;
-                    if job.timeline_ns.is_some() {
-                        calls.push((s, sent[s as usize], n as u32, t.saturating_sub(t0)));
-                    }
-                    sent[s as usize] += n;
-                    port_frames[pi] += n;
-                }
-                done += n;
-                k += 1;
-            }
-            if ph.paced {
-                ideal += done as f64 * 1e9 / ph.rate_fps;
-            }
-            phase_t0 += phase_ns;
-        }
-        let end_ns = mono_ns();
-        let expected: u64 = sent.iter().sum();
-        self.drain(expected, job.drain_quiet, job.drain_max);
-        Ok(self.read_out(
-            job,
-            &sent,
-            &calls,
-            XdpOut {
-                counted: Counted::sent_only(expected),
-                timing: SendTiming {
-                    port_frames,
-                    start_ns,
-                    end_ns,
-                    ideal_ns: ideal as u64,
-                    fell_behind,
-                    max_lag_ns: max_lag,
-                },
-                clock_errors: 0,
-                own: Vec::new(),
-            },
-        ))
-    }
-
-    /// Wait until every frame arrived (plus 5 ms for stragglers), nothing
-    /// arrived for `quiet`, or `max` passed.
-    fn drain(&self, expected: u64, quiet: Duration, max: Duration) {
-        let (since, quiet, max) = (mono_ns(), quiet.as_nanos() as u64, max.as_nanos() as u64);
-        let (mut last, mut last_change, mut all_in) = (self.received(), since, None);
-        loop {
-            std::thread::sleep(Duration::from_millis(1));
-            let now = mono_ns();
-            let r = self.received();
-            if r != last {
-                (last, last_change) = (r, now);
-            }
-            if r >= expected && all_in.is_none() {
-                all_in = Some(now);
-            }
-            if all_in.is_some_and(|t| now - t >= 5_000_000)
-                || now - last_change >= quiet
-                || now - since >= max
-            {
-                break;
-            }
-        }
-    }
-
-    fn is_set(&self, s: u32, q: u64) -> bool {
-        let w = s as usize * self.wps as usize + (q / 64) as usize;
-        self.bits.get(w) >> (q % 64) & 1 == 1
-    }
-
-    fn read_out(
-        &self,
-        job: &XdpJob,
-        sent: &[u64],
-        calls: &[(u32, u64, u32, u64)],
-        mut o: XdpOut,
-    ) -> XdpOut {
-        let wps = self.wps as usize;
-        let c = &mut o.counted;
-        // The program may still be counting a straggler while the maps are
-        // read: read until the counters held still across one reading, so
-        // counters and bitmap describe the same frames.
-        for _ in 0..100 {
-            let before = self.received();
-            (c.received, c.duplicates, c.reordered, c.lost) = (0, 0, 0, 0);
-            for (s, &n) in sent.iter().enumerate() {
-                let st = |w| self.stats.get(s * ST_WORDS + w);
-                c.received += st(ST_RECEIVED);
-                c.duplicates += st(ST_DUPLICATES);
-                c.reordered += st(ST_REORDERED);
-                let n = n.min(wps as u64 * 64);
-                let words = self.bits.slice(s * wps, s * wps + (n / 64) as usize);
-                let mut unique: u64 = words.iter().map(|w| u64::from(w.count_ones())).sum();
-                for q in (n / 64) * 64..n {
-                    unique += u64::from(self.is_set(s as u32, q));
-                }
-                c.lost += sent[s] - unique;
-            }
-            if self.received() == before {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(1));
-        }
-        c.non_test = self.glob.get(G_NON_TEST);
-        c.latency = self.latency();
-        c.timeline = job.timeline_ns.map(|iv| {
-            let frames = calls.iter().flat_map(|&(s, first, n, t)| {
-                (first..first + u64::from(n)).map(move |q| (t, !self.is_set(s, q)))
-            });
-            LossTimeline::from_frames(iv, frames)
-        });
-        o.clock_errors = self.glob.get(G_CLOCK_ERR);
-        o
-    }
-
-    fn latency(&self) -> LatencySummary {
-        let g = |w| self.glob.get(w);
-        let count = g(G_LAT_COUNT);
-        if count == 0 {
-            return LatencySummary::default();
-        }
-        let (min, max) = (g(G_LAT_MIN), g(G_LAT_MAX));
-        let hist: Vec<u64> = (0..NBUCKETS).map(|b| g(G_BUCKETS + b)).collect();
-        let total: u64 = hist.iter().sum();
-        let q = |p: f64| -> u64 {
-            let rank = ((p * total as f64).ceil() as u64).clamp(1, total.max(1));
-            let mut acc = 0;
-            for (b, &c) in hist.iter().enumerate() {
-                acc += c;
-                if acc >= rank {
-                    let (lo, hi) = bucket_range(b);
-                    return ((lo + hi) / 2).clamp(min, max);
-                }
-            }
-            max
+        gen.reset_sequences();
+        self.counter.reset();
+        let np = job.ports.len() as u64;
+        // The program round-robins over the ports: rates and frame counts
+        // are for all of them together.
+        let plan = Plan {
+            ports: job
+                .ports
+                .iter()
+                .map(|(p, s)| Port {
+                    ifindex: ifindex[*p],
+                    streams: s.clone(),
+                })
+                .collect(),
+            phases: job
+                .phases
+                .iter()
+                .map(|ph| Phase {
+                    frames: ph.frames * np,
+                    rate_fps: ph.paced.then_some(ph.rate_fps * np as f64),
+                })
+                .collect(),
+            schedule: job.schedule.clone(),
+            batch: job.batch,
+            grace: grace(&job.phases),
+            lead: Duration::from_micros(500),
         };
-        LatencySummary {
-            count,
-            min_ns: min,
-            mean_ns: g(G_LAT_SUM) as f64 / count as f64,
-            median_ns: q(0.5),
-            p99_ns: q(0.99),
-            p999_ns: q(0.999),
-            max_ns: max,
-            ipdv_mean_abs_ns: 0.0,
-            ipdv_max_abs_ns: 0,
-            pdv_ns: max - min,
-        }
+        let gen = self.gen.as_mut().expect("loaded");
+        let sent = gen.run(&plan)?;
+        self.counter.drain(
+            sent.sent,
+            Duration::from_millis(5),
+            job.drain_quiet,
+            job.drain_max,
+        );
+        let counts = self.counter.read(&sent.stream_frames);
+        let lost_bits = timeline.then(|| {
+            sent.stream_frames
+                .iter()
+                .enumerate()
+                .map(|(s, &n)| {
+                    (0..n)
+                        .map(|q| !self.counter.was_received(s as u32, q))
+                        .collect()
+                })
+                .collect()
+        });
+        Ok(XdpOut {
+            sent,
+            counts,
+            ports: job.ports,
+            lost_bits,
+        })
     }
 }
 
-#[cfg(test)]
-mod tests;
+/// How long past its schedule a trial may run before it counts as behind:
+/// 2 % of its length, at least 20 ms.
+fn grace(phases: &[GenPhase]) -> Duration {
+    let secs: f64 = phases
+        .iter()
+        .filter(|p| p.paced)
+        .map(|p| p.frames as f64 / p.rate_fps)
+        .sum();
+    Duration::from_secs_f64((secs * 0.02).max(0.02))
+}

@@ -1,12 +1,17 @@
 //! [`NetTrial::run`] for the `xdp` backend: the same trial contract
-//! (phases, bursts, timeline, self-checks) as the AF_XDP path, with the
-//! generation and counting done by the worker ([`super::XdpNet`]).
+//! (phases, bursts, timeline, self-checks) as the user-space backends,
+//! with generation and counting in the kernel (see `super`).
 
 use anyhow::{Context, Result};
 
-use super::super::{gen_phases, outcome, NetTrial};
-use super::XdpJob;
-use crate::search::{TrialOutcome, TrialSpec};
+use super::super::{gen_phases, outcome, Counted, NetTrial, SendTiming};
+use super::{XdpJob, XdpOut};
+use crate::analyzer::LatencySummary;
+use crate::search::{LossTimeline, TrialOutcome, TrialSpec};
+
+/// Iterations per test-run batch: the generator's longest burst into the
+/// DUT's 256-frame veth ring (frames are flushed per batch).
+const BATCH: u32 = 16;
 
 impl NetTrial {
     pub(in crate::traffic) fn run_xdp(&mut self, spec: &TrialSpec) -> Result<TrialOutcome> {
@@ -28,8 +33,8 @@ impl NetTrial {
             nsizes: distinct.len(),
             schedule,
             phases: phases.clone(),
-            timeline_ns: spec.timeline_interval.map(|d| d.as_nanos() as u64),
             expected_per_stream: per_port / min_streams.max(1) as u64 + 256,
+            batch: BATCH,
             drain_quiet: self.opts.drain_quiet,
             drain_max: self.opts.drain_max,
         };
@@ -37,17 +42,134 @@ impl NetTrial {
             p.begin().context("DUT probe (begin)")?;
         }
         let x = self.xdp.as_ref().expect("xdp backend");
-        let batch_for = x.mode().batch_for();
-        let g = x.trial(job)?;
+        let out = x.trial(job, spec.timeline_interval.is_some())?;
         let sample = match self.probe.as_mut() {
             Some(p) => Some(p.end().context("DUT probe (end)")?),
             None => None,
         };
-        let (achieved, reasons) =
-            self.tester_limits(spec, &phases, per_port, &g.timing, batch_for, g.own);
-        if g.clock_errors > 0 {
-            tracing::warn!("{} frames had timestamps in the future", g.clock_errors);
+        let s = &out.sent;
+        let ideal_ns: f64 = phases
+            .iter()
+            .filter(|p| p.paced)
+            .map(|p| p.frames as f64 * 1e9 / p.rate_fps)
+            .sum();
+        let timing = SendTiming {
+            port_frames: s.port_frames.clone(),
+            start_ns: s.first_ns,
+            // The last frame's interval belongs to the trial.
+            end_ns: s.last_ns,
+            ideal_ns: ideal_ns as u64,
+            fell_behind: s.sent < s.planned,
+            max_lag_ns: s.max_lag_ns,
+        };
+        let mut own = Vec::new();
+        if s.errors > 0 {
+            own.push(format!(
+                "the generator program failed {} times ({})",
+                s.errors,
+                s.last_error.unwrap_or("?")
+            ));
         }
-        Ok(outcome(spec, g.counted, achieved, reasons, sample))
+        if out.counts.beyond > 0 {
+            own.push(format!(
+                "{} frames beyond the counter's sequence bitmap",
+                out.counts.beyond
+            ));
+        }
+        let (achieved, reasons) = self.tester_limits(spec, &phases, per_port, &timing, |_| 1, own);
+        if out.counts.clock_errors > 0 {
+            tracing::warn!(
+                "{} frames had timestamps in the future",
+                out.counts.clock_errors
+            );
+        }
+        tracing::debug!(
+            sent = s.sent,
+            planned = s.planned,
+            received = out.counts.received,
+            lost = out.counts.lost,
+            max_lag_us = s.max_lag_ns / 1000,
+            shift_us = s.shift_ns / 1000,
+            early = s.early,
+            "xdp trial done"
+        );
+        let timeline = spec
+            .timeline_interval
+            .map(|iv| timeline(iv.as_nanos() as u64, &out));
+        let c = &out.counts;
+        let counted = Counted {
+            sent: s.sent,
+            received: c.received,
+            lost: c.lost,
+            reordered: c.reordered,
+            duplicates: c.duplicates,
+            non_test: c.non_test,
+            latency: latency(&c.latency),
+            timeline,
+        };
+        Ok(outcome(spec, counted, achieved, reasons, sample))
     }
+}
+
+/// The counter's latency as the results report it.
+fn latency(l: &tester::count::Latency) -> LatencySummary {
+    if l.count == 0 {
+        return LatencySummary::default();
+    }
+    LatencySummary {
+        count: l.count,
+        min_ns: l.min_ns,
+        mean_ns: l.sum_ns as f64 / l.count as f64,
+        median_ns: l.quantile(0.5),
+        p99_ns: l.quantile(0.99),
+        p999_ns: l.quantile(0.999),
+        max_ns: l.max_ns,
+        ipdv_mean_abs_ns: if l.ipdv_count > 0 {
+            l.ipdv_sum_ns as f64 / l.ipdv_count as f64
+        } else {
+            0.0
+        },
+        ipdv_max_abs_ns: l.ipdv_max_ns,
+        pdv_ns: l.max_ns - l.min_ns,
+    }
+}
+
+/// The loss timeline: every frame's due time (from the phases' clocks:
+/// the program sends frame k of a phase at t0 + k x interval, or late by
+/// at most the trial's max lag) and whether it was lost. The program
+/// round-robins over the ports, and each port over its streams.
+fn timeline(interval_ns: u64, out: &XdpOut) -> LossTimeline {
+    let s = &out.sent;
+    let Some(lost) = out.lost_bits.as_ref() else {
+        return LossTimeline::from_frames(interval_ns, std::iter::empty());
+    };
+    let np = out.ports.len() as u64;
+    let t0 = s.t0_ns;
+    // Aggregate frame k -> (phase t0, interval) by cumulative phase sizes.
+    let mut bounds = Vec::new();
+    let mut acc = 0u64;
+    for (i, &(pt0, iv)) in s.phase_clock.iter().enumerate() {
+        let n = s.phase_frames.get(i).copied().unwrap_or(0);
+        bounds.push((acc, acc + n, pt0, iv));
+        acc += n;
+    }
+    let frames = (0..s.sent).map(move |k| {
+        let (first, _, pt0, iv) = bounds
+            .iter()
+            .copied()
+            .find(|b| k < b.1)
+            .unwrap_or((0, 0, t0, 0));
+        let t = pt0 + (u128::from(k - first) * u128::from(iv) / 1000) as u64;
+        let (p, i) = ((k % np) as usize, k / np);
+        let streams = &out.ports[p].1;
+        let stream = streams[(i % streams.len() as u64) as usize] as usize;
+        let seq = (i / streams.len() as u64) as usize;
+        let was_lost = lost
+            .get(stream)
+            .and_then(|v| v.get(seq))
+            .copied()
+            .unwrap_or(true);
+        (t.saturating_sub(t0), was_lost)
+    });
+    LossTimeline::from_frames(interval_ns, frames)
 }

@@ -1,0 +1,182 @@
+//! The generator run on crafted frames (one iteration, no transmit) and
+//! over a real veth pair into the counter (live frames).
+
+use super::*;
+use crate::count::Counter;
+use crate::frame::{checksums_ok, parse};
+use crate::testutil::{can_run, frame, run_once, XDP_REDIRECT};
+
+/// A generator with `streams` streams x `sizes` (IPv4, long form unless 64).
+fn generator(streams: u32, sizes: &[usize]) -> Generator {
+    let mut g = Generator::new(streams as usize, sizes.len()).expect("load the generator");
+    for s in 0..streams {
+        for (i, &size) in sizes.iter().enumerate() {
+            let (b, l) = frame(s, size, false, 0, 0);
+            g.set_frame(s, i, &Frame::from_layout(&b, &l)).unwrap();
+        }
+    }
+    g
+}
+
+fn plan(ports: Vec<Port>, phases: Vec<Phase>, schedule: Vec<u16>) -> Plan {
+    Plan {
+        ports,
+        phases,
+        schedule,
+        batch: 16,
+        grace: Duration::from_millis(20),
+        lead: Duration::from_millis(1),
+    }
+}
+
+/// One iteration on `page` (what a recycled page holds).
+fn step(g: &mut Generator, page: &[u8]) -> (u32, Vec<u8>) {
+    let prog = g.prog().unwrap();
+    run_once(prog, page)
+}
+
+#[test]
+fn layouts_match_the_c_side() {
+    assert_eq!(std::mem::size_of::<CCtl>(), 2616);
+    assert_eq!(TMPL_SIZE, 1544);
+}
+
+#[test]
+fn every_run_writes_the_whole_frame_then_stamps_it() {
+    if !can_run("every_run_writes_the_whole_frame_then_stamps_it") {
+        return;
+    }
+    let sizes = [64, 1518, 594];
+    let mut g = generator(2, &sizes);
+    let p = plan(
+        vec![Port {
+            ifindex: 1,
+            streams: vec![0, 1],
+        }],
+        vec![Phase {
+            frames: 100,
+            rate_fps: None,
+        }],
+        vec![0, 1, 2],
+    );
+    g.check(&p).unwrap();
+    g.write_plan(&p, 0);
+    // Pages as a DUT returns them: garbage of any length.
+    let pages: [&[u8]; 3] = [&[0xAB; 1514], &[0x11; 60], &[0u8; 900]];
+    let mut seen = Vec::new();
+    for k in 0..12u64 {
+        let before = crate::timer::mono_ns();
+        let (act, out) = step(&mut g, pages[k as usize % 3]);
+        assert_eq!(act, XDP_REDIRECT);
+        // Frame k: stream k % 2, size slot (k / 2) % 3, sequence k / 2.
+        let (stream, slot, seq) = ((k % 2) as u32, (k / 2 % 3) as usize, k / 2);
+        let t = parse(&out).expect("a test frame");
+        assert_eq!((t.stream, t.seq), (stream, seq), "frame {k}");
+        assert!(checksums_ok(&out), "frame {k}: checksums");
+        assert_eq!(out.len(), sizes[slot] - 4, "frame {k}: length");
+        // Everything but sequence, timestamp and checksum is the template.
+        let (mut want, l) = frame(stream, sizes[slot], false, seq, t.tx_ns);
+        l.patch(&mut want, seq, t.tx_ns);
+        assert_eq!(out, want, "frame {k}: bytes");
+        let ts = if l.long {
+            t.tx_ns
+        } else {
+            t.tx_ns & 0xffff_ffff
+        };
+        let lo = if l.long { before } else { before & 0xffff_ffff };
+        assert!(ts >= lo || !l.long, "frame {k}: timestamp {ts} before {lo}");
+        seen.push((t.stream, t.seq));
+    }
+    let s = g.results(&p, 100, 0, 0, Vec::new(), 1);
+    assert_eq!(s.sent, 12);
+    assert_eq!(s.port_frames, vec![12]);
+    assert_eq!(s.stream_frames, vec![6, 6]);
+    assert_eq!(s.errors, 0);
+}
+
+#[test]
+fn paced_phases_hold_frames_until_due_and_count_phases() {
+    if !can_run("paced_phases_hold_frames_until_due_and_count_phases") {
+        return;
+    }
+    let mut g = generator(1, &[128]);
+    let p = plan(
+        vec![Port {
+            ifindex: 1,
+            streams: vec![0],
+        }],
+        vec![
+            Phase {
+                frames: 2,
+                rate_fps: Some(1.0),
+            },
+            Phase {
+                frames: 1,
+                rate_fps: None,
+            },
+        ],
+        vec![0],
+    );
+    g.check(&p).unwrap();
+    let now = crate::timer::mono_ns();
+    let (ideal_end, clock) = g.write_plan(&p, now);
+    assert_eq!(
+        clock,
+        vec![(now, 1_000_000_000_000), (now + 2_000_000_000, 0)]
+    );
+    assert_eq!(
+        ideal_end,
+        now + 2_000_000_000,
+        "the burst's frame is due when phase 2 starts"
+    );
+    let page = [0u8; 200];
+    assert_eq!(step(&mut g, &page).0, XDP_REDIRECT, "frame 0 is due at t0");
+    for _ in 0..5 {
+        assert_eq!(step(&mut g, &page).0, 1, "frame 1 is due a second later");
+    }
+    let c = g.ctl_ref();
+    assert_eq!((c.sent, c.early, c.errors), (1, 5, 0));
+}
+
+#[test]
+fn rejects_plans_that_do_not_fit() {
+    if !can_run("rejects_plans_that_do_not_fit") {
+        return;
+    }
+    let g = generator(2, &[64]);
+    let port = |s: Vec<u32>| Port {
+        ifindex: 1,
+        streams: s,
+    };
+    let burst = Phase {
+        frames: 1,
+        rate_fps: None,
+    };
+    assert!(g
+        .check(&plan(vec![port(vec![0, 1])], vec![burst], vec![0]))
+        .is_ok());
+    assert!(g
+        .check(&plan(vec![port(vec![2])], vec![burst], vec![0]))
+        .is_err());
+    assert!(g
+        .check(&plan(vec![port(vec![0])], vec![burst], vec![1]))
+        .is_err());
+    assert!(g.check(&plan(vec![], vec![burst], vec![0])).is_err());
+    let bad = Phase {
+        frames: 1,
+        rate_fps: Some(f64::NAN),
+    };
+    assert!(g
+        .check(&plan(vec![port(vec![0])], vec![bad], vec![0]))
+        .is_err());
+    let mut g = generator(1, &[64]);
+    let (b, l) = frame(0, 64, false, 0, 0);
+    let mut jumbo = Frame::from_layout(&b, &l);
+    jumbo.bytes.resize(9000, 0);
+    assert!(
+        g.set_frame(0, 0, &jumbo).is_err(),
+        "jumbo frames are refused"
+    );
+}
+
+mod live;
