@@ -170,6 +170,16 @@ pub fn run(args: BenchArgs) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     testbed::install_ctrlc_cleanup()?;
+    // A bench killed with SIGKILL leaves namespaces and settings behind:
+    // undo them now, and journal this run's so the next one can.
+    let reaped = testbed::journal::reap()?;
+    if reaped != testbed::journal::Reaped::default() {
+        eprintln!(
+            "softrouter bench: removed what a killed run left: namespaces {:?}, restored {:?}",
+            reaped.namespaces, reaped.settings
+        );
+    }
+    testbed::journal::enable()?;
     let backend = match args.tester.as_deref() {
         Some("afxdp") => TesterBackend::AfXdp,
         Some("afpacket") => TesterBackend::AfPacket,

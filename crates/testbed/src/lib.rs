@@ -14,6 +14,8 @@
 //! - [`netns`]: [`Netns`] (one namespace; run commands inside it) and
 //!   [`VethPair`] (a veth between two namespaces, optionally multi-queue),
 //!   plus the process-wide registry and [`cleanup_all`].
+//! - [`journal`]: what this process changed (namespaces, global
+//!   settings), on disk, so the next process undoes it after a SIGKILL.
 //! - [`napi`]: threaded NAPI: a veth end's receive work in kthreads
 //!   pinned to its owner's CPUs (the tester's at a real-time priority).
 //! - [`rps`]: a veth end's receive processing on its owner's CPUs (so
@@ -22,6 +24,7 @@
 //! - [`topology`]: the standard topologies ([`three_hosts`], [`star`]) and
 //!   their addressing plan.
 
+pub mod journal;
 pub mod napi;
 pub mod netns;
 pub mod rps;

@@ -129,6 +129,7 @@ pub fn cleanup_all() {
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .status();
+        crate::journal::remove_namespace(&n);
     }
 }
 
@@ -164,6 +165,7 @@ impl Netns {
         // Register before creating, so a signal between the two still
         // cleans up (deleting a missing namespace is harmless).
         registry().lock().unwrap().insert(name.clone());
+        crate::journal::add_namespace(&name);
         if let Err(e) = ip(&["netns", "add", &name]) {
             registry().lock().unwrap().remove(&name);
             return Err(e);
@@ -294,6 +296,7 @@ impl Drop for Netns {
         if let Ok(mut r) = registry().lock() {
             r.remove(&self.name);
         }
+        crate::journal::remove_namespace(&self.name);
     }
 }
 

@@ -277,7 +277,10 @@ impl Generator {
         hdr[6] = u8::from(f.long);
         self.tmpl.write(base, &hdr);
         self.tmpl.write(base + TMPL_HDR, &f.bytes);
-        const _: () = assert!(TMPL_SIZE.is_multiple_of(8), "array values are 8-byte strided");
+        const _: () = assert!(
+            TMPL_SIZE.is_multiple_of(8),
+            "array values are 8-byte strided"
+        );
         self.max_len = self.max_len.max(len);
         Ok(())
     }

@@ -316,6 +316,7 @@ impl LinuxDut {
                 .with_context(|| format!("reading {NETDEV_BUDGET}"))?
                 .trim()
                 .to_string();
+            testbed::journal::record_setting(NETDEV_BUDGET, &old)?;
             std::fs::write(NETDEV_BUDGET, b.to_string())
                 .with_context(|| format!("writing {b} to {NETDEV_BUDGET}"))?;
             dut.budget = Some((old, *b));
@@ -343,6 +344,7 @@ impl LinuxDut {
         if let Some((old, _)) = &self.budget {
             std::fs::write(NETDEV_BUDGET, old)
                 .with_context(|| format!("restoring {NETDEV_BUDGET} to {old}"))?;
+            testbed::journal::setting_restored(NETDEV_BUDGET);
         }
         Ok(())
     }
