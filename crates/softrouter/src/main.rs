@@ -36,6 +36,7 @@ enum Command {
     CheckConfig { config: PathBuf },
     /// RFC 2544 benchmark on a namespace testbed (no arguments: the quick
     /// softrouter vs Linux suite).
+    #[cfg(feature = "bench")]
     Bench(Box<bench::cli::BenchArgs>),
 }
 
@@ -102,6 +103,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                 Ok(ExitCode::from(2))
             }
         },
+        #[cfg(feature = "bench")]
         Command::Bench(args) => bench::cli::run(*args),
     }
 }

@@ -82,6 +82,9 @@ struct CCtl {
 
 const _: () = assert!(std::mem::size_of::<CCtl>() == 2616);
 
+/// The most a late start may add to a trial's deadline.
+const MAX_SETUP_NS: u64 = 100_000_000;
+
 /// `struct gen_tmpl` header; `data` follows.
 const TMPL_HDR: usize = 8;
 const TMPL_SIZE: usize = TMPL_HDR + TMPL_CAP;
@@ -209,6 +212,9 @@ pub struct Generator {
     nsizes: usize,
     max_len: usize,
     timer: ThreadTimer,
+    /// How late calls have started (the schedule's shift), decaying max:
+    /// added to the deadline so a usual late start does not cut a trial.
+    setup_ns: u64,
 }
 
 impl Generator {
@@ -248,6 +254,7 @@ impl Generator {
             nsizes,
             max_len: 0,
             timer: ThreadTimer::new().context("the generator's phase timer")?,
+            setup_ns: 0,
         })
     }
 
@@ -343,7 +350,9 @@ impl Generator {
                 break;
             }
         }
-        Ok(self.results(plan, planned, t0, ideal_end, phase_clock, calls))
+        let sent = self.results(plan, planned, t0, ideal_end, phase_clock, calls);
+        self.setup_ns = (self.setup_ns - self.setup_ns / 8).max(sent.shift_ns);
+        Ok(sent)
     }
 
     fn check(&self, plan: &Plan) -> Result<()> {

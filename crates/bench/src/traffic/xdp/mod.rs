@@ -68,6 +68,8 @@ pub(crate) struct XdpJob {
 pub(crate) struct XdpOut {
     pub sent: Sent,
     pub counts: Counts,
+    /// Drops on the wire itself, from the tester ends' veth counters.
+    pub wire: WireDrops,
     /// Per plan port: (stream list) as sent, for the loss timeline.
     pub ports: Vec<(usize, Vec<u32>)>,
     /// `received(stream, seq)` for the frames of the timeline, when asked.
@@ -92,7 +94,8 @@ impl XdpNet {
             .spawn(move || {
                 super::clock::small_timer_slack();
                 super::cpu::pin_tester_thread();
-                let e = enter_netns(ns2.as_deref()).and_then(|_| Engine::new(&ifaces2, n_streams));
+                let e = enter_netns(ns2.as_deref())
+                    .and_then(|_| Engine::new(ns2.clone(), &ifaces2, n_streams));
                 let mut e = match e {
                     Ok(e) => {
                         let _ = ready_tx.send(Ok(()));
@@ -116,7 +119,7 @@ impl XdpNet {
         ready_rx
             .recv()
             .map_err(|_| anyhow!("the xdp worker died while starting"))??;
-        me.placement = place_tester_ends(ns.as_deref(), &ifaces)?;
+        me.placement = me.call(|e| e.placement.clone())?;
         Ok(me)
     }
 
@@ -191,6 +194,9 @@ fn place_tester_ends(ns: Option<&str>, ifaces: &[String]) -> Result<Vec<String>>
 
 /// Everything the worker owns.
 pub(crate) struct Engine {
+    netns: Option<String>,
+    placement: Vec<String>,
+    names: Vec<String>,
     ifindex: Vec<u32>,
     rx_ifindex: Vec<u32>,
     n_streams: usize,
@@ -199,7 +205,7 @@ pub(crate) struct Engine {
 }
 
 impl Engine {
-    fn new(ifaces: &[String], n_streams: usize) -> Result<Engine> {
+    fn new(netns: Option<String>, ifaces: &[String], n_streams: usize) -> Result<Engine> {
         let mut ifindex = Vec::new();
         for i in ifaces {
             let c = std::ffi::CString::new(i.as_str())?;
@@ -214,7 +220,11 @@ impl Engine {
         // CPU), so the DUT's ARP/ND to a sending port is received there too.
         let rx_ifindex = ifindex.clone();
         let counter = Counter::new(n_streams, 1 << 20, &rx_ifindex)?;
+        let placement = place_tester_ends(netns.as_deref(), ifaces)?;
         Ok(Engine {
+            netns,
+            placement,
+            names: ifaces.to_vec(),
             ifindex,
             rx_ifindex,
             n_streams,
@@ -241,6 +251,9 @@ impl Engine {
             let old = std::mem::replace(&mut self.counter, Counter::new(self.n_streams, 64, &[])?);
             drop(old);
             self.counter = Counter::new(self.n_streams, seq_limit, &self.rx_ifindex)?;
+            // Detaching XDP deleted the ends' NAPI, and with it their
+            // pinned threads: the new ones must be placed again.
+            self.placement = place_tester_ends(self.netns.as_deref(), &self.names)?;
         }
         Ok(())
     }
@@ -331,14 +344,15 @@ impl Engine {
             grace: grace(&job.phases),
             lead: Duration::from_micros(500),
         };
-        let gen = self.gen.as_mut().expect("loaded");
-        let sent = gen.run(&plan)?;
+        let before = self.veth_drops();
+        let sent = self.gen.as_mut().expect("loaded").run(&plan)?;
         self.counter.drain(
             sent.sent,
             Duration::from_millis(5),
             job.drain_quiet,
             job.drain_max,
         );
+        let wire = self.veth_drops().since(&before);
         let counts = self.counter.read(&sent.stream_frames);
         let lost_bits = timeline.then(|| {
             sent.stream_frames
@@ -354,10 +368,71 @@ impl Engine {
         Ok(XdpOut {
             sent,
             counts,
+            wire,
             ports: job.ports,
             lost_bits,
         })
     }
+}
+
+impl Engine {
+    /// The tester ends' veth drop counters, summed over ends and queues.
+    fn veth_drops(&self) -> WireDrops {
+        let mut w = WireDrops::default();
+        for name in &self.names {
+            for (k, v) in ethtool_stats(name) {
+                if k.starts_with("tx_queue_") && k.ends_with("_xdp_xmit_errors") {
+                    w.dut_ring_full += v;
+                } else if k.starts_with("rx_queue_") && k.ends_with("_drops") && !k.contains("xdp") {
+                    w.tester_rx_drops += v;
+                }
+            }
+        }
+        w
+    }
+}
+
+/// Frames the wire itself dropped over a trial, told apart by whose ring
+/// was full (veth counters, `ethtool -S`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
+pub(crate) struct WireDrops {
+    /// Frames the tester sent that the DUT's receive ring refused
+    /// (`tx_queue_N_xdp_xmit_errors` of the tester's sending ends): the
+    /// DUT did not poll its ring in time. The DUT's loss, as `rx_missed`
+    /// of a NIC would be, but reported apart.
+    pub dut_ring_full: u64,
+    /// Frames the tester's receive ends dropped (`rx_queue_N_drops`):
+    /// the tester's loss; such a trial is tester-limited.
+    pub tester_rx_drops: u64,
+}
+
+impl WireDrops {
+    fn since(&self, before: &WireDrops) -> WireDrops {
+        WireDrops {
+            dut_ring_full: self.dut_ring_full.saturating_sub(before.dut_ring_full),
+            tester_rx_drops: self.tester_rx_drops.saturating_sub(before.tester_rx_drops),
+        }
+    }
+}
+
+/// `ethtool -S <iface>` in the calling thread's namespace, as (name,
+/// value) pairs; empty when it fails (the counters are then absent, and
+/// the loss is not attributed).
+fn ethtool_stats(iface: &str) -> Vec<(String, u64)> {
+    let Ok(out) = std::process::Command::new("ethtool")
+        .args(["-S", iface])
+        .stdin(std::process::Stdio::null())
+        .output()
+    else {
+        return Vec::new();
+    };
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| {
+            let (k, v) = l.trim().split_once(':')?;
+            Some((k.trim().to_string(), v.trim().parse().ok()?))
+        })
+        .collect()
 }
 
 /// How long past its schedule a trial may run before it counts as behind:

@@ -43,10 +43,17 @@ impl NetTrial {
         }
         let x = self.xdp.as_ref().expect("xdp backend");
         let out = x.trial(job, spec.timeline_interval.is_some())?;
-        let sample = match self.probe.as_mut() {
+        let mut sample = match self.probe.as_mut() {
             Some(p) => Some(p.end().context("DUT probe (end)")?),
             None => None,
         };
+        // Whose ring dropped what: with the DUT's own figures, so a reader
+        // sees the DUT's loss split into ring overflow and the rest.
+        if let Some(stats) = sample.as_mut().and_then(|s| s.dut_stats.as_mut()) {
+            if let Some(o) = stats.as_object_mut() {
+                o.insert("wire".into(), serde_json::to_value(out.wire)?);
+            }
+        }
         let s = &out.sent;
         let ideal_ns: f64 = phases
             .iter()
@@ -70,6 +77,12 @@ impl NetTrial {
                 s.last_error.unwrap_or("?")
             ));
         }
+        if out.wire.tester_rx_drops > 0 {
+            own.push(format!(
+                "the tester's receive ends dropped {} frames (veth rx drops)",
+                out.wire.tester_rx_drops
+            ));
+        }
         if out.counts.beyond > 0 {
             own.push(format!(
                 "{} frames beyond the counter's sequence bitmap",
@@ -90,6 +103,7 @@ impl NetTrial {
             lost = out.counts.lost,
             max_lag_us = s.max_lag_ns / 1000,
             shift_us = s.shift_ns / 1000,
+            dut_ring_full = out.wire.dut_ring_full,
             early = s.early,
             "xdp trial done"
         );
