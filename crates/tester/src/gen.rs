@@ -325,6 +325,7 @@ impl Generator {
         // covers that too, beyond it the trial is cut short.
         let deadline = ideal_end
             + plan.grace.as_nanos() as u64
+            + self.setup_ns.min(MAX_SETUP_NS)
             + burst_ns
             + if all_bursts { 1_000_000_000 } else { 0 };
         let frame = vec![0u8; self.max_len.max(60)];
