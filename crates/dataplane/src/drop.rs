@@ -79,6 +79,15 @@ reasons! {
     NeighborUnresolved => "neighbor_unresolved", true;
     HeldAtShutdown => "held_at_shutdown", true;
     NoBuffer => "no_buffer", true;
+    // Hardening (issue 12): hostile neighbours and RFC corner cases.
+    L2MulticastSource => "l2_multicast_source", true;
+    ArpBadSender => "arp_bad_sender", true;
+    NeighborOwnAddress => "neighbor_own_address", true;
+    NeighborRateLimited => "neighbor_rate_limited", true;
+    DirectedBroadcast => "directed_broadcast", true;
+    SubnetRouterAnycast => "subnet_router_anycast", true;
+    Ipv6ZeroPayloadLength => "ipv6_zero_payload_length", true;
+    FragOffsetOverflow => "frag_offset_overflow", true;
     // Output side: not part of the input accounting identity.
     TxFull => "tx_full", false;
     IcmpRateLimited => "icmp_rate_limited", false;

@@ -10,6 +10,9 @@ use crate::wire::*;
 use crate::worker::Worker;
 use netio::Buf;
 
+/// Largest data end (offset x 8 + data length) a fragment may have.
+pub(crate) const MAX_DATAGRAM: usize = 65_535;
+
 impl Worker {
     pub(crate) fn fragment(&mut self, buf: Buf, port: usize, mac: [u8; 6]) {
         let pc = &self.shared.ports[port];
@@ -25,12 +28,16 @@ impl Worker {
         if first_data == 0 || other_data == 0 {
             return self.drop_buf(buf, DropReason::FragNeeded);
         }
+        let field = get16(ip, 6);
+        // The packet's own offset, in bytes.
+        let (orig_off, orig_mf) = ((field & 0x1fff) as usize * 8, field & 0x2000);
+        if orig_off + payload > MAX_DATAGRAM {
+            return self.drop_buf(buf, DropReason::FragOffsetOverflow);
+        }
         let needed = 1 + payload.saturating_sub(first_data).div_ceil(other_data);
         if self.pool.available() < needed {
             return self.drop_buf(buf, DropReason::NoBuffer);
         }
-        let field = get16(ip, 6);
-        let (orig_off, orig_mf) = ((field & 0x1fff) as usize, field & 0x2000);
         let mut pos = 0usize;
         let mut count = 0u64;
         while pos < payload {
@@ -53,7 +60,9 @@ impl Worker {
             o[0] = 0x40 | (hdr / 4) as u8;
             put16(o, 2, (hdr + len) as u16);
             let mf = if last { orig_mf } else { 0x2000 };
-            put16(o, 6, mf | ((orig_off + pos / 8) as u16 & 0x1fff));
+            // orig_off + pos < MAX_DATAGRAM and both are multiples of 8:
+            // the offset fits the 13-bit field.
+            put16(o, 6, mf | ((orig_off + pos) / 8) as u16);
             o[hdr..hdr + len].copy_from_slice(&ip[ihl + pos..ihl + pos + len]);
             ipv4_set_checksum(&mut o[..hdr]);
             nb.len = (ETH_LEN + hdr + len) as u32;

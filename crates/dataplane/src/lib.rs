@@ -6,8 +6,12 @@
 //! * [`Worker`] owns a pool, its RX queues and one TX queue per port, and
 //!   runs the pipeline to completion on bursts of up to 64 packets
 //!   (`worker.rs`: Ethernet -> input checks -> bulk FIB lookup -> TTL ->
-//!   neighbor -> TX; `local.rs`: ARP, ND, echo; `icmp.rs`: errors with a
-//!   token bucket; `frag.rs`: IPv4 fragmentation).
+//!   neighbor -> TX; `input.rs`: header checks; `local.rs`: ARP, ND, echo;
+//!   `icmp.rs`: errors with a token bucket; `frag.rs`: IPv4
+//!   fragmentation; `hold.rs`: hold queues and solicitations).
+//! * [`neighbor`] documents the neighbour model (what is learned, states,
+//!   timers, per-port bounds, rate limits and garbage collection);
+//!   `neigh_table.rs` is its control side.
 //! * [`WorkerStats`] are per-worker counters; see [`stats`] for the
 //!   accounting identity every frame satisfies.
 //!
@@ -24,14 +28,22 @@
 //!   the incoming port to the frame's Ethernet source (the previous hop),
 //!   from the router's address on that port.
 //! * Host entries for connected destinations are created on the slow path
-//!   under the control mutex (see [`neighbor`]); held packets live in
-//!   per-worker preallocated hold queues.
+//!   under the control mutex, bounded per port and garbage collected (see
+//!   [`neighbor`]); held packets live in per-worker preallocated hold
+//!   queues.
+//! * Directed broadcasts (to a connected subnet's network or broadcast
+//!   address) are not forwarded (RFC 2644; `directed_broadcast`), nor are
+//!   packets to a connected subnet's IPv6 Subnet-Router anycast address
+//!   (`subnet_router_anycast`).
 
 pub mod drop;
 mod frag;
 pub mod fuzzing;
+mod hold;
 mod icmp;
+mod input;
 mod local;
+mod neigh_table;
 pub mod neighbor;
 pub mod router;
 pub mod stats;
@@ -40,6 +52,7 @@ pub mod wire;
 mod worker;
 
 pub use drop::DropReason;
+pub use neighbor::NeighLimits;
 pub use router::{Router, Shared};
 pub use stats::{PortCounters, StageCycles, StatsSnapshot, WorkerStats};
 pub use worker::Worker;

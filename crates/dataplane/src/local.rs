@@ -3,6 +3,8 @@
 //! received buffer, so answering never needs a second buffer.
 
 use crate::drop::DropReason;
+use crate::neighbor::{unicast_mac, Learn};
+use crate::router::{AddrClass, Learned};
 use crate::wire::*;
 use crate::worker::Worker;
 use netio::Buf;
@@ -16,8 +18,9 @@ impl Worker {
         self.send(port, buf);
     }
 
-    /// ARP (RFC 826): answers requests for the port's addresses, learns
-    /// from requests addressed to us and from replies.
+    /// ARP (RFC 826, with the policy of [`crate::neighbor`]): answers
+    /// requests for the port's addresses, learns only what may be learned,
+    /// and defends the router's addresses against frames claiming them.
     pub(crate) fn arp(&mut self, in_port: usize, mut buf: Buf) {
         let d = self.pool.data(buf);
         let a = &d[ETH_LEN..];
@@ -25,42 +28,99 @@ impl Worker {
             return self.drop_buf(buf, DropReason::ArpInvalid);
         }
         let op = get16(a, 6);
+        if op != 1 && op != 2 {
+            return self.drop_buf(buf, DropReason::ArpInvalid);
+        }
         let sha = mac_at(a, 8);
         let spa = Ipv4Addr::from(get32(a, 14));
         let tpa = Ipv4Addr::from(get32(a, 24));
         let pc = &self.shared.ports[in_port];
         let mac = pc.mac;
+        if sha == mac {
+            // Our own frame, looped back by the link.
+            return self.drop_buf(buf, DropReason::ArpNotForUs);
+        }
+        if !unicast_mac(sha) {
+            // Never learned, never answered (a reply would go to a group).
+            return self.drop_buf(buf, DropReason::ArpBadSender);
+        }
         let for_us = pc.has_v4(tpa);
         let now = self.now_ms;
-        let learnable = !spa.is_unspecified();
-        match op {
-            1 => {
-                if learnable {
-                    self.shared
-                        .learn(in_port, IpAddr::V4(spa), sha, for_us, now);
-                }
-                if !for_us {
-                    return self.drop_buf(buf, DropReason::ArpNotForUs);
-                }
-                let room = self.pool.room_mut(buf);
-                let n = build_arp(room, sha, 2, mac, tpa, sha, spa);
-                buf.len = n as u32;
-                self.reply(in_port, buf);
+        // An ARP probe (RFC 5227: sender 0.0.0.0) teaches nothing.
+        if !spa.is_unspecified() {
+            let how = Learn {
+                // RFC 826: create only when we are the target of a request.
+                create: for_us && op == 1,
+                // A reply to us confirms; anything else is hearsay.
+                confirm: for_us && op == 2,
+                overrides: true,
+            };
+            match self.shared.learn(in_port, IpAddr::V4(spa), sha, how, now) {
+                Learned::Updated | Learned::Ignored => {}
+                Learned::Own => return self.defend_v4(in_port, buf, spa),
+                Learned::Invalid => return self.drop_buf(buf, DropReason::ArpBadSender),
             }
-            2 => {
-                if learnable {
-                    self.shared
-                        .learn(in_port, IpAddr::V4(spa), sha, for_us, now);
-                }
-                if for_us {
-                    self.stats.local.add(1);
-                    self.pool.free(buf);
-                } else {
-                    self.drop_buf(buf, DropReason::ArpNotForUs);
-                }
-            }
-            _ => self.drop_buf(buf, DropReason::ArpInvalid),
         }
+        if !for_us {
+            return self.drop_buf(buf, DropReason::ArpNotForUs);
+        }
+        if op == 2 {
+            self.stats.local.add(1);
+            return self.pool.free(buf);
+        }
+        let room = self.pool.room_mut(buf);
+        let n = build_arp(room, sha, 2, mac, tpa, sha, spa);
+        buf.len = n as u32;
+        self.reply(in_port, buf);
+    }
+
+    /// A frame claiming `addr`, one of the router's addresses: never
+    /// learned (counted `neighbor_own_address`); if `addr` belongs to this
+    /// port, a gratuitous ARP announcement restores the hosts' caches, at
+    /// most once per defence interval (RFC 5227 2.4 (c)). The received
+    /// buffer is reused for it.
+    fn defend_v4(&mut self, in_port: usize, mut buf: Buf, addr: Ipv4Addr) {
+        let pc = &self.shared.ports[in_port];
+        let mac = pc.mac;
+        if !pc.has_v4(addr) || !self.shared.try_defend(in_port, false, self.now_ms) {
+            return self.drop_buf(buf, DropReason::NeighborOwnAddress);
+        }
+        self.stats.count_drop(DropReason::NeighborOwnAddress);
+        let n = build_arp(
+            self.pool.room_mut(buf),
+            BROADCAST,
+            1,
+            mac,
+            addr,
+            [0; 6],
+            addr,
+        );
+        buf.len = n as u32;
+        self.stats.generated.add(1);
+        self.send(in_port, buf);
+    }
+
+    /// The IPv6 counterpart of [`defend_v4`](Self::defend_v4): an
+    /// unsolicited NA (Override) for `addr` to all-nodes.
+    fn defend_v6(&mut self, in_port: usize, mut buf: Buf, addr: Ipv6Addr) {
+        let pc = &self.shared.ports[in_port];
+        let mac = pc.mac;
+        if !pc.has_v6(addr) || !self.shared.try_defend(in_port, true, self.now_ms) {
+            return self.drop_buf(buf, DropReason::NeighborOwnAddress);
+        }
+        self.stats.count_drop(DropReason::NeighborOwnAddress);
+        let all = Ipv6Addr::new(0xff02, 0, 0, 0, 0, 0, 0, 1);
+        let n = build_na(
+            self.pool.room_mut(buf),
+            ipv6_multicast_mac(all),
+            mac,
+            addr,
+            all,
+            false,
+        );
+        buf.len = n as u32;
+        self.stats.generated.add(1);
+        self.send(in_port, buf);
     }
 
     /// IPv4 to one of the router's addresses.
@@ -144,10 +204,14 @@ impl Worker {
                 self.reply(in_port, buf);
             }
             135 | 136 => {
+                // RFC 4861 7.1.1 / 7.1.2 validation.
                 if hop != 255 || icmp[1] != 0 || icmp.len() < 24 {
                     return self.drop_buf(buf, DropReason::NdInvalid);
                 }
                 let target = Ipv6Addr::from(get128(icmp, 8));
+                if target.is_multicast() {
+                    return self.drop_buf(buf, DropReason::NdInvalid);
+                }
                 // Link-layer address option (1: source, 2: target).
                 let want = if typ == 135 { 1 } else { 2 };
                 let mut lla = None;
@@ -162,21 +226,54 @@ impl Worker {
                     }
                     o = &o[l..];
                 }
+                if lla.is_some_and(|m| !unicast_mac(m)) {
+                    return self.drop_buf(buf, DropReason::NdInvalid);
+                }
                 let now = self.now_ms;
                 if typ == 136 {
+                    let flags = icmp[4];
+                    let solicited = flags & 0x40 != 0;
+                    if solicited && dst.is_multicast() {
+                        return self.drop_buf(buf, DropReason::NdInvalid);
+                    }
                     if let Some(m) = lla {
-                        self.shared
-                            .learn(in_port, IpAddr::V6(target), m, false, now);
+                        let how = Learn {
+                            create: false,
+                            confirm: solicited,
+                            overrides: flags & 0x20 != 0,
+                        };
+                        match self.shared.learn(in_port, IpAddr::V6(target), m, how, now) {
+                            Learned::Own => return self.defend_v6(in_port, buf, target),
+                            Learned::Invalid => return self.drop_buf(buf, DropReason::NdInvalid),
+                            Learned::Updated | Learned::Ignored => {}
+                        }
+                    } else {
+                        // No Target Link-Layer Address (Linux omits it when
+                        // answering a unicast probe): a solicited NA
+                        // confirms the MAC we have (RFC 4861 7.2.5).
+                        let ip = IpAddr::V6(target);
+                        let class = if solicited {
+                            self.shared.confirm(in_port, ip, now)
+                        } else {
+                            self.shared.classify(in_port, ip)
+                        };
+                        if class == AddrClass::Own {
+                            return self.defend_v6(in_port, buf, target);
+                        }
                     }
                     self.stats.local.add(1);
                     return self.pool.free(buf);
+                }
+                if src == Ipv6Addr::UNSPECIFIED && (lla.is_some() || !dst.is_multicast()) {
+                    return self.drop_buf(buf, DropReason::NdInvalid);
                 }
                 if !pc.has_v6(target) {
                     return self.drop_buf(buf, DropReason::NdNotForUs);
                 }
                 let peer_mac = mac_at(d, 6);
                 let n = if src == Ipv6Addr::UNSPECIFIED {
-                    // Duplicate address detection: answer all-nodes.
+                    // Duplicate address detection of one of our addresses:
+                    // answer all-nodes (the address is taken).
                     let all = Ipv6Addr::new(0xff02, 0, 0, 0, 0, 0, 0, 1);
                     build_na(
                         self.pool.room_mut(buf),
@@ -188,7 +285,22 @@ impl Worker {
                     )
                 } else {
                     if let Some(m) = lla {
-                        self.shared.learn(in_port, IpAddr::V6(src), m, false, now);
+                        // RFC 4861 7.2.3: create or update the sender's
+                        // entry, STALE.
+                        let how = Learn {
+                            create: true,
+                            confirm: false,
+                            overrides: true,
+                        };
+                        match self.shared.learn(in_port, IpAddr::V6(src), m, how, now) {
+                            Learned::Own => {
+                                return self.drop_buf(buf, DropReason::NeighborOwnAddress)
+                            }
+                            Learned::Invalid => return self.drop_buf(buf, DropReason::NdInvalid),
+                            Learned::Updated | Learned::Ignored => {}
+                        }
+                    } else if self.shared.classify(in_port, IpAddr::V6(src)) == AddrClass::Own {
+                        return self.drop_buf(buf, DropReason::NeighborOwnAddress);
                     }
                     let to = lla.unwrap_or(peer_mac);
                     build_na(self.pool.room_mut(buf), to, mac, target, src, true)

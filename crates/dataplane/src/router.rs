@@ -3,11 +3,15 @@
 //! Workers read the FIB (DIR-24-8 / multibit trie), the next-hop table and
 //! the neighbor entries lock-free. All writes (route changes, host entries
 //! for connected destinations, the mapping from a neighbor's address to its
-//! entry) go through [`Control`], behind a mutex that the fast path never
-//! takes: only the slow path (first packet to a new connected host, ARP/ND
-//! learning) and the control plane do.
+//! entry, neighbour garbage collection) go through [`Control`], behind a
+//! mutex that the fast path never takes: only the slow path (first packet
+//! to a new connected host, ARP/ND learning, the periodic neighbour GC) and
+//! the control plane do. The neighbour model is described in
+//! [`crate::neighbor`].
 
-use crate::neighbor::NeighEntry;
+use crate::drop::DropReason;
+use crate::neigh_table::{NeighTable, PortHints};
+use crate::neighbor::{unicast_mac, Learn, NeighEntry, NeighLimits};
 use anyhow::{anyhow, bail, Context, Result};
 use config::Cidr;
 use fib::{
@@ -16,7 +20,8 @@ use fib::{
 };
 use std::collections::HashMap;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
 use std::time::Instant;
 
 /// Next hops (and so neighbor entries) the table can hold.
@@ -77,6 +82,56 @@ impl PortCtx {
                 u128::from(*x) & m == u128::from(a) & m
             })
     }
+
+    /// True if `a` is the network or broadcast address of one of this
+    /// port's IPv4 subnets (prefixes up to /30; /31 and /32 have none,
+    /// RFC 3021).
+    pub fn subnet_special_v4(&self, a: Ipv4Addr) -> bool {
+        let a = u32::from(a);
+        self.v4.iter().any(|(x, l)| {
+            let m = fib::prefix::mask4(*l);
+            *l <= 30 && u32::from(*x) & m == a & m && (a & !m == 0 || a & !m == !m)
+        })
+    }
+
+    /// True if `a` is the Subnet-Router anycast address (RFC 4291 2.6.1)
+    /// of one of this port's IPv6 subnets (prefixes up to /126; /127 has
+    /// none, RFC 6164).
+    pub fn subnet_special_v6(&self, a: Ipv6Addr) -> bool {
+        let a = u128::from(a);
+        self.v6.iter().any(|(x, l)| {
+            let m = fib::prefix::mask6(*l);
+            *l <= 126 && u128::from(*x) & m == a & m && a & !m == 0
+        })
+    }
+}
+
+/// How the neighbour policy classifies an address received on a port.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum AddrClass {
+    /// A host on one of the port's subnets: may have an entry.
+    Neighbor,
+    /// One of the router's own addresses (on any port).
+    Own,
+    /// Never a neighbour: unspecified, multicast, loopback, limited
+    /// broadcast, a subnet's network/broadcast/Subnet-Router anycast.
+    Special,
+    /// Not on the port's subnets (may be answered, is not learned).
+    OffLink,
+}
+
+/// The outcome of [`Shared::learn`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Learned {
+    /// An entry holds the MAC now (updated or created).
+    Updated,
+    /// Nothing to update (no entry and none may be created, an ignored
+    /// override, rate limit, table full).
+    Ignored,
+    /// The address is one of the router's own.
+    Own,
+    /// The address or the MAC can never be a neighbour's.
+    Invalid,
 }
 
 /// The writer side, behind [`Shared::control`].
@@ -87,6 +142,8 @@ pub struct Control {
     /// Neighbor entry of each (port, address): gateways, static neighbors
     /// and host entries of connected destinations.
     pub(crate) hosts: HashMap<(usize, IpAddr), NextHopId>,
+    /// Dynamic entries per port, their limits, rate limits and GC.
+    pub(crate) neigh: NeighTable,
 }
 
 /// Everything workers share, read-only on the fast path.
@@ -98,7 +155,13 @@ pub struct Shared {
     pub(crate) epoch: Instant,
     pub icmp_rate: u32,
     pub hold_packets: u32,
+    /// Reachable time: a confirmation older than this makes an entry STALE.
     pub neighbor_timeout_ms: u64,
+    /// Per-port lock-free hints (rate limits, address defence).
+    pub(crate) hints: Box<[PortHints]>,
+    /// When the next periodic neighbour collection is due.
+    gc_due_ms: AtomicU64,
+    gc_interval_ms: u64,
 }
 
 impl Shared {
@@ -110,64 +173,267 @@ impl Shared {
         &self.neigh[id.0 as usize]
     }
 
-    /// The neighbor entry of `ip` on `port`, creating a host entry (next
-    /// hop + host route) if `create` and `ip` is on the port's subnet.
-    /// Slow path: takes the control lock.
-    pub(crate) fn host_entry(&self, port: usize, ip: IpAddr, create: bool) -> Option<NextHopId> {
-        let mut c = self.control();
-        if let Some(&id) = c.hosts.get(&(port, ip)) {
-            return Some(id);
-        }
-        if !create {
-            return None;
-        }
-        let p = self.ports.get(port)?;
-        let on_link = match ip {
-            IpAddr::V4(a) => p.on_link_v4(a),
-            IpAddr::V6(a) => p.on_link_v6(a),
+    /// How the neighbour policy sees `ip` received on (or destined to a
+    /// host on) `port`.
+    pub(crate) fn classify(&self, port: usize, ip: IpAddr) -> AddrClass {
+        let Some(p) = self.ports.get(port) else {
+            return AddrClass::OffLink;
         };
-        if !on_link {
-            return None;
+        match ip {
+            IpAddr::V4(a) => {
+                if self.ports.iter().any(|p| p.has_v4(a)) {
+                    AddrClass::Own
+                } else if a.is_unspecified()
+                    || a.is_multicast()
+                    || a.is_loopback()
+                    || a.is_broadcast()
+                    || u32::from(a) >> 28 == 0xf
+                    || p.subnet_special_v4(a)
+                {
+                    AddrClass::Special
+                } else if p.on_link_v4(a) {
+                    AddrClass::Neighbor
+                } else {
+                    AddrClass::OffLink
+                }
+            }
+            IpAddr::V6(a) => {
+                if self.ports.iter().any(|p| p.has_v6(a)) {
+                    AddrClass::Own
+                } else if a.is_unspecified()
+                    || a.is_multicast()
+                    || a.is_loopback()
+                    || p.subnet_special_v6(a)
+                {
+                    AddrClass::Special
+                } else if p.on_link_v6(a) {
+                    AddrClass::Neighbor
+                } else {
+                    AddrClass::OffLink
+                }
+            }
         }
-        c.add_host(port, ip).ok()
     }
 
-    /// Learns `mac` for `ip` on `port` if there is an entry (or creates
-    /// one when `create`). Returns true if an entry was updated.
+    /// The entry of connected destination `ip` on `port`, creating a
+    /// dynamic host entry (rate-limited, bounded) if there is none.
+    /// Slow path: takes the control lock, except when the port's
+    /// resolution rate limit is known to be exhausted.
+    pub(crate) fn connected_entry(
+        &self,
+        port: usize,
+        ip: IpAddr,
+        now_ms: u64,
+    ) -> Result<NextHopId, DropReason> {
+        let hints = self.hints.get(port).ok_or(DropReason::BadPort)?;
+        if now_ms < hints.resolve_closed.load(Ordering::Relaxed) {
+            return Err(DropReason::NeighborRateLimited);
+        }
+        let mut c = self.control();
+        if let Some(&id) = c.hosts.get(&(port, ip)) {
+            // A gateway (or a host whose route was removed) reached as a
+            // connected destination: give it a host route, so the next
+            // packet finds it without the lock.
+            if c.host_route(ip).is_none() {
+                let t = Target::next_hop(id);
+                let _ = match ip {
+                    IpAddr::V4(a) => c.lpm4.insert(Prefix4::new(a, 32).unwrap(), t),
+                    IpAddr::V6(a) => c.lpm6.insert(Prefix6::new(a, 128).unwrap(), t),
+                };
+            }
+            return Ok(id);
+        }
+        match self.classify(port, ip) {
+            AddrClass::Neighbor => {}
+            AddrClass::Special if ip.is_ipv4() => return Err(DropReason::DirectedBroadcast),
+            AddrClass::Special => return Err(DropReason::SubnetRouterAnycast),
+            // A route change raced with the lookup: not a neighbour.
+            AddrClass::Own | AddrClass::OffLink => return Err(DropReason::NoRoute),
+        }
+        if let Err(wait) = c.neigh.ports[port].resolve.take(now_ms) {
+            hints.resolve_closed.store(now_ms + wait, Ordering::Relaxed);
+            return Err(DropReason::NeighborRateLimited);
+        }
+        c.create_dynamic(
+            &self.neigh,
+            port,
+            ip,
+            now_ms,
+            self.neighbor_timeout_ms,
+            true,
+        )
+    }
+
+    /// Learns `mac` for `ip` on `port` as `how` allows, after the address
+    /// policy of [`crate::neighbor`]: never the router's own or a special
+    /// address, never a multicast or zero MAC, only on-link addresses.
     pub(crate) fn learn(
         &self,
         port: usize,
         ip: IpAddr,
         mac: [u8; 6],
-        create: bool,
+        how: Learn,
         now_ms: u64,
-    ) -> bool {
-        if mac[0] & 1 != 0 || mac == [0; 6] {
+    ) -> Learned {
+        match self.classify(port, ip) {
+            AddrClass::Neighbor => {}
+            AddrClass::Own => return Learned::Own,
+            AddrClass::Special => return Learned::Invalid,
+            AddrClass::OffLink => return Learned::Ignored,
+        }
+        if !unicast_mac(mac) {
+            return Learned::Invalid;
+        }
+        let hints = &self.hints[port];
+        let mut c = self.control();
+        let id = match c.hosts.get(&(port, ip)) {
+            Some(&id) => id,
+            None => {
+                // Link-local neighbours are never given host routes (the
+                // FIB is shared by all ports); they exist only as gateways.
+                let link_local = matches!(ip, IpAddr::V6(a) if a.segments()[0] & 0xffc0 == 0xfe80);
+                if !how.create || link_local || now_ms < hints.learn_closed.load(Ordering::Relaxed)
+                {
+                    return Learned::Ignored;
+                }
+                if let Err(wait) = c.neigh.ports[port].learn.take(now_ms) {
+                    hints.learn_closed.store(now_ms + wait, Ordering::Relaxed);
+                    return Learned::Ignored;
+                }
+                match c.create_dynamic(
+                    &self.neigh,
+                    port,
+                    ip,
+                    now_ms,
+                    self.neighbor_timeout_ms,
+                    false,
+                ) {
+                    Ok(id) => id,
+                    Err(_) => return Learned::Ignored,
+                }
+            }
+        };
+        drop(c);
+        if self.neigh(id).learn(mac, how, now_ms) {
+            Learned::Updated
+        } else {
+            Learned::Ignored
+        }
+    }
+
+    /// Confirms the entry of `ip` on `port` without a new MAC (a solicited
+    /// NA without a Target Link-Layer Address option). Returns how the
+    /// policy classified the address.
+    pub(crate) fn confirm(&self, port: usize, ip: IpAddr, now_ms: u64) -> AddrClass {
+        let class = self.classify(port, ip);
+        if class == AddrClass::Neighbor {
+            let id = self.control().hosts.get(&(port, ip)).copied();
+            if let Some(id) = id {
+                self.neigh(id).confirm(now_ms);
+            }
+        }
+        class
+    }
+
+    /// True if the caller may defend `port`'s address of this family now
+    /// (at most once per [`crate::neighbor::DEFEND_INTERVAL_MS`]).
+    pub(crate) fn try_defend(&self, port: usize, v6: bool, now_ms: u64) -> bool {
+        let a = &self.hints[port].defended[v6 as usize];
+        let last = a.load(Ordering::Relaxed);
+        if last != 0 && now_ms + 1 < last + crate::neighbor::DEFEND_INTERVAL_MS {
             return false;
         }
-        match self.host_entry(port, ip, create) {
-            Some(id) => {
-                self.neigh(id).learn(mac, now_ms);
-                true
-            }
-            None => false,
+        a.compare_exchange(last, now_ms + 1, Ordering::Relaxed, Ordering::Relaxed)
+            .is_ok()
+    }
+
+    /// Runs the periodic neighbour collection if it is due and nobody else
+    /// is running it or holding the control lock (never waits).
+    pub(crate) fn maybe_gc(&self, now_ms: u64) {
+        let due = self.gc_due_ms.load(Ordering::Relaxed);
+        if now_ms < due
+            || self
+                .gc_due_ms
+                .compare_exchange(
+                    due,
+                    now_ms + self.gc_interval_ms,
+                    Ordering::Relaxed,
+                    Ordering::Relaxed,
+                )
+                .is_err()
+        {
+            return;
         }
+        let mut c = match self.control.try_lock() {
+            Ok(c) => c,
+            Err(TryLockError::Poisoned(e)) => e.into_inner(),
+            Err(TryLockError::WouldBlock) => return,
+        };
+        c.gc(&self.neigh, now_ms, self.neighbor_timeout_ms);
+    }
+
+    /// Dynamic neighbour entries on each port (tests, statistics).
+    pub fn neighbor_counts(&self) -> Vec<usize> {
+        let c = self.control();
+        c.neigh.ports.iter().map(|p| p.dynamic.len()).collect()
+    }
+
+    /// Live next hops and retired ones awaiting their grace period.
+    pub fn next_hops(&self) -> (usize, usize) {
+        let c = self.control();
+        (c.nh.len(), c.nh.retired())
+    }
+
+    /// The effective neighbour limits.
+    pub fn neighbor_limits(&self) -> NeighLimits {
+        self.control().neigh.limits
+    }
+
+    /// Runs one neighbour collection now (tests).
+    #[doc(hidden)]
+    pub fn collect_neighbors(&self, now_ms: u64) -> usize {
+        let mut c = self.control();
+        c.gc(&self.neigh, now_ms, self.neighbor_timeout_ms)
     }
 }
 
 impl Control {
-    fn gateway(&mut self, port: usize, ip: IpAddr) -> Result<NextHopId> {
-        let id = self.nh.find_or_add(NextHop {
+    /// The permanent neighbour entry of a gateway (a dynamic entry for the
+    /// same address becomes permanent: a route uses it now).
+    fn gateway(&mut self, neigh: &[NeighEntry], port: usize, ip: IpAddr) -> Result<NextHopId> {
+        if let Some(&id) = self.hosts.get(&(port, ip)) {
+            self.pin(neigh, port, ip);
+            return Ok(id);
+        }
+        let id = self.nh.add(NextHop {
             port: port as u16,
             kind: NextHopKind::Gateway(ip),
         })?;
+        // The id may be a reused one: a fresh, permanent entry.
+        neigh[id.0 as usize].reset(false, 0, false);
         self.hosts.insert((port, ip), id);
         Ok(id)
     }
 
-    /// A host entry: a gateway next hop for `ip` itself and a host route.
-    fn add_host(&mut self, port: usize, ip: IpAddr) -> Result<NextHopId> {
-        let id = self.gateway(port, ip)?;
+    /// The route of `ip`'s host prefix, if there is one.
+    pub(crate) fn host_route(&self, ip: IpAddr) -> Option<Target> {
+        match ip {
+            IpAddr::V4(a) => self.lpm4.get(Prefix4::new(a, 32).unwrap()),
+            IpAddr::V6(a) => self.lpm6.get(Prefix6::new(a, 128).unwrap()),
+        }
+    }
+
+    /// A permanent host entry: a gateway next hop for `ip` itself and a
+    /// host route. Never over one of the router's own addresses.
+    fn add_host(&mut self, neigh: &[NeighEntry], port: usize, ip: IpAddr) -> Result<NextHopId> {
+        if let Some(t) = self.host_route(ip) {
+            if !t.is_group()
+                && self.nh.reader().get(NextHopId(t.index())).kind == NextHopKind::Local
+            {
+                bail!("{ip} is one of the router's own addresses");
+            }
+        }
+        let id = self.gateway(neigh, port, ip)?;
         let t = Target::next_hop(id);
         match ip {
             IpAddr::V4(a) => self.lpm4.insert(Prefix4::new(a, 32).unwrap(), t)?,
@@ -190,7 +456,12 @@ impl Control {
         Ok(())
     }
 
-    fn route_target(&mut self, ports: usize, via: &[(IpAddr, usize)]) -> Result<Target> {
+    fn route_target(
+        &mut self,
+        neigh: &[NeighEntry],
+        ports: usize,
+        via: &[(IpAddr, usize)],
+    ) -> Result<Target> {
         if via.is_empty() {
             bail!("a route needs at least one next hop");
         }
@@ -199,7 +470,7 @@ impl Control {
             if port >= ports {
                 bail!("next hop {ip}: no port {port}");
             }
-            ids.push(self.gateway(port, ip)?);
+            ids.push(self.gateway(neigh, port, ip)?);
         }
         Ok(if ids.len() == 1 {
             Target::next_hop(ids[0])
@@ -219,8 +490,20 @@ impl Router {
     /// Builds the FIB (connected subnets, the router's own addresses as
     /// Local /32 and /128, static routes with ECMP groups, the routes
     /// file), next hops and static neighbors from a validated config and
-    /// the ports' actual info.
+    /// the ports' actual info, with the default neighbour limits.
     pub fn new(cfg: &config::Config, ports: &[netio::PortInfo]) -> Result<Router> {
+        Router::with_neighbor_limits(cfg, ports, NeighLimits::default())
+    }
+
+    /// [`Router::new`] with explicit neighbour limits. `max_per_port` is
+    /// capped so that all ports' dynamic entries fit in half of the
+    /// next-hop table; the FIB's tbl8 pools are sized for that many host
+    /// routes on top of the configured routes.
+    pub fn with_neighbor_limits(
+        cfg: &config::Config,
+        ports: &[netio::PortInfo],
+        limits: NeighLimits,
+    ) -> Result<Router> {
         if ports.len() != cfg.ports.len() {
             bail!(
                 "{} ports configured but {} opened",
@@ -233,19 +516,38 @@ impl Router {
             None => Vec::new(),
         };
         let v6_routes = file_routes.iter().filter(|r| r.0.addr.is_ipv6()).count();
+        let limits = NeighTable::effective_limits(limits, cfg.ports.len());
+        // Host routes: an IPv4 host needs at most one tbl8 group (its /24),
+        // an IPv6 host one per 8 bits between its subnet's prefix (or /24)
+        // and /128.
+        let (mut host_groups4, mut host_groups6) = (0u32, 0u32);
+        for p in &cfg.ports {
+            let per6 = p
+                .addresses
+                .iter()
+                .filter(|a| a.addr.is_ipv6())
+                .map(|a| (128 - u32::from(a.len.max(24))).div_ceil(8))
+                .max()
+                .unwrap_or(0);
+            let has4 = p.addresses.iter().any(|a| a.addr.is_ipv4());
+            host_groups4 += limits.max_per_port * has4 as u32;
+            host_groups6 += limits.max_per_port * per6;
+        }
         let lpm6_groups = if v6_routes > 1000 { 1 << 18 } else { 1 << 14 };
         let (lpm4, _) = lpm4::new(Lpm4Config {
-            tbl8_groups: 1 << 13,
+            tbl8_groups: (1 << 13) + host_groups4,
         });
         let (lpm6, _) = lpm6::new(Lpm6Config {
-            tbl8_groups: lpm6_groups,
+            tbl8_groups: lpm6_groups + host_groups6,
         });
         let (nhw, nhr) = NextHopTable::with_capacity(MAX_NEXT_HOPS, MAX_GROUPS, MAX_GROUP_MEMBERS);
+        let neigh: Box<[NeighEntry]> = (0..MAX_NEXT_HOPS).map(|_| NeighEntry::default()).collect();
         let mut c = Control {
             lpm4,
             lpm6,
             nh: nhw,
             hosts: HashMap::new(),
+            neigh: NeighTable::new(limits, cfg.ports.len()),
         };
         let mut pctx = Vec::new();
         for (i, (p, info)) in cfg.ports.iter().zip(ports).enumerate() {
@@ -284,17 +586,16 @@ impl Router {
                 v6,
             });
         }
-        let neigh: Box<[NeighEntry]> = (0..MAX_NEXT_HOPS).map(|_| NeighEntry::default()).collect();
         let mut statics = Vec::new();
         for n in &cfg.neighbors {
             let id = c
-                .add_host(n.port, n.address)
+                .add_host(&neigh, n.port, n.address)
                 .with_context(|| format!("neighbor {}", n.address))?;
             statics.push((id, n.mac));
         }
         for r in &cfg.routes {
             let t = c
-                .route_target(ports.len(), &r.via)
+                .route_target(&neigh, ports.len(), &r.via)
                 .with_context(|| format!("route {}", r.prefix))?;
             c.insert(r.prefix, t)
                 .with_context(|| format!("route {}", r.prefix))?;
@@ -307,7 +608,7 @@ impl Router {
                     IpAddr::V6(a) => p.on_link_v6(*a),
                 })
                 .ok_or_else(|| anyhow!("routes file: {prefix} via {gw}: on no port's subnet"))?;
-            let t = c.route_target(ports.len(), &[(*gw, port)])?;
+            let t = c.route_target(&neigh, ports.len(), &[(*gw, port)])?;
             c.insert(*prefix, t)
                 .with_context(|| format!("routes file: {prefix}"))?;
         }
@@ -323,6 +624,9 @@ impl Router {
             icmp_rate: cfg.router.icmp_rate,
             hold_packets: cfg.router.hold_packets,
             neighbor_timeout_ms: u64::from(cfg.router.neighbor_timeout_s) * 1000,
+            hints: (0..cfg.ports.len()).map(|_| PortHints::default()).collect(),
+            gc_due_ms: AtomicU64::new(0),
+            gc_interval_ms: limits.gc_interval_ms.max(1),
         });
         Ok(Router { shared })
     }
@@ -338,7 +642,7 @@ impl Router {
             bail!("{prefix} has host bits set");
         }
         let mut c = self.shared.control();
-        let t = c.route_target(self.shared.ports.len(), via)?;
+        let t = c.route_target(&self.shared.neigh, self.shared.ports.len(), via)?;
         c.insert(prefix, t)
     }
 
@@ -362,11 +666,20 @@ impl Router {
 
     /// Sets a static neighbor at run time (tests, control plane).
     pub fn set_neighbor(&self, port: usize, ip: IpAddr, mac: [u8; 6]) -> Result<()> {
+        if port >= self.shared.ports.len() {
+            bail!("no port {port}");
+        }
+        if !unicast_mac(mac) {
+            bail!("{ip}: a neighbour's MAC must be unicast and non-zero");
+        }
         let id = {
             let mut c = self.shared.control();
             match c.hosts.get(&(port, ip)) {
-                Some(&id) => id,
-                None => c.add_host(port, ip)?,
+                Some(&id) => {
+                    c.pin(&self.shared.neigh, port, ip);
+                    id
+                }
+                None => c.add_host(&self.shared.neigh, port, ip)?,
             }
         };
         self.shared.neigh(id).set_static(mac);

@@ -251,10 +251,24 @@ pub fn build_arp(
 }
 
 /// A neighbor solicitation for `target` from `src` (with the source
-/// link-layer address option), to the solicited-node multicast address.
-pub fn build_ns(out: &mut [u8], mac: [u8; 6], src: Ipv6Addr, target: Ipv6Addr) -> usize {
-    let dst = solicited_node(target);
-    write_eth(out, ipv6_multicast_mac(dst), mac, ETH_IPV6);
+/// link-layer address option): to the solicited-node multicast address,
+/// or, for a probe of a STALE entry (`unicast`: its MAC), to `target`
+/// itself (RFC 4861 7.3.3).
+pub fn build_ns(
+    out: &mut [u8],
+    mac: [u8; 6],
+    src: Ipv6Addr,
+    target: Ipv6Addr,
+    unicast: Option<[u8; 6]>,
+) -> usize {
+    let (dst, dst_mac) = match unicast {
+        Some(m) => (target, m),
+        None => {
+            let d = solicited_node(target);
+            (d, ipv6_multicast_mac(d))
+        }
+    };
+    write_eth(out, dst_mac, mac, ETH_IPV6);
     write_ipv6(&mut out[14..54], 32, PROTO_ICMPV6, 255, src, dst);
     let m = &mut out[54..86];
     m[0] = 135;
@@ -269,8 +283,8 @@ pub fn build_ns(out: &mut [u8], mac: [u8; 6], src: Ipv6Addr, target: Ipv6Addr) -
     86
 }
 
-/// A neighbor advertisement for `target` (router flag set, solicited and
-/// override as given) with the target link-layer address option.
+/// A neighbor advertisement for `target` (router and override flags set,
+/// solicited as given) with the target link-layer address option.
 #[allow(clippy::too_many_arguments)]
 pub fn build_na(
     out: &mut [u8],
@@ -297,26 +311,50 @@ pub fn build_na(
 }
 
 /// Checks the options of an IPv4 header (IHL > 5): every option fits,
-/// lengths are at least 2. RFC 1812 5.2.2 / RFC 791.
-pub fn ipv4_options_ok(opts: &[u8]) -> bool {
+/// lengths are at least 2, and the options with a pointer (Record Route,
+/// Loose/Strict Source Route, Timestamp) are long enough for it and point
+/// at least at their first slot. RFC 1812 5.2.2 / RFC 791. On error,
+/// returns the offset (in `opts`) of the offending octet, for the pointer
+/// of an ICMP Parameter Problem.
+pub fn ipv4_options_check(opts: &[u8]) -> Result<(), usize> {
     let mut i = 0;
     while i < opts.len() {
         match opts[i] {
-            0 => return true,
+            0 => return Ok(()),
             1 => i += 1,
-            _ => {
+            t => {
                 if i + 1 >= opts.len() {
-                    return false;
+                    return Err(i);
                 }
                 let l = opts[i + 1] as usize;
                 if l < 2 || i + l > opts.len() {
-                    return false;
+                    return Err(i + 1);
+                }
+                let min_pointer = match t {
+                    // Record Route, LSRR, SSRR: the first address at 4.
+                    0x07 | 0x83 | 0x89 => 4,
+                    // Timestamp: the first slot at 5.
+                    0x44 => 5,
+                    _ => 0,
+                };
+                if min_pointer > 0 {
+                    if l < min_pointer - 1 {
+                        return Err(i + 1);
+                    }
+                    if (opts[i + 2] as usize) < min_pointer {
+                        return Err(i + 2);
+                    }
                 }
                 i += l;
             }
         }
     }
-    true
+    Ok(())
+}
+
+/// [`ipv4_options_check`] as a boolean.
+pub fn ipv4_options_ok(opts: &[u8]) -> bool {
+    ipv4_options_check(opts).is_ok()
 }
 
 /// Copies the options with the copy flag (RFC 791) from `opts` into `out`,

@@ -7,41 +7,30 @@
 //! 3. forwarding: local delivery or TTL/MTU checks, TTL decrement, ECMP
 //!    member choice, neighbor resolution, MAC rewrite, staging per port;
 //!
-//! then the timers (hold queues), TX of every staged burst and a flush of
-//! every TX queue, and a QSBR quiescent report. Nothing here allocates,
-//! locks or makes a system call per packet; the control lock is taken only
-//! on the slow path (first packet to a new connected host, ARP/ND
-//! learning).
+//! then the timers (hold queues, `hold.rs`), TX of every staged burst and a
+//! flush of every TX queue, the periodic neighbour collection when it is
+//! due, and a QSBR quiescent report (FIB and next-hop ids). Nothing here
+//! allocates, locks or makes a system call per packet; the control lock is
+//! taken only on the slow path (first packet to a new connected host,
+//! ARP/ND learning, the neighbour GC once per interval).
+//!
+//! The stages live in their own files with narrow interfaces: `input.rs`
+//! (pure header checks), `hold.rs` (hold queues, solicitation), `local.rs`
+//! (ARP, ND, echo), `icmp.rs` (errors), `frag.rs` (fragmentation).
 
 use crate::drop::DropReason;
-use crate::neighbor::{SOLICIT_INTERVAL_MS, SOLICIT_RETRIES};
+use crate::hold::Holds;
+use crate::input;
+use crate::neighbor::Use;
 use crate::router::Shared;
 use crate::stats::WorkerStats;
 use crate::tsc;
 use crate::wire::*;
-use fib::{Lpm4Reader, Lpm6Reader, NextHopId, NextHopKind, NextHopReader, Target};
+use fib::{Lpm4Reader, Lpm6Reader, NextHopEpoch, NextHopId, NextHopKind, NextHopReader, Target};
 use netio::{Buf, Burst, Pool, RxQueue, TxQueue, BURST_SIZE};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::os::fd::RawFd;
 use std::sync::Arc;
-
-/// Unresolved next hops one worker can hold packets for at once.
-pub const HOLD_SLOTS: usize = 64;
-
-const FREE: u32 = u32::MAX;
-
-#[derive(Clone, Copy)]
-pub(crate) struct Held {
-    pub buf: Buf,
-    pub in_port: u16,
-}
-
-pub(crate) struct HoldSlot {
-    pub nh: u32,
-    pub port: u16,
-    pub since_ms: u64,
-    pub q: Vec<Held>,
-}
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Stage {
@@ -91,9 +80,10 @@ pub struct Worker {
     lpm4: Lpm4Reader,
     lpm6: Lpm6Reader,
     nh: NextHopReader,
+    /// Registration for next-hop id reuse (quiescent once per round).
+    nh_epoch: NextHopEpoch,
     pub(crate) stats: Arc<WorkerStats>,
-    pub(crate) holds: Vec<HoldSlot>,
-    holds_active: usize,
+    pub(crate) holds: Holds,
     scratch: Box<Scratch>,
     pub(crate) now_ms: u64,
     clock_offset_ms: u64,
@@ -115,16 +105,9 @@ impl Worker {
             (c.lpm4.reader(), c.lpm6.reader())
         };
         let nh = shared.nh.clone();
+        let nh_epoch = nh.register();
         let nports = shared.ports.len();
-        let hold = shared.hold_packets as usize;
-        let holds = (0..HOLD_SLOTS)
-            .map(|_| HoldSlot {
-                nh: FREE,
-                port: 0,
-                since_ms: 0,
-                q: Vec::with_capacity(hold),
-            })
-            .collect();
+        let holds = Holds::new(shared.hold_packets as usize);
         let icmp_tokens = u64::from(shared.icmp_rate) * 1000;
         let mut w = Worker {
             id,
@@ -135,9 +118,9 @@ impl Worker {
             lpm4,
             lpm6,
             nh,
+            nh_epoch,
             stats: Arc::new(WorkerStats::new(nports)),
             holds,
-            holds_active: 0,
             scratch: Scratch::new(),
             now_ms: 0,
             clock_offset_ms: 0,
@@ -161,6 +144,12 @@ impl Worker {
     pub fn advance_clock(&mut self, ms: u64) {
         self.clock_offset_ms += ms;
         self.update_clock();
+    }
+
+    /// The next-hop table (read side).
+    #[inline]
+    pub(crate) fn nh(&self) -> &NextHopReader {
+        &self.nh
     }
 
     fn update_clock(&mut self) {
@@ -208,7 +197,7 @@ impl Worker {
             }
         }
         let t0 = tsc::now();
-        if self.holds_active > 0 {
+        if self.holds.active() > 0 {
             self.timers();
         }
         let t1 = tsc::now();
@@ -219,8 +208,10 @@ impl Worker {
         let t2 = tsc::now();
         c_proc += t1 - t0;
         c_tx += t2 - t1;
+        self.shared.maybe_gc(self.now_ms);
         self.lpm4.quiescent();
         self.lpm6.quiescent();
+        self.nh_epoch.quiescent();
         if total > 0 {
             let s = &self.stats;
             s.cycles_rx.add(c_rx);
@@ -238,7 +229,7 @@ impl Worker {
 
     /// Held packets plus frames staged or in flight on TX queues.
     pub fn pending(&self) -> usize {
-        let held: usize = self.holds.iter().map(|h| h.q.len()).sum();
+        let held = self.holds.len();
         let staged: usize = self.staged.iter().map(|b| b.len()).sum();
         let flight: usize = self.tx.iter().map(|t| t.in_flight()).sum();
         held + staged + flight
@@ -255,17 +246,12 @@ impl Worker {
     /// Drops held packets (counted `held_at_shutdown`), sends what is
     /// staged, releases queue-held buffers and returns the pool.
     pub fn shutdown(mut self) -> Pool {
-        for i in 0..self.holds.len() {
-            for j in 0..self.holds[i].q.len() {
-                let h = self.holds[i].q[j];
-                self.pool.free(h.buf);
-                self.stats.held.sub(1);
-                self.stats.count_drop(DropReason::HeldAtShutdown);
-            }
-            self.holds[i].q.clear();
-            self.holds[i].nh = FREE;
-        }
-        self.holds_active = 0;
+        let (pool, stats) = (&mut self.pool, &self.stats);
+        self.holds.drain(|h| {
+            pool.free(h.buf);
+            stats.held.sub(1);
+            stats.count_drop(DropReason::HeldAtShutdown);
+        });
         for p in 0..self.tx.len() {
             self.flush_port(p);
         }
@@ -397,9 +383,9 @@ impl Worker {
         }
     }
 
-    /// Ethernet and IP input checks. Returns the stage the packet goes on
-    /// to, its (possibly untagged/trimmed) descriptor and whether it came
-    /// as a link-layer broadcast/multicast.
+    /// Ethernet and IP input checks (`input.rs`). Returns the stage the
+    /// packet goes on to, its (possibly untagged/trimmed) descriptor and
+    /// whether it came as a link-layer broadcast/multicast.
     fn input(&mut self, in_port: usize, mut buf: Buf) -> (Stage, Buf, bool) {
         let port = &self.shared.ports[in_port];
         let d = self.pool.data(buf);
@@ -409,16 +395,14 @@ impl Worker {
         }
         let dst = mac_at(d, 0);
         let multi = dst[0] & 1 != 0;
-        if dst != port.mac && dst != BROADCAST {
-            let ok = dst[0] == 0x33
-                && dst[1] == 0x33
-                && (dst == [0x33, 0x33, 0, 0, 0, 1]
-                    || (dst[2] == 0xff
-                        && port.v6.iter().any(|(a, _)| a.octets()[13..16] == dst[3..6])));
-            if !ok {
-                self.drop_buf(buf, DropReason::OtherHostMac);
-                return (Stage::Done, buf, false);
-            }
+        if !input::accepts_mac(port, dst) {
+            self.drop_buf(buf, DropReason::OtherHostMac);
+            return (Stage::Done, buf, false);
+        }
+        if d[6] & 1 != 0 {
+            // Nothing may be sent back to a group address (replies, ICMP).
+            self.drop_buf(buf, DropReason::L2MulticastSource);
+            return (Stage::Done, buf, multi);
         }
         let mut et = get16(d, 12);
         if et == ETH_VLAN {
@@ -433,7 +417,7 @@ impl Worker {
             buf.len -= 4;
         }
         match et {
-            ETH_IPV4 => self.input_v4(buf, multi),
+            ETH_IPV4 => self.input_v4(in_port, buf, multi),
             ETH_IPV6 => self.input_v6(in_port, buf, multi),
             ETH_ARP => {
                 self.arp(in_port, buf);
@@ -446,86 +430,26 @@ impl Worker {
         }
     }
 
-    /// RFC 1812 5.2.2 / 5.3.7 input checks.
-    fn input_v4(&mut self, mut buf: Buf, multi: bool) -> (Stage, Buf, bool) {
-        let d = &self.pool.data(buf)[ETH_LEN..];
-        let r = 'check: {
-            if d.len() < 20 {
-                break 'check Err(DropReason::Ipv4Truncated);
-            }
-            if d[0] >> 4 != 4 {
-                break 'check Err(DropReason::Ipv4BadVersion);
-            }
-            let ihl = (d[0] & 0xf) as usize * 4;
-            if ihl < 20 {
-                break 'check Err(DropReason::Ipv4BadIhl);
-            }
-            if d.len() < ihl {
-                break 'check Err(DropReason::Ipv4Truncated);
-            }
-            if !ipv4_header_sum_ok(&d[..ihl]) {
-                break 'check Err(DropReason::Ipv4BadChecksum);
-            }
-            let total = get16(d, 2) as usize;
-            if total < ihl || total > d.len() {
-                break 'check Err(DropReason::Ipv4BadLength);
-            }
-            let src = get32(d, 12);
-            if ipv4_martian_source(src) {
-                break 'check Err(DropReason::Ipv4MartianSource);
-            }
-            let dst = get32(d, 16);
-            if dst == u32::MAX {
-                break 'check Err(DropReason::Ipv4BroadcastDestination);
-            }
-            let top = dst >> 24;
-            if top == 0 || top == 127 || top >= 240 {
-                break 'check Err(DropReason::Ipv4MartianDestination);
-            }
-            if top >= 224 {
-                break 'check Err(DropReason::Ipv4MulticastDestination);
-            }
-            if ihl > 20 && !ipv4_options_ok(&d[20..ihl]) {
-                break 'check Err(DropReason::Ipv4BadOptions);
-            }
-            Ok(total)
-        };
-        match r {
+    fn input_v4(&mut self, in_port: usize, mut buf: Buf, multi: bool) -> (Stage, Buf, bool) {
+        match input::check_v4(&self.pool.data(buf)[ETH_LEN..]) {
             Ok(total) => {
                 buf.len = (ETH_LEN + total) as u32;
                 (Stage::V4, buf, multi)
             }
-            Err(reason) => {
-                self.drop_buf(buf, reason);
+            Err(r) => {
+                if let Some(ptr) = r.pointer {
+                    // Parameter Problem, pointer to the bad octet (RFC 1812
+                    // 4.3.2.5); rate-limited like every ICMP error.
+                    self.icmp4_error(in_port, buf, 12, 0, u32::from(ptr) << 24);
+                }
+                self.drop_buf(buf, r.reason);
                 (Stage::Done, buf, multi)
             }
         }
     }
 
     fn input_v6(&mut self, in_port: usize, mut buf: Buf, multi: bool) -> (Stage, Buf, bool) {
-        let d = &self.pool.data(buf)[ETH_LEN..];
-        let r = 'check: {
-            if d.len() < 40 {
-                break 'check Err(DropReason::Ipv6Truncated);
-            }
-            if d[0] >> 4 != 6 {
-                break 'check Err(DropReason::Ipv6BadVersion);
-            }
-            let plen = get16(d, 4) as usize;
-            if 40 + plen > d.len() {
-                break 'check Err(DropReason::Ipv6BadLength);
-            }
-            let src = get128(d, 8);
-            if src >> 120 == 0xff || src == 1 {
-                break 'check Err(DropReason::Ipv6BadSource);
-            }
-            let dst = get128(d, 24);
-            if dst == 1 || dst == 0 {
-                break 'check Err(DropReason::Ipv6BadDestination);
-            }
-            Ok((plen, dst))
-        };
-        match r {
+        match input::check_v6(&self.pool.data(buf)[ETH_LEN..]) {
             Ok((plen, dst)) => {
                 buf.len = (ETH_LEN + 40 + plen) as u32;
                 if dst >> 120 == 0xff {
@@ -592,9 +516,17 @@ impl Worker {
         }
         if nh.kind == NextHopKind::Connected {
             let dst = Ipv4Addr::from(get32(d, 16));
-            match self.shared.host_entry(port, IpAddr::V4(dst), true) {
-                Some(h) => id = h,
-                None => return self.drop_buf(buf, DropReason::NeighborTableFull),
+            if pc.subnet_special_v4(dst) {
+                // RFC 2644 / RFC 1812 4.2.2.11: directed broadcasts are
+                // not forwarded by default, and never resolved as a host.
+                return self.drop_buf(buf, DropReason::DirectedBroadcast);
+            }
+            match self
+                .shared
+                .connected_entry(port, IpAddr::V4(dst), self.now_ms)
+            {
+                Ok(h) => id = h,
+                Err(r) => return self.drop_buf(buf, r),
             }
         }
         let ihl = (d[0] & 0xf) as usize * 4;
@@ -643,12 +575,16 @@ impl Worker {
             return self.drop_buf(buf, DropReason::PacketTooBig);
         }
         if nh.kind == NextHopKind::Connected {
+            let dst = Ipv6Addr::from(dst);
+            if pc.subnet_special_v6(dst) {
+                return self.drop_buf(buf, DropReason::SubnetRouterAnycast);
+            }
             match self
                 .shared
-                .host_entry(port, IpAddr::V6(Ipv6Addr::from(dst)), true)
+                .connected_entry(port, IpAddr::V6(dst), self.now_ms)
             {
-                Some(h) => id = h,
-                None => return self.drop_buf(buf, DropReason::NeighborTableFull),
+                Ok(h) => id = h,
+                Err(r) => return self.drop_buf(buf, r),
             }
         }
         self.pool.data_mut(buf)[ETH_LEN + 7] -= 1;
@@ -656,13 +592,36 @@ impl Worker {
     }
 
     /// Sends `buf` to next hop `id` on `port`, or holds it until the
-    /// neighbor is resolved.
+    /// neighbor is resolved (see [`crate::neighbor`] for the states).
     #[inline]
     fn send_to_neighbor(&mut self, in_port: usize, buf: Buf, id: NextHopId, port: usize) {
         let e = self.shared.neigh(id);
-        match e.resolve(self.now_ms, self.shared.neighbor_timeout_ms) {
-            Some(mac) => self.emit(buf, port, mac),
-            None => self.hold(in_port, buf, id, port),
+        match e.lookup(self.now_ms, self.shared.neighbor_timeout_ms) {
+            Use::Send(mac) => {
+                e.touch(self.now_ms);
+                self.emit(buf, port, mac)
+            }
+            Use::Probe(mac) => {
+                e.touch(self.now_ms);
+                if e.try_solicit(self.now_ms) {
+                    self.solicit(id, port, Some(mac));
+                }
+                self.emit(buf, port, mac)
+            }
+            Use::Hold => self.hold(in_port, buf, id, port),
+            Use::Failed => {
+                if e.restart(self.now_ms, self.shared.neighbor_timeout_ms)
+                    || (!e.is_dynamic()
+                        && e.lookup(self.now_ms, self.shared.neighbor_timeout_ms) == Use::Hold)
+                {
+                    // A permanent entry (gateway, pinned) starts over.
+                    self.hold(in_port, buf, id, port)
+                } else {
+                    // A failed or removed dynamic entry: dropped until
+                    // the collector removes it.
+                    self.unreachable(in_port, buf)
+                }
+            }
         }
     }
 
@@ -681,111 +640,6 @@ impl Worker {
         d[6..12].copy_from_slice(&src);
         self.stats.forwarded.add(1);
         self.send(port, buf);
-    }
-
-    // ---- neighbor resolution -------------------------------------------
-
-    fn hold(&mut self, in_port: usize, buf: Buf, id: NextHopId, port: usize) {
-        let slot = match self.holds.iter().position(|h| h.nh == id.0) {
-            Some(s) => s,
-            None => match self.holds.iter().position(|h| h.nh == FREE) {
-                Some(s) => {
-                    let h = &mut self.holds[s];
-                    h.nh = id.0;
-                    h.port = port as u16;
-                    h.since_ms = self.now_ms;
-                    self.holds_active += 1;
-                    s
-                }
-                None => return self.drop_buf(buf, DropReason::HoldQueueFull),
-            },
-        };
-        let h = &mut self.holds[slot];
-        if h.q.len() >= self.shared.hold_packets as usize {
-            self.drop_buf(buf, DropReason::HoldQueueFull);
-        } else {
-            h.q.push(Held {
-                buf,
-                in_port: in_port as u16,
-            });
-            self.stats.held.add(1);
-        }
-        if self.shared.neigh(id).try_solicit(self.now_ms) {
-            self.solicit(id, port);
-        }
-        if self.holds[slot].q.is_empty() {
-            self.holds[slot].nh = FREE;
-            self.holds_active -= 1;
-        }
-    }
-
-    /// Sends an ARP request or a neighbor solicitation for next hop `id`.
-    fn solicit(&mut self, id: NextHopId, port: usize) {
-        let NextHopKind::Gateway(ip) = self.nh.get(id).kind else {
-            return;
-        };
-        let pc = &self.shared.ports[port];
-        let mac = pc.mac;
-        let src = match ip {
-            IpAddr::V4(a) => pc.v4_for(a).map(IpAddr::V4),
-            IpAddr::V6(a) => pc.v6_for(a).map(IpAddr::V6),
-        };
-        let Some(src) = src else { return };
-        let Some(mut nb) = self.pool.alloc() else {
-            self.stats.count_drop(DropReason::ReplyNoBuffer);
-            return;
-        };
-        let room = self.pool.room_mut(nb);
-        let n = match (src, ip) {
-            (IpAddr::V4(s), IpAddr::V4(t)) => build_arp(room, BROADCAST, 1, mac, s, [0; 6], t),
-            (IpAddr::V6(s), IpAddr::V6(t)) => build_ns(room, mac, s, t),
-            _ => unreachable!(),
-        };
-        nb.len = n as u32;
-        self.stats.generated.add(1);
-        self.send(port, nb);
-    }
-
-    /// Releases held packets whose neighbor resolved, re-solicits, and
-    /// gives up after the retries (ICMP host/address unreachable).
-    fn timers(&mut self) {
-        let timeout = self.shared.neighbor_timeout_ms;
-        let give_up = (1 + SOLICIT_RETRIES) * SOLICIT_INTERVAL_MS;
-        for s in 0..self.holds.len() {
-            let nh = self.holds[s].nh;
-            if nh == FREE {
-                continue;
-            }
-            let id = NextHopId(nh);
-            let port = self.holds[s].port as usize;
-            let resolved = self.shared.neigh(id).resolve(self.now_ms, timeout);
-            if let Some(mac) = resolved {
-                for j in 0..self.holds[s].q.len() {
-                    let h = self.holds[s].q[j];
-                    self.stats.held.sub(1);
-                    self.emit(h.buf, port, mac);
-                }
-            } else if self.now_ms.saturating_sub(self.holds[s].since_ms) >= give_up {
-                for j in 0..self.holds[s].q.len() {
-                    let h = self.holds[s].q[j];
-                    self.stats.held.sub(1);
-                    let in_port = h.in_port as usize;
-                    match self.pool.data(h.buf)[12..14] {
-                        [0x08, 0x00] => self.icmp4_error(in_port, h.buf, 3, 1, 0),
-                        _ => self.icmp6_error(in_port, h.buf, 1, 3, 0),
-                    }
-                    self.drop_buf(h.buf, DropReason::NeighborUnresolved);
-                }
-            } else {
-                if self.shared.neigh(id).try_solicit(self.now_ms) {
-                    self.solicit(id, port);
-                }
-                continue;
-            }
-            self.holds[s].q.clear();
-            self.holds[s].nh = FREE;
-            self.holds_active -= 1;
-        }
     }
 }
 

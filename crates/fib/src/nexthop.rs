@@ -7,19 +7,31 @@
 //!
 //! Publication: an entry's side data (gateway address, group members) is
 //! written first, then its packed descriptor word is stored with `Release`;
-//! readers load the descriptor with `Acquire`. Entries are immutable once
-//! published and, in this version, ids are never reused, so no grace period
-//! is needed: a worker holding an id always reads the entry it was given.
-//! (Removal with reuse would need the same QSBR scheme as the tbl8 groups.)
+//! readers load the descriptor with `Acquire`. Entries are immutable while
+//! their id is live.
+//!
+//! Reuse: a next hop that nothing references any more (no route, no group)
+//! can be [retired](NextHopWriter::retire); its id is handed out again only
+//! after a grace period, the QSBR scheme of the tbl8 groups
+//! ([`crate::lpm4`]): every reader registered with
+//! [`NextHopReader::register`] must have announced a quiescent point
+//! ([`NextHopEpoch::quiescent`]) after the retirement. Until then the
+//! retired entry keeps its old contents, so a reader that obtained the id
+//! before the retirement still reads the next hop it was given. Readers
+//! that keep ids beyond a quiescent point (a hold queue) must detect reuse
+//! themselves (the dataplane keeps a per-id incarnation counter).
+//! Fresh ids are used first; retired ones are reclaimed when the fresh ones
+//! run out, so an id is reused as late as possible.
 
 use std::cell::Cell;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::marker::PhantomData;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
 use std::sync::atomic::{AtomicU32, AtomicU64};
 use std::sync::Arc;
 
+use crate::qsbr::{GroupAllocator, Qsbr, QsbrDomain};
 use crate::{FibError, Target};
 
 /// Index of a next hop in the [`NextHopTable`].
@@ -72,6 +84,8 @@ struct Shared {
     gw_lo: Box<[AtomicU64]>,
     groups: Box<[AtomicU64]>,
     members: Box<[AtomicU32]>,
+    /// Grace periods for retired next-hop ids.
+    qsbr: Arc<QsbrDomain>,
 }
 
 /// Create a table with fixed capacities.
@@ -97,10 +111,13 @@ impl NextHopTable {
             gw_lo: atomics64(next_hops),
             groups: atomics64(groups),
             members: (0..group_members).map(|_| AtomicU32::new(0)).collect(),
+            qsbr: Arc::new(QsbrDomain::new()),
         });
         let writer = NextHopWriter {
             shared: shared.clone(),
-            n_nh: 0,
+            ids: GroupAllocator::new(next_hops),
+            live: Vec::new(),
+            in_groups: HashSet::new(),
             n_groups: 0,
             n_members: 0,
             nh_index: HashMap::new(),
@@ -114,7 +131,13 @@ impl NextHopTable {
 /// The single writer of a next-hop table (`Send`, not `Sync`).
 pub struct NextHopWriter {
     shared: Arc<Shared>,
-    n_nh: u32,
+    /// Next-hop ids: fresh ones first, retired ones after a grace period.
+    ids: GroupAllocator,
+    /// Whether each id handed out so far is live (not retired).
+    live: Vec<bool>,
+    /// Ids that are members of a group (never retired: groups are never
+    /// removed in this version).
+    in_groups: HashSet<NextHopId>,
     n_groups: u32,
     n_members: u32,
     nh_index: HashMap<NextHop, NextHopId>,
@@ -123,16 +146,17 @@ pub struct NextHopWriter {
 }
 
 impl NextHopWriter {
-    /// Add a next hop (even if an identical one exists).
+    /// Add a next hop (even if an identical one exists). Uses a fresh id
+    /// while there is one, then ids retired at least one grace period ago.
     pub fn add(&mut self, nh: NextHop) -> Result<NextHopId, FibError> {
         let s = &*self.shared;
-        if self.n_nh as usize == s.nh.len() {
+        let Some(i) = self.ids.alloc(&s.qsbr) else {
             return Err(FibError::CapacityExhausted {
                 what: "next-hop",
-                capacity: self.n_nh,
+                capacity: s.nh.len() as u32,
             });
-        }
-        let i = self.n_nh as usize;
+        };
+        let i = i as usize;
         let (kind, gw) = match nh.kind {
             NextHopKind::Gateway(IpAddr::V4(a)) => (KIND_GW4, u128::from(u32::from(a))),
             NextHopKind::Gateway(IpAddr::V6(a)) => (KIND_GW6, u128::from(a)),
@@ -143,10 +167,51 @@ impl NextHopWriter {
         s.gw_hi[i].store((gw >> 64) as u64, Relaxed);
         s.gw_lo[i].store(gw as u64, Relaxed);
         s.nh[i].store(NH_VALID | kind << 32 | u64::from(nh.port), Release);
-        self.n_nh += 1;
+        if i == self.live.len() {
+            self.live.push(true);
+        } else {
+            self.live[i] = true;
+        }
         let id = NextHopId(i as u32);
         self.nh_index.entry(nh).or_insert(id);
         Ok(id)
+    }
+
+    /// Retires next hop `id`: [`find_or_add`](Self::find_or_add) no longer
+    /// returns it and its id is reused after a grace period (see the module
+    /// documentation). The caller must already have removed every route
+    /// that points to it; members of an ECMP group cannot be retired.
+    pub fn retire(&mut self, id: NextHopId) -> Result<(), FibError> {
+        if !self.live.get(id.0 as usize).copied().unwrap_or(false) {
+            return Err(FibError::InvalidId(format!(
+                "next hop {} is not live",
+                id.0
+            )));
+        }
+        if self.in_groups.contains(&id) {
+            return Err(FibError::InvalidId(format!(
+                "next hop {} is a member of an ECMP group",
+                id.0
+            )));
+        }
+        let nh = self.reader().get(id);
+        if self.nh_index.get(&nh) == Some(&id) {
+            self.nh_index.remove(&nh);
+        }
+        self.live[id.0 as usize] = false;
+        self.ids.retire(&self.shared.qsbr, id.0);
+        Ok(())
+    }
+
+    /// Moves ids whose grace period has passed to the free list (also done
+    /// by [`add`](Self::add) when the fresh ids run out); returns how many.
+    pub fn reclaim(&mut self) -> usize {
+        self.ids.reclaim(&self.shared.qsbr)
+    }
+
+    /// Retired ids still waiting for their grace period.
+    pub fn retired(&self) -> usize {
+        self.ids.pending()
     }
 
     /// The id of an identical next hop, or a new one.
@@ -164,7 +229,10 @@ impl NextHopWriter {
         if members.is_empty() {
             return Err(FibError::InvalidId("empty ECMP group".into()));
         }
-        if let Some(m) = members.iter().find(|m| m.0 >= self.n_nh) {
+        if let Some(m) = members
+            .iter()
+            .find(|m| !self.live.get(m.0 as usize).copied().unwrap_or(false))
+        {
             return Err(FibError::InvalidId(format!("unknown next hop {}", m.0)));
         }
         if let Some(&g) = self.group_index.get(members) {
@@ -194,6 +262,7 @@ impl NextHopWriter {
         );
         self.n_groups += 1;
         self.n_members += members.len() as u32;
+        self.in_groups.extend(members.iter().copied());
         let id = GroupId(g as u32);
         self.group_index.insert(members.to_vec(), id);
         Ok(id)
@@ -206,14 +275,14 @@ impl NextHopWriter {
         }
     }
 
-    /// Number of next hops added.
+    /// Number of live next hops (added and not retired).
     pub fn len(&self) -> usize {
-        self.n_nh as usize
+        self.ids.in_use() as usize
     }
 
-    /// True if no next hop was added.
+    /// True if no next hop is live.
     pub fn is_empty(&self) -> bool {
-        self.n_nh == 0
+        self.len() == 0
     }
 }
 
@@ -223,7 +292,29 @@ pub struct NextHopReader {
     shared: Arc<Shared>,
 }
 
+/// A reader's registration in the grace-period domain of retired next-hop
+/// ids ([`NextHopReader::register`]); unregistered on drop.
+pub struct NextHopEpoch(Qsbr);
+
+impl NextHopEpoch {
+    /// Announces that this reader holds no next-hop id obtained before
+    /// this point (other than ones it checks for reuse itself).
+    #[inline]
+    pub fn quiescent(&self) {
+        self.0.quiescent();
+    }
+}
+
 impl NextHopReader {
+    /// Registers a reader for id reuse: retired ids are not handed out
+    /// again until every registration has passed a quiescent point.
+    /// A thread that keeps ids across lookups must hold one and call
+    /// [`NextHopEpoch::quiescent`] regularly (a registration that never
+    /// does blocks reuse).
+    pub fn register(&self) -> NextHopEpoch {
+        NextHopEpoch(Qsbr::new(self.shared.qsbr.clone()))
+    }
+
     /// The next hop with this id.
     ///
     /// Ids reach workers only through routes installed after the next hop
@@ -377,5 +468,39 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn retired_ids_are_reused_only_after_a_grace_period() {
+        let (mut w, r) = NextHopTable::with_capacity(4, 2, 8);
+        let epoch = r.register();
+        let ids: Vec<_> = (0..4)
+            .map(|i| w.add(gw(&format!("198.18.0.{i}"), 0)).unwrap())
+            .collect();
+        assert!(w.add(gw("198.18.0.9", 0)).is_err(), "full");
+        w.retire(ids[1]).unwrap();
+        assert!(w.retire(ids[1]).is_err(), "twice");
+        assert_eq!((w.len(), w.retired()), (3, 1));
+        // The retired entry still reads as before for readers in flight.
+        assert_eq!(r.get(ids[1]), gw("198.18.0.1", 0));
+        // Not reusable until the registered reader passes a quiescent point.
+        assert!(w.add(gw("198.18.0.9", 0)).is_err());
+        // find_or_add no longer returns the retired id.
+        assert!(w.find_or_add(gw("198.18.0.1", 0)).is_err());
+        epoch.quiescent();
+        let n = w.add(gw("198.18.0.9", 1)).unwrap();
+        assert_eq!(n, ids[1], "reused after the grace period");
+        assert_eq!(r.get(n), gw("198.18.0.9", 1));
+        assert_eq!(w.find_or_add(gw("198.18.0.9", 1)).unwrap(), n);
+        // Group members cannot be retired.
+        let g = w.add_group(&[ids[0], ids[2]]).unwrap();
+        assert!(w.retire(ids[0]).is_err());
+        assert_eq!(r.group_members(g).count(), 2);
+        // A retired id cannot join a group.
+        w.retire(ids[3]).unwrap();
+        assert!(w.add_group(&[ids[3]]).is_err());
+        // Without registered readers the grace period is immediate.
+        drop(epoch);
+        assert_eq!(w.add(gw("198.18.0.10", 0)).unwrap(), ids[3]);
     }
 }

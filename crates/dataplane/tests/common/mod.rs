@@ -1,7 +1,7 @@
 //! A small harness: a router from a config string on in-memory pcap ports.
 #![allow(dead_code)]
 
-use dataplane::{Router, StatsSnapshot, Worker};
+use dataplane::{NeighLimits, Router, StatsSnapshot, Worker};
 use netio::pcap::PcapPort;
 use netio::pcap_file::{Capture, Writer};
 use netio::{Pool, Port, PortInfo};
@@ -92,6 +92,9 @@ pub struct Rig {
     pub router: Router,
     pub ports: Vec<Arc<PcapPort>>,
     pub worker: Option<Worker>,
+    /// Simulated time the worker's clock was moved forward (ms).
+    pub clock_ms: u64,
+    infos: Vec<PortInfo>,
 }
 
 pub fn infos(cfg: &config::Config) -> Vec<PortInfo> {
@@ -109,12 +112,38 @@ pub fn infos(cfg: &config::Config) -> Vec<PortInfo> {
 impl Rig {
     /// A router from `text` whose port i receives `inputs[i]`.
     pub fn new(text: &str, inputs: Vec<Vec<Vec<u8>>>) -> Rig {
+        Rig::with_limits(text, inputs, NeighLimits::default())
+    }
+
+    /// [`Rig::new`] with explicit neighbour limits.
+    pub fn with_limits(text: &str, inputs: Vec<Vec<Vec<u8>>>, limits: NeighLimits) -> Rig {
         let cfg = config::parse(text, Path::new("test.toml")).unwrap();
         let infos = infos(&cfg);
-        let router = Router::new(&cfg, &infos).unwrap();
-        let mut inputs = inputs;
-        inputs.resize(infos.len(), Vec::new());
-        let ports: Vec<Arc<PcapPort>> = infos
+        let router = Router::with_neighbor_limits(&cfg, &infos, limits).unwrap();
+        let mut rig = Rig {
+            router,
+            ports: Vec::new(),
+            worker: None,
+            clock_ms: 0,
+            infos,
+        };
+        rig.feed(inputs);
+        rig
+    }
+
+    /// New inputs: a fresh worker on fresh in-memory ports of the same
+    /// router (its routes and neighbours are kept), its clock at the
+    /// simulated time reached so far. The previous worker is shut down
+    /// (its statistics must balance).
+    pub fn feed(&mut self, mut inputs: Vec<Vec<Vec<u8>>>) {
+        if let Some(w) = self.worker.take() {
+            let stats = w.stats();
+            drop(w.shutdown());
+            stats.snapshot().check_identity().unwrap();
+        }
+        inputs.resize(self.infos.len(), Vec::new());
+        self.ports = self
+            .infos
             .iter()
             .zip(&inputs)
             .map(|(i, frames)| {
@@ -126,21 +155,26 @@ impl Rig {
             })
             .collect();
         let mut pool = Pool::new(1024, 2048).unwrap();
-        let rx = ports
+        let rx = self
+            .ports
             .iter()
             .enumerate()
             .map(|(i, p)| (i, p.open_rx(0, &mut pool).unwrap()))
             .collect();
-        let tx = ports
+        let tx = self
+            .ports
             .iter()
             .map(|p| p.open_tx(0, &mut pool).unwrap())
             .collect();
-        let worker = Worker::new(0, router.shared(), pool, rx, tx);
-        Rig {
-            router,
-            ports,
-            worker: Some(worker),
-        }
+        let mut worker = Worker::new(0, self.router.shared(), pool, rx, tx);
+        worker.advance_clock(self.clock_ms);
+        self.worker = Some(worker);
+    }
+
+    /// Moves the simulated clock forward.
+    pub fn advance(&mut self, ms: u64) {
+        self.clock_ms += ms;
+        self.w().advance_clock(ms);
     }
 
     pub fn w(&mut self) -> &mut Worker {
