@@ -143,3 +143,4 @@ fn xdp_figures() {
         );
     }
 }
+

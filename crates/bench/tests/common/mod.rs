@@ -1,6 +1,7 @@
 //! Set-up shared by the traffic engine's namespace tests (`traffic.rs`,
 //! `traffic_xdp.rs`): a tester-to-tester wire, the Linux kernel as a DUT on
 //! `testbed::star`, and short trial options.
+#![allow(dead_code)] // each test file uses part of these helpers
 
 use std::time::Duration;
 
@@ -15,6 +16,10 @@ use testbed::{Netns, Star, VethPair};
 pub fn quick() -> TrafficOptions {
     TrafficOptions {
         drain_max: Duration::from_secs(1),
+        // Short trials on a shared 2-CPU machine: a few ms of scheduling
+        // delay at the end of a 0.5 s trial is 1 %; these tests check
+        // counts, not the tester's pacing.
+        rate_tolerance_pct: 5.0,
         ..TrafficOptions::default()
     }
 }
