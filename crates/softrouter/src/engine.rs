@@ -156,6 +156,9 @@ pub fn run(cfg: &Config, opts: &RunOptions) -> Result<Report> {
     let mut last_iface_poll = Instant::now();
     while !stop.load(Ordering::SeqCst) {
         thread::sleep(Duration::from_millis(5));
+        if stop.load(Ordering::SeqCst) {
+            break; // a signal: the workers are stopping by now
+        }
         if opts.duration.is_some_and(|d| started.elapsed() >= d) {
             break;
         }
@@ -164,8 +167,12 @@ pub fn run(cfg: &Config, opts: &RunOptions) -> Result<Report> {
         }
         // A worker ends only when told to: one that ended by itself
         // panicked. The others are stopped; the panic is the error.
+        // (A worker that saw a signal's stop flag first is no failure; a
+        // panic is found by the join below either way.)
         if let Some(id) = handles.iter().position(|h| h.is_finished()) {
-            failure = Some(format!("worker {id} stopped unexpectedly"));
+            if !stop.load(Ordering::SeqCst) {
+                failure = Some(format!("worker {id} stopped unexpectedly"));
+            }
             break;
         }
         if !ifaces.is_empty() && last_iface_poll.elapsed() >= IFACE_POLL {

@@ -26,7 +26,7 @@ enum Command {
         config: PathBuf,
         /// Stop after this many seconds (default: until SIGINT/SIGTERM, or
         /// until all capture input is consumed when every port is `pcap`).
-        #[arg(long, value_name = "SECONDS", value_parser = parse_duration, allow_negative_numbers = true)]
+        #[arg(long, value_name = "SECONDS", value_parser = parse_duration, allow_hyphen_values = true)]
         duration: Option<Duration>,
         /// Write statistics as JSON here at exit (and on SIGUSR1).
         #[arg(long)]
