@@ -1,4 +1,10 @@
 //! `softrouter`: run the router, check a configuration, or benchmark.
+//!
+//! Exit codes of `run` and `check-config`: 0 done (a signal, `--duration`,
+//! or the end of the capture input); 1 a failure at start (a port that
+//! cannot be opened) or while running (a worker that panicked, an
+//! interface that disappeared, statistics not written at exit); 2 bad
+//! arguments or an invalid configuration (file:line: field: message).
 
 use anyhow::Result;
 use clap::{Parser, Subcommand};

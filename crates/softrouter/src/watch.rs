@@ -9,19 +9,26 @@
 //!   notice than one that exits (a service manager restarts it when the
 //!   interface is back).
 //! * An interface that goes down (administratively or carrier lost) is an
-//!   ordinary event: it is logged, as is its return, and the router keeps
-//!   running.
+//!   ordinary event: it is logged once it has lasted a moment, as is its
+//!   return, and the router keeps running.
 
 use std::ffi::CString;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::time::{Duration, Instant};
 
 struct Watched {
     port: String,
     iface: String,
     index: u32,
-    /// Last seen IFF_UP && IFF_RUNNING.
-    up: Option<bool>,
+    /// Since when the link has been seen down (not IFF_UP && IFF_RUNNING).
+    down_since: Option<Instant>,
+    /// Whether that was logged (it is once it lasts [`DOWN_GRACE`]).
+    reported_down: bool,
 }
+
+/// How long a link must stay down before it is logged: attaching a socket
+/// or an XDP program to a veth takes its carrier away for a moment.
+const DOWN_GRACE: Duration = Duration::from_secs(2);
 
 pub struct IfaceWatch {
     watched: Vec<Watched>,
@@ -39,7 +46,8 @@ impl IfaceWatch {
                     port: port.clone(),
                     iface: iface.clone(),
                     index,
-                    up: None,
+                    down_since: None,
+                    reported_down: false,
                 })
             })
             .collect();
@@ -81,18 +89,23 @@ impl IfaceWatch {
                 w.iface = name;
             }
             if let Some(up) = self.sock.as_ref().and_then(|s| link_up(s, &w.iface)) {
-                match (w.up, up) {
-                    (Some(true), false) | (None, false) => tracing::warn!(
-                        port = %w.port,
-                        "interface {:?} is down (not up or no carrier); still running",
-                        w.iface
-                    ),
-                    (Some(false), true) => {
-                        tracing::info!(port = %w.port, "interface {:?} is up again", w.iface)
+                if up {
+                    if w.reported_down {
+                        tracing::info!(port = %w.port, "interface {:?} is up again", w.iface);
                     }
-                    _ => {}
+                    w.down_since = None;
+                    w.reported_down = false;
+                } else {
+                    let since = *w.down_since.get_or_insert_with(Instant::now);
+                    if !w.reported_down && since.elapsed() >= DOWN_GRACE {
+                        tracing::warn!(
+                            port = %w.port,
+                            "interface {:?} is down (not up, or no carrier); still running",
+                            w.iface
+                        );
+                        w.reported_down = true;
+                    }
                 }
-                w.up = Some(up);
             }
         }
         Ok(())
