@@ -50,6 +50,13 @@ pub fn dry_run(cfg: &Config) -> Result<(), String> {
                     dir.display()
                 ));
             }
+            if tx.is_dir() {
+                return Err(format!(
+                    "port {:?}: tx_pcap: {} is a folder",
+                    p.name,
+                    tx.display()
+                ));
+            }
         }
     }
     let infos: Vec<netio::PortInfo> = cfg
