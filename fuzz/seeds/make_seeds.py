@@ -106,6 +106,9 @@ def main():
     for name, f in FRAMES.items():
         write("pipeline", name, record(f))
     write("pipeline", "all", b"".join(record(f) for f in FRAMES.values()))
+    # packet_parsers takes a raw frame (its stable test runs these too).
+    for name, f in FRAMES.items():
+        write("packet_parsers", name, f)
     # Unresolved next hop: several frames held, then an ARP reply from .3.
     held = FRAMES["udp4_connected"]
     write("pipeline", "held_x9", bytes([4 | 8, 7, len(held)]) + held)
@@ -130,6 +133,11 @@ path = "routes.txt"
 
     write("routes_file", "routes.txt",
           b"# routes\n\n198.18.0.0/15 198.19.0.1\n2001:2::/48 2001:2::1 # v6\n0.0.0.0/0 10.0.0.1\n::/0 fe80::1\n")
+    # Valid for FUZZ_CONFIG as well, so the configuration's routes-file
+    # check gets past the first line.
+    write("routes_file", "routes_ok.txt",
+          b"# for FUZZ_CONFIG\n203.0.113.0/24 198.19.0.2\n198.51.100.0/24 198.19.0.3 # x\n"
+          b"2001:db8::/32 2001:2:0:2::2\n0.0.0.0/0 198.19.0.9\n203.0.113.0/24 198.19.0.2\n")
 
     # A long-form IPv4 test frame (signature, stream 1, seq 5) and a
     # short-form 64-byte one, as raw receive buffers.

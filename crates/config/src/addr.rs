@@ -7,6 +7,23 @@ use std::str::FromStr;
 
 pub type MacAddr = [u8; 6];
 
+/// Longest piece of user input an error message quotes.
+pub const EXCERPT_CHARS: usize = 60;
+
+/// `s` quoted for an error message: at most [`EXCERPT_CHARS`] characters,
+/// with an ellipsis when cut, so a 10 MB value never makes a 10 MB message.
+pub fn excerpt(s: &str) -> String {
+    match s.char_indices().nth(EXCERPT_CHARS) {
+        None => format!("{s:?}"),
+        Some((end, _)) => format!("{:?}... ({} bytes)", &s[..end], s.len()),
+    }
+}
+
+/// Whether a port may use `mac` as its own: unicast and not all zero.
+pub fn is_unicast_mac(mac: &MacAddr) -> bool {
+    mac[0] & 1 == 0 && *mac != [0; 6]
+}
+
 /// Parses `02:00:00:00:00:10` (also with `-` separators).
 pub fn parse_mac(s: &str) -> Option<MacAddr> {
     let mut mac = [0u8; 6];
@@ -56,6 +73,34 @@ impl Cidr {
         self.network() == self.addr
     }
 
+    /// The subnet itself: the network address with this prefix length.
+    pub fn subnet(&self) -> Cidr {
+        Cidr {
+            addr: self.network(),
+            len: self.len,
+        }
+    }
+
+    /// For an IPv4 subnet of /30 or shorter: whether `ip` is its network or
+    /// broadcast address (never a host's). Always false for IPv6 and for
+    /// /31 (RFC 3021) and /32.
+    pub fn is_network_or_broadcast(&self, ip: IpAddr) -> bool {
+        let (IpAddr::V4(_), IpAddr::V4(a)) = (self.addr, ip) else {
+            return false;
+        };
+        if self.len > 30 || !self.contains(ip) {
+            return false;
+        }
+        let host_mask = u32::MAX >> self.len;
+        let host = u32::from(a) & host_mask;
+        host == 0 || host == host_mask
+    }
+
+    /// Whether `other` lies entirely inside this prefix (or equals it).
+    pub fn covers(&self, other: &Cidr) -> bool {
+        other.len >= self.len && self.contains(other.addr)
+    }
+
     /// Whether `ip` lies inside this prefix.
     pub fn contains(&self, ip: IpAddr) -> bool {
         ip.is_ipv4() == self.addr.is_ipv4()
@@ -73,13 +118,13 @@ impl FromStr for Cidr {
     fn from_str(s: &str) -> Result<Self, String> {
         let (a, l) = s
             .split_once('/')
-            .ok_or_else(|| format!("{s:?} is not in address/length form"))?;
+            .ok_or_else(|| format!("{} is not in address/length form", excerpt(s)))?;
         let addr: IpAddr = a
             .parse()
-            .map_err(|_| format!("{a:?} is not an IP address"))?;
+            .map_err(|_| format!("{} is not an IP address", excerpt(a)))?;
         let len: u8 = l
             .parse()
-            .map_err(|_| format!("{l:?} is not a prefix length"))?;
+            .map_err(|_| format!("{} is not a prefix length", excerpt(l)))?;
         let c = Cidr { addr, len };
         if len > c.max_len() {
             return Err(format!(
@@ -126,5 +171,38 @@ mod tests {
         assert!("198.18.0.1/33".parse::<Cidr>().is_err());
         assert!("198.18.0.1".parse::<Cidr>().is_err());
         assert!("x/3".parse::<Cidr>().is_err());
+        let s: Cidr = "198.18.0.1/24".parse().unwrap();
+        assert!(s.is_network_or_broadcast("198.18.0.0".parse().unwrap()));
+        assert!(s.is_network_or_broadcast("198.18.0.255".parse().unwrap()));
+        assert!(!s.is_network_or_broadcast("198.18.0.254".parse().unwrap()));
+        assert!(!s.is_network_or_broadcast("198.19.0.255".parse().unwrap()));
+        let p2p: Cidr = "198.18.0.0/31".parse().unwrap();
+        assert!(!p2p.is_network_or_broadcast("198.18.0.0".parse().unwrap()));
+        assert!(!p2p.is_network_or_broadcast("198.18.0.1".parse().unwrap()));
+        assert!(s.covers(&"198.18.0.128/25".parse().unwrap()));
+        assert!(s.covers(&"198.18.0.0/24".parse().unwrap()));
+        assert!(!s.covers(&"198.18.0.0/23".parse().unwrap()));
+    }
+
+    #[test]
+    fn excerpts_are_short() {
+        assert_eq!(excerpt("abc"), "\"abc\"");
+        let long = "x".repeat(10_000_000);
+        let e = excerpt(&long);
+        assert!(e.len() < 100, "{e}");
+        assert!(e.contains("...") && e.contains("10000000 bytes"), "{e}");
+        // Multi-byte characters are never cut in half.
+        assert!(excerpt(&"é".repeat(100)).ends_with("(200 bytes)"));
+        let e = "1.2.3.4/".to_string() + &"9".repeat(1 << 20);
+        assert!(e.parse::<Cidr>().unwrap_err().len() < 120);
+    }
+
+    #[test]
+    fn port_macs() {
+        assert!(is_unicast_mac(&[2, 0, 0, 0, 0, 1]));
+        assert!(!is_unicast_mac(&[0; 6]));
+        assert!(!is_unicast_mac(&[0xff; 6]));
+        assert!(!is_unicast_mac(&[0x01, 0, 0x5e, 0, 0, 1]));
+        assert!(!is_unicast_mac(&[0x33, 0x33, 0, 0, 0, 1]));
     }
 }

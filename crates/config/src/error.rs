@@ -12,12 +12,38 @@ pub struct ConfigError {
     pub message: String,
 }
 
+/// Longest message an error carries. Messages quote user input through
+/// [`crate::excerpt`]; this is the backstop for text from elsewhere (serde
+/// quotes a mistyped value in full).
+pub const MAX_MESSAGE: usize = 400;
+
+fn capped(mut m: String) -> String {
+    if m.len() > MAX_MESSAGE {
+        let mut end = MAX_MESSAGE;
+        while !m.is_char_boundary(end) {
+            end -= 1;
+        }
+        m.truncate(end);
+        m.push_str("...");
+    }
+    m
+}
+
 impl ConfigError {
     pub fn io(path: &Path, e: std::io::Error) -> Self {
         ConfigError {
             file: path.to_path_buf(),
             line: 0,
-            message: e.to_string(),
+            message: capped(e.to_string()),
+        }
+    }
+
+    /// An error at 1-based `line` of `path` (0: not tied to a line).
+    pub fn line(path: &Path, line: usize, message: impl Into<String>) -> Self {
+        ConfigError {
+            file: path.to_path_buf(),
+            line,
+            message: capped(message.into()),
         }
     }
 
@@ -26,7 +52,7 @@ impl ConfigError {
         ConfigError {
             file: path.to_path_buf(),
             line: line_of(text, span.start),
-            message: message.into(),
+            message: capped(message.into()),
         }
     }
 
@@ -47,7 +73,7 @@ impl ConfigError {
         ConfigError {
             file: path.to_path_buf(),
             line,
-            message,
+            message: capped(message),
         }
     }
 }

@@ -7,14 +7,17 @@
 //! position of every value ([`toml::Spanned`]), then [`validate`] checks the
 //! meaning (unique names, addresses, next hops on a connected subnet, ...)
 //! and produces the plain [`Config`] the rest of the router uses.
+//! [`routes_file::check`] checks the routes file a configuration names by
+//! the same rules, streamed, with file:line errors.
 
 mod addr;
 mod error;
 mod model;
 mod raw;
+pub mod routes_file;
 mod validate;
 
-pub use addr::{parse_mac, Cidr, MacAddr};
+pub use addr::{excerpt, is_unicast_mac, parse_mac, Cidr, MacAddr, EXCERPT_CHARS};
 pub use error::ConfigError;
 pub use model::*;
 

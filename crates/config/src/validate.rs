@@ -1,12 +1,17 @@
 //! From the raw, positioned form to a [`Config`]: every check that needs
 //! more than the TOML grammar, each failing with the line of the value.
+//!
+//! The rules on routes and next hops ([`check_route_prefix`],
+//! [`check_next_hop`]) are shared with the routes-file check
+//! ([`crate::routes_file`]), so a route is judged the same wherever it is
+//! written.
 
 use crate::raw::*;
 use crate::*;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::net::IpAddr;
 use std::ops::Range;
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 
 type PortLookup<'a> = dyn Fn(&S<String>, &str) -> Result<usize, ConfigError> + 'a;
 
@@ -43,15 +48,36 @@ impl Ctx<'_> {
         }
     }
 
-    /// A path relative to the configuration file's folder.
+    /// A path relative to the configuration file's folder, with `.` and
+    /// `..` resolved lexically (so two spellings of one file compare equal).
     fn path(&self, p: &str) -> PathBuf {
         let p = Path::new(p);
-        if p.is_absolute() {
+        let joined = if p.is_absolute() {
             p.to_path_buf()
         } else {
             self.path.parent().unwrap_or(Path::new(".")).join(p)
+        };
+        normalize(&joined)
+    }
+}
+
+fn normalize(p: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if !out.pop() {
+                    out.push("..");
+                }
+            }
+            c => out.push(c),
         }
     }
+    if out.as_os_str().is_empty() {
+        out.push(".");
+    }
+    out
 }
 
 pub fn validate(raw: RawConfig, text: &str, path: &Path) -> Result<Config, ConfigError> {
@@ -77,6 +103,7 @@ pub fn validate(raw: RawConfig, text: &str, path: &Path) -> Result<Config, Confi
         );
     }
     check_overlapping_subnets(&cx, &ports, &raw.port)?;
+    check_capture_files(&cx, &ports, &raw.port)?;
 
     let port_of = |name: &S<String>, what: &str| -> Result<usize, ConfigError> {
         ports
@@ -86,27 +113,48 @@ pub fn validate(raw: RawConfig, text: &str, path: &Path) -> Result<Config, Confi
                 || {
                     cx.err(
                         name.span(),
-                        format!("{what}: no port is named {:?}", name.get_ref()),
+                        format!("{what}: no port is named {}", excerpt(name.get_ref())),
                     )
                 },
                 Ok,
             )
     };
 
-    let mut routes = Vec::new();
+    // Where each route and neighbor was first given: (index, byte offset);
+    // the line is counted only for an error.
+    let line_at = |offset: usize| ConfigError::at(path, text, offset..offset, "").line;
+    let mut routes: Vec<Route> = Vec::new();
+    let mut first_route: HashMap<Cidr, (usize, usize)> = HashMap::new();
     for r in &raw.route {
-        routes.push(route(&cx, r.get_ref(), &ports)?);
+        let route = route(&cx, r.get_ref(), &ports)?;
+        let at = r.get_ref().prefix.span();
+        if let Some(&(i, offset)) = first_route.get(&route.prefix) {
+            if routes[i].via != route.via {
+                return cx.err(
+                    at,
+                    format!(
+                        "route {}: prefix: defined again with other next hops (first at line {})",
+                        route.prefix,
+                        line_at(offset)
+                    ),
+                );
+            }
+            continue; // the same route twice: once is enough
+        }
+        first_route.insert(route.prefix, (routes.len(), at.start));
+        routes.push(route);
     }
 
-    let mut neighbors = Vec::new();
+    let mut neighbors: Vec<Neighbor> = Vec::new();
+    let mut first_neighbor: HashMap<IpAddr, (usize, usize)> = HashMap::new();
     for n in &raw.neighbor {
         let n = n.get_ref();
         let address: IpAddr = n.address.get_ref().parse().or_else(|_| {
             cx.err(
                 n.address.span(),
                 format!(
-                    "neighbor: address: {:?} is not an IP address",
-                    n.address.get_ref()
+                    "neighbor: address: {} is not an IP address",
+                    excerpt(n.address.get_ref())
                 ),
             )
         })?;
@@ -115,15 +163,44 @@ pub fn validate(raw: RawConfig, text: &str, path: &Path) -> Result<Config, Confi
                 cx.err(
                     n.mac.span(),
                     format!(
-                        "neighbor {address}: mac: {:?} is not a MAC address",
-                        n.mac.get_ref()
+                        "neighbor {address}: mac: {} is not a MAC address",
+                        excerpt(n.mac.get_ref())
                     ),
                 )
             },
             Ok,
         )?;
+        if !is_unicast_mac(&mac) {
+            return cx.err(
+                n.mac.span(),
+                format!(
+                    "neighbor {address}: mac: {} is not a unicast MAC address",
+                    n.mac.get_ref()
+                ),
+            );
+        }
         let port = port_of(&n.port, &format!("neighbor {address}: port"))?;
-        neighbors.push(Neighbor { address, mac, port });
+        check_neighbor_address(&ports, port, address).or_else(|m| {
+            cx.err(
+                n.address.span(),
+                format!("neighbor {address}: address: {m}"),
+            )
+        })?;
+        let this = Neighbor { address, mac, port };
+        if let Some(&(i, offset)) = first_neighbor.get(&address) {
+            if neighbors[i] != this {
+                return cx.err(
+                    n.address.span(),
+                    format!(
+                        "neighbor {address}: address: defined again with another mac or port (first at line {})",
+                        line_at(offset)
+                    ),
+                );
+            }
+            continue;
+        }
+        first_neighbor.insert(address, (neighbors.len(), n.address.span().start));
+        neighbors.push(this);
     }
 
     let router = router(
@@ -141,7 +218,10 @@ pub fn validate(raw: RawConfig, text: &str, path: &Path) -> Result<Config, Confi
         if !p.is_file() {
             return cx.err(
                 f.get_ref().path.span(),
-                format!("routes_file: path: {} does not exist", p.display()),
+                format!(
+                    "routes_file: path: {} does not exist or is not a file",
+                    p.display()
+                ),
             );
         }
     }
@@ -173,7 +253,10 @@ fn router(
             other => {
                 return cx.err(
                     m.span(),
-                    format!("router: mode: {other:?} is not one of poll, interrupt, adaptive"),
+                    format!(
+                        "router: mode: {} is not one of poll, interrupt, adaptive",
+                        excerpt(other)
+                    ),
                 )
             }
         },
@@ -185,6 +268,14 @@ fn router(
                 return cx.err(
                     c.span(),
                     format!("router: cores: {core} is not a CPU number"),
+                );
+            }
+            if cores.contains(&(core as usize)) {
+                return cx.err(
+                    c.span(),
+                    format!(
+                        "router: cores: core {core} is listed twice (two pinned workers on one core halve each other)"
+                    ),
                 );
             }
             cores.push(core as usize);
@@ -270,6 +361,33 @@ fn router(
     })
 }
 
+/// Why `c` cannot be an interface address, if it cannot.
+fn bad_interface_address(c: &Cidr) -> Option<&'static str> {
+    if c.len == 0 {
+        return Some("a /0 subnet would make every address on-link");
+    }
+    if c.addr.is_unspecified() {
+        return Some("the unspecified address is no host's");
+    }
+    if c.addr.is_multicast() {
+        return Some("a multicast address is no host's");
+    }
+    if c.addr.is_loopback() {
+        return Some("loopback addresses (127/8, ::1) never leave a host");
+    }
+    if c.addr == IpAddr::from([255, 255, 255, 255]) {
+        return Some("the limited broadcast address is no host's");
+    }
+    if c.is_network_or_broadcast(c.addr) {
+        return Some(if c.addr == c.network() {
+            "it is the subnet's network address (use a host address, or /31 for a point-to-point link)"
+        } else {
+            "it is the subnet's broadcast address (use a host address, or /31 for a point-to-point link)"
+        });
+    }
+    None
+}
+
 fn port(cx: &Ctx, p: &S<RawPort>) -> Result<Port, ConfigError> {
     let p = p.get_ref();
     let name = p.name.get_ref().clone();
@@ -286,8 +404,9 @@ fn port(cx: &Ctx, p: &S<RawPort>) -> Result<Port, ConfigError> {
             return cx.err(
                 p.driver.span(),
                 format!(
-                    "{}: {other:?} is not one of pcap, mem, afxdp, afpacket",
-                    field("driver")
+                    "{}: {} is not one of pcap, mem, afxdp, afpacket",
+                    field("driver"),
+                    excerpt(other)
                 ),
             )
         }
@@ -339,16 +458,47 @@ fn port(cx: &Ctx, p: &S<RawPort>) -> Result<Port, ConfigError> {
             ),
         );
     }
+    if let Some(i) = &p.iface {
+        let s = i.get_ref();
+        // IFNAMSIZ is 16 with the terminating NUL.
+        if s.is_empty() || s.len() > 15 || s.contains(['/', ' ', '\0']) || s == "." || s == ".." {
+            return cx.err(
+                i.span(),
+                format!(
+                    "{}: {} is not an interface name",
+                    field("iface"),
+                    excerpt(s)
+                ),
+            );
+        }
+    }
     let mac = match &p.mac {
-        Some(m) => Some(parse_mac(m.get_ref()).map_or_else(
-            || {
-                cx.err(
+        Some(m) => {
+            let mac = parse_mac(m.get_ref()).map_or_else(
+                || {
+                    cx.err(
+                        m.span(),
+                        format!(
+                            "{}: {} is not a MAC address",
+                            field("mac"),
+                            excerpt(m.get_ref())
+                        ),
+                    )
+                },
+                Ok,
+            )?;
+            if !is_unicast_mac(&mac) {
+                return cx.err(
                     m.span(),
-                    format!("{}: {:?} is not a MAC address", field("mac"), m.get_ref()),
-                )
-            },
-            Ok,
-        )?),
+                    format!(
+                        "{}: {} is a multicast or all-zero MAC address, not a port's",
+                        field("mac"),
+                        m.get_ref()
+                    ),
+                );
+            }
+            Some(mac)
+        }
         None if !live => {
             return cx.err(
                 p.name.span(),
@@ -361,19 +511,25 @@ fn port(cx: &Ctx, p: &S<RawPort>) -> Result<Port, ConfigError> {
         }
         None => None,
     };
-    let mut addresses = Vec::new();
+    let mut addresses: Vec<Cidr> = Vec::new();
     for a in &p.addresses {
         let c: Cidr = a
             .get_ref()
             .parse()
             .or_else(|e| cx.err(a.span(), format!("{}: {e}", field("addresses"))))?;
-        if c.addr.is_unspecified()
-            || c.addr.is_multicast()
-            || c.len == c.max_len() && c.max_len() == 0
-        {
+        if let Some(why) = bad_interface_address(&c) {
             return cx.err(
                 a.span(),
-                format!("{}: {c} cannot be an interface address", field("addresses")),
+                format!(
+                    "{}: {c} cannot be an interface address: {why}",
+                    field("addresses")
+                ),
+            );
+        }
+        if addresses.iter().any(|b| b.addr == c.addr) {
+            return cx.err(
+                a.span(),
+                format!("{}: {} is listed twice", field("addresses"), c.addr),
             );
         }
         addresses.push(c);
@@ -402,8 +558,9 @@ fn port(cx: &Ctx, p: &S<RawPort>) -> Result<Port, ConfigError> {
             return cx.err(
                 span,
                 format!(
-                    "{}: {other:?} is not one of auto, native, generic",
-                    field("xdp_mode")
+                    "{}: {} is not one of auto, native, generic",
+                    field("xdp_mode"),
+                    excerpt(other)
                 ),
             )
         }
@@ -463,22 +620,134 @@ fn check_overlapping_subnets(
     Ok(())
 }
 
+/// Every output capture is written by one port, and none is another's
+/// input (it would be truncated before it is read).
+fn check_capture_files(cx: &Ctx, ports: &[Port], raw: &[S<RawPort>]) -> Result<(), ConfigError> {
+    for (i, p) in ports.iter().enumerate() {
+        let Some(tx) = &p.tx_pcap else { continue };
+        let span = raw[i].get_ref().tx_pcap.as_ref().unwrap().span();
+        for (k, q) in ports.iter().enumerate() {
+            if k < i && q.tx_pcap.as_ref() == Some(tx) {
+                return cx.err(
+                    span,
+                    format!(
+                        "port {:?}: tx_pcap: {} is also port {:?}'s tx_pcap (two ports cannot write one capture)",
+                        p.name,
+                        tx.display(),
+                        q.name
+                    ),
+                );
+            }
+            if q.rx_pcap.as_ref() == Some(tx) {
+                return cx.err(
+                    span,
+                    format!(
+                        "port {:?}: tx_pcap: {} is port {:?}'s rx_pcap (it would be overwritten)",
+                        p.name,
+                        tx.display(),
+                        q.name
+                    ),
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The router's own address among `ports`, if `ip` is one: (port, subnet).
+fn own_address(ports: &[Port], ip: IpAddr) -> Option<(&Port, &Cidr)> {
+    ports
+        .iter()
+        .find_map(|p| p.addresses.iter().find(|a| a.addr == ip).map(|a| (p, a)))
+}
+
+/// The rules every route prefix obeys, in the TOML or in a routes file:
+/// host bits clear, and not one the router owns: its own addresses (a
+/// route there would take them over) or a connected subnet and anything
+/// inside one (hosts there are reached directly, through ARP/ND).
+pub(crate) fn check_route_prefix(ports: &[Port], prefix: &Cidr) -> Result<(), String> {
+    if !prefix.is_network() {
+        return Err(format!(
+            "host bits are set (did you mean {}/{}?)",
+            prefix.network(),
+            prefix.len
+        ));
+    }
+    if prefix.len == prefix.max_len() {
+        if let Some((p, _)) = own_address(ports, prefix.addr) {
+            return Err(format!(
+                "{} is the router's own address (port {:?})",
+                prefix.addr, p.name
+            ));
+        }
+    }
+    for p in ports {
+        if let Some(a) = p.addresses.iter().find(|a| a.subnet().covers(prefix)) {
+            let how = if prefix.len == a.len { "" } else { "inside " };
+            return Err(format!(
+                "{prefix} is {how}port {:?}'s connected subnet {} (its hosts are reached directly)",
+                p.name,
+                a.subnet()
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The rules every next hop obeys: on a port's subnet (the port it is
+/// reached through is returned), and not the router itself or a subnet's
+/// network or broadcast address.
+pub(crate) fn check_next_hop(ports: &[Port], hop: IpAddr) -> Result<usize, String> {
+    if let Some((p, _)) = own_address(ports, hop) {
+        return Err(format!(
+            "{hop} is the router's own address (port {:?})",
+            p.name
+        ));
+    }
+    for (i, p) in ports.iter().enumerate() {
+        if let Some(a) = p.addresses.iter().find(|a| a.contains(hop)) {
+            if a.is_network_or_broadcast(hop) {
+                return Err(format!(
+                    "{hop} is the network or broadcast address of port {:?}'s subnet {}",
+                    p.name,
+                    a.subnet()
+                ));
+            }
+            return Ok(i);
+        }
+    }
+    Err(format!("{hop} is on no port's subnet"))
+}
+
+/// A static neighbor is a host on a subnet of the port it is given for.
+fn check_neighbor_address(ports: &[Port], port: usize, ip: IpAddr) -> Result<(), String> {
+    let at = check_next_hop(ports, ip).map_err(|m| {
+        if m.ends_with("on no port's subnet") {
+            format!(
+                "{ip} is not on a subnet of port {:?} (a static neighbor must be on-link)",
+                ports[port].name
+            )
+        } else {
+            m
+        }
+    })?;
+    if at != port {
+        return Err(format!(
+            "{ip} is on port {:?}'s subnet, not on port {:?}'s",
+            ports[at].name, ports[port].name
+        ));
+    }
+    Ok(())
+}
+
 fn route(cx: &Ctx, r: &RawRoute, ports: &[Port]) -> Result<Route, ConfigError> {
     let prefix: Cidr = r
         .prefix
         .get_ref()
         .parse()
         .or_else(|e| cx.err(r.prefix.span(), format!("route: prefix: {e}")))?;
-    if !prefix.is_network() {
-        return cx.err(
-            r.prefix.span(),
-            format!(
-                "route {prefix}: prefix: host bits are set (did you mean {}/{}?)",
-                prefix.network(),
-                prefix.len
-            ),
-        );
-    }
+    check_route_prefix(ports, &prefix)
+        .or_else(|m| cx.err(r.prefix.span(), format!("route {prefix}: prefix: {m}")))?;
     if r.via.get_ref().is_empty() {
         return cx.err(
             r.via.span(),
@@ -491,8 +760,8 @@ fn route(cx: &Ctx, r: &RawRoute, ports: &[Port]) -> Result<Route, ConfigError> {
             cx.err(
                 v.span(),
                 format!(
-                    "route {prefix}: via: {:?} is not an IP address",
-                    v.get_ref()
+                    "route {prefix}: via: {} is not an IP address",
+                    excerpt(v.get_ref())
                 ),
             )
         })?;
@@ -502,24 +771,8 @@ fn route(cx: &Ctx, r: &RawRoute, ports: &[Port]) -> Result<Route, ConfigError> {
                 format!("route {prefix}: via: {hop} is not of the prefix's address family"),
             );
         }
-        let port = ports
-            .iter()
-            .position(|p| p.addresses.iter().any(|a| a.contains(hop)))
-            .map_or_else(
-                || {
-                    cx.err(
-                        v.span(),
-                        format!("route {prefix}: via: {hop} is on no port's subnet"),
-                    )
-                },
-                Ok,
-            )?;
-        if ports[port].addresses.iter().any(|a| a.addr == hop) {
-            return cx.err(
-                v.span(),
-                format!("route {prefix}: via: {hop} is the router's own address"),
-            );
-        }
+        let port = check_next_hop(ports, hop)
+            .or_else(|m| cx.err(v.span(), format!("route {prefix}: via: {m}")))?;
         if via.iter().any(|&(h, _)| h == hop) {
             return cx.err(
                 v.span(),

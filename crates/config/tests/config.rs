@@ -154,3 +154,188 @@ fn missing_routes_file_is_reported() {
     let e = parse(&format!("{EXAMPLE}\n[routes_file]\npath = \"nope.txt\"\n")).unwrap_err();
     assert!(e.message.contains("nope.txt"), "{e}");
 }
+
+/// Appends `extra` to the example and expects an error on `line` whose
+/// message contains `needle`.
+fn expect_error_appended(extra: &str, line: usize, needle: &str) {
+    let text = format!("{EXAMPLE}{extra}");
+    let e = parse(&text).expect_err(&format!("accepted: {extra}"));
+    assert_eq!(e.line, line, "wrong line for {extra:?}: {e}");
+    assert!(e.message.contains(needle), "{e} lacks {needle:?}");
+}
+
+// Issue 12: configurations that were accepted and must not be, one test
+// each, with file:line:field errors.
+
+#[test]
+fn static_neighbor_at_the_routers_own_address() {
+    expect_error(
+        "address = \"198.19.0.2\"",
+        "address = \"198.19.0.1\"",
+        26,
+        "own address",
+    );
+}
+
+#[test]
+fn route_to_the_routers_own_host_address() {
+    expect_error("198.19.0.0/16", "198.19.0.1/32", 22, "own address");
+    let v6 = "\n[[route]]\nprefix = \"2001:2:0:2::1/128\"\nvia = [\"2001:2:0:2::2\"]\n";
+    expect_error_appended(v6, 31, "own address");
+}
+
+#[test]
+fn route_over_a_connected_subnet() {
+    expect_error("198.19.0.0/16", "198.19.0.0/24", 22, "connected subnet");
+    expect_error(
+        "198.19.0.0/16",
+        "198.19.0.128/25",
+        22,
+        "inside port \"p1\"'s connected subnet",
+    );
+    // Less specific than a connected subnet is fine (a default route).
+    parse(&EXAMPLE.replace("198.19.0.0/16", "0.0.0.0/0")).unwrap();
+}
+
+#[test]
+fn same_route_twice_with_different_next_hops() {
+    let again = "\n[[route]]\nprefix = \"198.19.0.0/16\"\nvia = [\"198.19.0.4\"]\n";
+    expect_error_appended(again, 31, "first at line 22");
+    // The very same route twice is harmless.
+    let same = "\n[[route]]\nprefix = \"198.19.0.0/16\"\nvia = [\"198.19.0.2\", \"198.19.0.3\"]\n";
+    assert_eq!(parse(&format!("{EXAMPLE}{same}")).unwrap().routes.len(), 1);
+}
+
+#[test]
+fn same_neighbor_twice_with_different_values() {
+    let again =
+        "\n[[neighbor]]\naddress = \"198.19.0.2\"\nmac = \"02:00:00:00:00:23\"\nport = \"p1\"\n";
+    expect_error_appended(again, 31, "first at line 26");
+    let same =
+        "\n[[neighbor]]\naddress = \"198.19.0.2\"\nmac = \"02:00:00:00:00:22\"\nport = \"p1\"\n";
+    assert_eq!(
+        parse(&format!("{EXAMPLE}{same}")).unwrap().neighbors.len(),
+        1
+    );
+}
+
+#[test]
+fn off_link_static_neighbor() {
+    expect_error(
+        "address = \"198.19.0.2\"",
+        "address = \"198.20.0.2\"",
+        26,
+        "not on a subnet of port \"p1\"",
+    );
+    // On a subnet, but another port's.
+    expect_error(
+        "address = \"198.19.0.2\"",
+        "address = \"198.18.0.2\"",
+        26,
+        "port \"p0\"'s subnet",
+    );
+    expect_error(
+        "address = \"198.19.0.2\"",
+        "address = \"198.19.0.255\"",
+        26,
+        "broadcast",
+    );
+}
+
+#[test]
+fn multicast_or_all_zero_port_macs() {
+    expect_error("02:00:00:00:00:10", "01:00:5e:00:00:10", 10, "mac");
+    expect_error("02:00:00:00:00:10", "00:00:00:00:00:00", 10, "all-zero");
+    expect_error("02:00:00:00:00:10", "ff:ff:ff:ff:ff:ff", 10, "multicast");
+    expect_error(
+        "mac = \"02:00:00:00:00:22\"",
+        "mac = \"33:33:00:00:00:01\"",
+        27,
+        "unicast",
+    );
+}
+
+#[test]
+fn subnet_network_and_broadcast_addresses() {
+    expect_error(
+        "\"198.18.0.1/24\"",
+        "\"198.18.0.0/24\"",
+        11,
+        "network address",
+    );
+    expect_error(
+        "\"198.18.0.1/24\"",
+        "\"198.18.0.255/24\"",
+        11,
+        "broadcast address",
+    );
+    // Point-to-point /31 and host /32 have neither.
+    parse(&EXAMPLE.replace("\"198.18.0.1/24\"", "\"198.18.0.0/31\"")).unwrap();
+    parse(&EXAMPLE.replace("\"198.18.0.1/24\"", "\"198.18.0.1/32\"")).unwrap();
+    // A next hop at a subnet's broadcast address.
+    expect_error("\"198.19.0.3\"]", "\"198.19.0.255\"]", 23, "broadcast");
+}
+
+#[test]
+fn loopback_and_default_as_port_addresses() {
+    expect_error("\"198.18.0.1/24\"", "\"127.0.0.1/8\"", 11, "loopback");
+    expect_error("\"2001:2:0:1::1/64\"", "\"::1/128\"", 11, "loopback");
+    expect_error("\"198.18.0.1/24\"", "\"198.18.0.1/0\"", 11, "/0");
+    expect_error("\"2001:2:0:1::1/64\"", "\"2001:2:0:1::1/0\"", 11, "/0");
+}
+
+#[test]
+fn duplicate_cores() {
+    let e = parse(&EXAMPLE.replace("workers = 1 ", "cores = [1, 1]")).unwrap_err();
+    assert_eq!(e.line, 3, "{e}");
+    assert!(e.message.contains("core 1 is listed twice"), "{e}");
+    parse(&EXAMPLE.replace("workers = 1 ", "cores = [1, 0]")).unwrap();
+}
+
+#[test]
+fn two_ports_writing_one_capture() {
+    expect_error(
+        "tx_pcap = \"out1.pcap\"",
+        "tx_pcap = \"out0.pcap\"",
+        17,
+        "also port \"p0\"'s tx_pcap",
+    );
+    // Spelled differently, the same file.
+    expect_error(
+        "tx_pcap = \"out1.pcap\"",
+        "tx_pcap = \"./x/../out0.pcap\"",
+        17,
+        "tx_pcap",
+    );
+    expect_error(
+        "tx_pcap = \"out1.pcap\"",
+        "tx_pcap = \"/etc/sr/out0.pcap\"",
+        17,
+        "tx_pcap",
+    );
+    // Writing another port's input.
+    expect_error(
+        "tx_pcap = \"out1.pcap\"",
+        "tx_pcap = \"in0.pcap\"",
+        17,
+        "rx_pcap",
+    );
+}
+
+#[test]
+fn messages_quote_only_an_excerpt() {
+    let huge = "z".repeat(10 << 20);
+    for (from, to) in [
+        ("02:00:00:00:00:10", huge.as_str()),
+        ("198.19.0.0/16", huge.as_str()),
+        ("\"198.19.0.3\"]", &format!("\"{huge}\"]")),
+    ] {
+        let text = EXAMPLE.replacen(from, to, 1);
+        let e = parse(&text).unwrap_err();
+        assert!(e.to_string().len() < 500, "{} bytes", e.to_string().len());
+    }
+    // A type error quotes the value in serde's words; capped as well.
+    let e = parse(&EXAMPLE.replace("workers = 1", &format!("workers = \"{huge}\""))).unwrap_err();
+    assert!(e.to_string().len() < 500, "{} bytes", e.to_string().len());
+    assert_eq!(e.line, 3);
+}

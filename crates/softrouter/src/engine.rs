@@ -3,12 +3,15 @@
 //! Each worker thread pins itself, then creates its own buffer pool (so the
 //! memory is first touched on its core), opens its RX queues and its private
 //! TX queue on every port, and loops `poll_once` until told to stop. The main
-//! thread only supervises: duration, signals, end of capture input, and
-//! statistics snapshots on SIGUSR1. Nothing is shared between workers but
+//! thread only supervises: duration, signals, end of capture input,
+//! statistics snapshots on SIGUSR1, workers that died (a panic) and live
+//! ports' interfaces that disappeared (both stop the router with an error,
+//! statistics still written). Nothing is shared between workers but
 //! the read-mostly routing state (`dataplane::Shared`).
 
 use crate::report::{self, Report};
 use crate::waiting::Waiter;
+use crate::watch::IfaceWatch;
 use crate::{affinity, ports};
 use anyhow::{anyhow, Context, Result};
 use config::{Config, Driver};
@@ -35,18 +38,57 @@ struct WorkerExit {
     leaked_buffers: u32,
 }
 
+/// How often the supervisor looks at the live ports' interfaces.
+const IFACE_POLL: Duration = Duration::from_millis(100);
+
+/// Test hook: `SOFTROUTER_TEST_WORKER_PANIC_MS=<ms>` makes worker 0 panic
+/// after forwarding for that long, so the tests can show a panicking worker
+/// is noticed. Read once at start; costs the workers nothing otherwise.
+const PANIC_HOOK_ENV: &str = "SOFTROUTER_TEST_WORKER_PANIC_MS";
+
+/// The message of a panic payload.
+fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = p.downcast_ref::<&str>() {
+        s.to_string()
+    } else if let Some(s) = p.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "(no message)".to_string()
+    }
+}
+
+/// Runs the router until a signal, the duration, the end of the capture
+/// input, or a failure. A failure (a worker that panicked, an interface
+/// that disappeared, a port that could not finish) stops every worker,
+/// still writes the statistics, and is returned as the error.
 pub fn run(cfg: &Config, opts: &RunOptions) -> Result<Report> {
+    // Signals first: a SIGTERM or SIGHUP during start-up is handled too.
+    let stop = Arc::new(AtomicBool::new(false));
+    let dump = Arc::new(AtomicBool::new(false));
+    let hup = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(sig, stop.clone()).context("installing signal handlers")?;
+    }
+    signal_hook::flag::register(signal_hook::consts::SIGUSR1, dump.clone())
+        .context("installing signal handlers")?;
+    // SIGHUP's default action kills the process without statistics; until
+    // the control plane makes it a reload, it is logged and ignored.
+    signal_hook::flag::register(signal_hook::consts::SIGHUP, hup.clone())
+        .context("installing signal handlers")?;
+
+    // Before opening: a second softrouter on one of our interfaces stops
+    // here rather than answering alongside the first.
+    let _locks = ports::lock_interfaces(cfg)?;
     let ports = ports::open_all(cfg)?;
     let infos: Vec<netio::PortInfo> = ports.iter().map(|p| p.info().clone()).collect();
     let router = Router::new(cfg, &infos).context("building the routing state")?;
     let assignment = ports::assign_queues(cfg, &ports)?;
+    let mut ifaces = IfaceWatch::new(&ports::live_interfaces(cfg));
 
-    let stop = Arc::new(AtomicBool::new(false));
-    let dump = Arc::new(AtomicBool::new(false));
-    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        signal_hook::flag::register(sig, stop.clone()).context("installing signal handlers")?;
-    }
-    signal_hook::flag::register(signal_hook::consts::SIGUSR1, dump.clone())?;
+    let panic_after = std::env::var(PANIC_HOOK_ENV)
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+        .map(Duration::from_millis);
 
     // Only capture ports: the run ends by itself when the input is consumed.
     let finite = cfg.ports.iter().all(|p| p.driver == Driver::Pcap);
@@ -72,6 +114,7 @@ pub fn run(cfg: &Config, opts: &RunOptions) -> Result<Report> {
             stop: stop.clone(),
             done: done.clone(),
             ready: ready_tx.clone(),
+            panic_after: panic_after.filter(|_| id == 0),
         };
         let h = thread::Builder::new()
             .name(format!("worker{id}"))
@@ -109,18 +152,55 @@ pub fn run(cfg: &Config, opts: &RunOptions) -> Result<Report> {
     );
 
     // Supervise.
+    let mut failure: Option<String> = None;
+    let mut last_iface_poll = Instant::now();
     while !stop.load(Ordering::SeqCst) {
         thread::sleep(Duration::from_millis(5));
+        if stop.load(Ordering::SeqCst) {
+            break; // a signal: the workers are stopping by now
+        }
         if opts.duration.is_some_and(|d| started.elapsed() >= d) {
             break;
         }
         if finite && done.iter().all(|d| d.load(Ordering::Acquire)) {
             break;
         }
+        // A worker ends only when told to: one that ended by itself
+        // panicked. The others are stopped; the panic is the error.
+        // (A worker that saw a signal's stop flag first is no failure; a
+        // panic is found by the join below either way.)
+        if let Some(id) = handles.iter().position(|h| h.is_finished()) {
+            if !stop.load(Ordering::SeqCst) {
+                failure = Some(format!("worker {id} stopped unexpectedly"));
+            }
+            break;
+        }
+        if !ifaces.is_empty() && last_iface_poll.elapsed() >= IFACE_POLL {
+            last_iface_poll = Instant::now();
+            if let Err(e) = ifaces.poll() {
+                failure = Some(e);
+                break;
+            }
+        }
+        if hup.swap(false, Ordering::SeqCst) {
+            tracing::warn!(
+                "SIGHUP: reloading the configuration is not supported yet; still running with {}",
+                cfg.source.display()
+            );
+        }
         if dump.swap(false, Ordering::SeqCst) {
             if let Some(path) = &opts.stats_json {
                 let r = report::build(cfg, &ports, &stats, started.elapsed(), &[]);
-                report::write(&r, path)?;
+                // A statistics file that cannot be written is the
+                // operator's problem to fix, not a reason to stop routing.
+                match report::write(&r, path) {
+                    Ok(()) => tracing::info!("SIGUSR1: statistics written to {}", path.display()),
+                    Err(e) => {
+                        tracing::error!("SIGUSR1: statistics not written ({e:#}); still forwarding")
+                    }
+                }
+            } else {
+                tracing::warn!("SIGUSR1: no --stats-json given, nothing written");
             }
         }
     }
@@ -128,11 +208,15 @@ pub fn run(cfg: &Config, opts: &RunOptions) -> Result<Report> {
     let elapsed = started.elapsed();
 
     let mut exits = Vec::new();
-    for h in handles {
+    let mut panics = Vec::new();
+    for (id, h) in handles.into_iter().enumerate() {
         match h.join() {
             Ok(exit) => exits.push(exit),
-            Err(_) => return Err(anyhow!("a worker thread panicked")),
+            Err(p) => panics.push(format!("worker {id} panicked: {}", panic_message(&*p))),
         }
+    }
+    if !panics.is_empty() {
+        failure = Some(panics.join("; "));
     }
     let mut errors = Vec::new();
     for p in &ports {
@@ -150,13 +234,24 @@ pub fn run(cfg: &Config, opts: &RunOptions) -> Result<Report> {
                 e.leaked_buffers
             )
         })
+        .chain(failure.iter().map(|f| format!("stopped: {f}")))
         .chain(errors.iter().cloned())
         .collect();
     let mut r = report::build(cfg, &ports, &stats, elapsed, &notes);
     r.sleeps = exits.iter().map(|e| e.sleeps).sum();
-    if let Some(path) = &opts.stats_json {
-        report::write(&r, path)?;
+    let written = match &opts.stats_json {
+        Some(path) => report::write(&r, path),
+        None => Ok(()),
+    };
+    if let Some(f) = failure {
+        let stats_note = match (&opts.stats_json, &written) {
+            (Some(p), Ok(())) => format!(" (statistics written to {})", p.display()),
+            (Some(_), Err(e)) => format!(" (statistics not written: {e:#})"),
+            (None, _) => String::new(),
+        };
+        return Err(anyhow!("{f}; the router stopped{stats_note}"));
     }
+    written?;
     if !errors.is_empty() {
         return Err(anyhow!("{}", errors.join("; ")));
     }
@@ -173,6 +268,8 @@ struct WorkerCtx {
     stop: Arc<AtomicBool>,
     done: Arc<Vec<AtomicBool>>,
     ready: mpsc::Sender<Result<Arc<WorkerStats>>>,
+    /// Test hook ([`PANIC_HOOK_ENV`]).
+    panic_after: Option<Duration>,
 }
 
 impl WorkerCtx {
@@ -190,7 +287,11 @@ impl WorkerCtx {
         let _ = self.ready.send(Ok(worker.stats()));
         let mut waiter = Waiter::new(self.router_cfg.mode, &worker.wait_fds());
         let budget = self.router_cfg.budget;
+        let panic_at = self.panic_after.map(|d| Instant::now() + d);
         while !self.stop.load(Ordering::Relaxed) {
+            if panic_at.is_some_and(|t| Instant::now() >= t) {
+                panic!("{PANIC_HOOK_ENV}: injected worker panic");
+            }
             let n = worker.poll_once(budget);
             let idle = worker.inputs_exhausted() && worker.pending() == 0;
             self.done[self.id].store(idle, Ordering::Release);

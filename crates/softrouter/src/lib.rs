@@ -6,6 +6,8 @@
 pub mod affinity;
 pub mod check;
 pub mod engine;
+pub mod iflock;
 pub mod ports;
 pub mod report;
 pub mod waiting;
+pub mod watch;

@@ -1,4 +1,10 @@
 //! `softrouter`: run the router, check a configuration, or benchmark.
+//!
+//! Exit codes of `run` and `check-config`: 0 done (a signal, `--duration`,
+//! or the end of the capture input); 1 a failure at start (a port that
+//! cannot be opened) or while running (a worker that panicked, an
+//! interface that disappeared, statistics not written at exit); 2 bad
+//! arguments or an invalid configuration (file:line: field: message).
 
 use anyhow::Result;
 use clap::{Parser, Subcommand};
@@ -26,8 +32,8 @@ enum Command {
         config: PathBuf,
         /// Stop after this many seconds (default: until SIGINT/SIGTERM, or
         /// until all capture input is consumed when every port is `pcap`).
-        #[arg(long)]
-        duration: Option<f64>,
+        #[arg(long, value_name = "SECONDS", value_parser = parse_duration, allow_hyphen_values = true)]
+        duration: Option<Duration>,
         /// Write statistics as JSON here at exit (and on SIGUSR1).
         #[arg(long)]
         stats_json: Option<PathBuf>,
@@ -38,6 +44,30 @@ enum Command {
     /// softrouter vs Linux suite).
     #[cfg(feature = "bench")]
     Bench(Box<bench::cli::BenchArgs>),
+}
+
+/// Longest `--duration`: about 31 years, far below where a `Duration`
+/// overflows.
+const MAX_DURATION_S: f64 = 1e9;
+
+/// `--duration`: a finite, non-negative number of seconds (fractions
+/// allowed); anything else is a usage error (exit 2), never a panic.
+fn parse_duration(s: &str) -> Result<Duration, String> {
+    let v: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("{} is not a number of seconds", config::excerpt(s)))?;
+    if !v.is_finite() || v < 0.0 {
+        return Err(format!(
+            "{v} is not a duration: give a finite number of seconds >= 0"
+        ));
+    }
+    if v > MAX_DURATION_S {
+        return Err(format!(
+            "{v} s is longer than the {MAX_DURATION_S:e} s allowed (leave --duration out to run until stopped)"
+        ));
+    }
+    Duration::try_from_secs_f64(v).map_err(|e| format!("{v}: {e}"))
 }
 
 fn main() -> ExitCode {
@@ -65,15 +95,22 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             duration,
             stats_json,
         } => {
-            let cfg = match config::load(&config) {
-                Ok(c) => c,
+            // The same validation as check-config, file:line errors: exit 2.
+            let cfg = match softrouter::check::load(&config) {
+                Ok(c) => c.config,
                 Err(e) => {
                     eprintln!("softrouter: {e}");
                     return Ok(ExitCode::from(2));
                 }
             };
+            if let Some(p) = &stats_json {
+                if let Err(e) = softrouter::report::check_target(p) {
+                    eprintln!("softrouter: --stats-json: {e}");
+                    return Ok(ExitCode::from(2));
+                }
+            }
             let opts = RunOptions {
-                duration: duration.map(Duration::from_secs_f64),
+                duration,
                 stats_json,
             };
             let r = engine::run(&cfg, &opts)?;

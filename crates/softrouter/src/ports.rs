@@ -11,6 +11,30 @@ pub fn open_all(cfg: &Config) -> Result<Vec<Arc<dyn Port>>> {
     cfg.ports.iter().map(|p| open(cfg, p)).collect()
 }
 
+/// The (port name, interface) of every live port.
+pub fn live_interfaces(cfg: &Config) -> Vec<(String, String)> {
+    cfg.ports
+        .iter()
+        .filter_map(|p| Some((p.name.clone(), p.iface.clone()?)))
+        .collect()
+}
+
+/// Locks the interface of every live port (see [`crate::iflock`]) so a
+/// second softrouter on one of them refuses to start. An interface that
+/// does not exist is skipped: opening the port reports it.
+pub fn lock_interfaces(cfg: &Config) -> Result<Vec<crate::iflock::IfaceLock>> {
+    let dir = crate::iflock::run_dir();
+    let mut locks = Vec::new();
+    for (port, iface) in live_interfaces(cfg) {
+        if let Some(index) = crate::iflock::ifindex(&iface) {
+            // One port per interface: a second port on the same interface
+            // would conflict with the first as a second router would.
+            locks.push(crate::iflock::lock(&dir, &port, &iface, index)?);
+        }
+    }
+    Ok(locks)
+}
+
 fn open(cfg: &Config, p: &config::Port) -> Result<Arc<dyn Port>> {
     let mtu = p.mtu.unwrap_or(1500);
     let port: Arc<dyn Port> = match p.driver {

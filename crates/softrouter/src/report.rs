@@ -106,12 +106,161 @@ pub fn build(
     }
 }
 
-/// Writes the report atomically (temp file + rename), so a reader polling
+/// Writes the report atomically (see [`write_atomic`]), so a reader polling
 /// the file never sees half of it.
 pub fn write(r: &Report, path: &Path) -> Result<()> {
-    let tmp = path.with_extension("json.tmp");
     let text = serde_json::to_string_pretty(r)?;
-    std::fs::write(&tmp, text).with_context(|| format!("writing {}", tmp.display()))?;
-    std::fs::rename(&tmp, path).with_context(|| format!("writing {}", path.display()))?;
+    write_atomic(path, text.as_bytes())
+}
+
+/// Checks, before the router starts, that statistics can be written to
+/// `path`: its folder exists and it is not a folder itself.
+pub fn check_target(path: &Path) -> Result<(), String> {
+    let dir = parent_dir(path);
+    if !dir.is_dir() {
+        return Err(format!(
+            "{}: the folder {} does not exist",
+            path.display(),
+            dir.display()
+        ));
+    }
+    if path.file_name().is_none() || path.is_dir() {
+        return Err(format!("{}: is a folder, not a file name", path.display()));
+    }
     Ok(())
+}
+
+fn parent_dir(path: &Path) -> &Path {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    }
+}
+
+/// A random 64-bit value for temporary names (getrandom; the clock and
+/// the pid if that fails: uniqueness, not secrecy, is what O_EXCL needs).
+fn random_u64() -> u64 {
+    let mut v = 0u64;
+    // SAFETY: getrandom writes at most 8 bytes into v.
+    let n = unsafe { libc::getrandom((&mut v as *mut u64).cast(), 8, libc::GRND_NONBLOCK) };
+    if n != 8 {
+        let t = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default();
+        v = (t.as_nanos() as u64) ^ (u64::from(std::process::id()) << 32);
+    }
+    v
+}
+
+/// Writes `data` to `path` atomically and without trusting the folder:
+/// the data goes to a new file next to the target, created exclusively
+/// (`O_CREAT|O_EXCL|O_NOFOLLOW`, random name, mode 0644 less the umask) so
+/// neither a planted symlink nor a file someone else created is ever
+/// written through; it is fsynced, then renamed over the target (a
+/// rename replaces a symlink at the target, it does not follow it).
+pub fn write_atomic(path: &Path, data: &[u8]) -> Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let dir = parent_dir(path);
+    let name = path
+        .file_name()
+        .with_context(|| format!("{}: not a file name", path.display()))?
+        .to_string_lossy()
+        .into_owned();
+    let mut last_err = None;
+    for _ in 0..16 {
+        let tmp = dir.join(format!(".{name}.{:016x}.tmp", random_u64()));
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o644)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(&tmp);
+        let mut file = match file {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                last_err = Some(e);
+                continue;
+            }
+            Err(e) => return Err(e).with_context(|| format!("creating {}", tmp.display())),
+        };
+        let done = file
+            .write_all(data)
+            .and_then(|_| file.sync_all())
+            .with_context(|| format!("writing {}", tmp.display()))
+            .and_then(|_| {
+                std::fs::rename(&tmp, path)
+                    .with_context(|| format!("renaming {} to {}", tmp.display(), path.display()))
+            });
+        if done.is_err() {
+            let _ = std::fs::remove_file(&tmp);
+            return done;
+        }
+        // The rename itself is durable once the folder is synced.
+        if let Ok(d) = std::fs::File::open(dir) {
+            let _ = d.sync_all();
+        }
+        return Ok(());
+    }
+    Err(anyhow::anyhow!(
+        "{}: no free temporary name ({:?})",
+        path.display(),
+        last_err
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+
+    fn tmpdir(tag: &str) -> std::path::PathBuf {
+        let d = std::env::temp_dir().join(format!("sr-report-{}-{tag}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    #[test]
+    fn planted_symlinks_are_not_followed() {
+        let d = tmpdir("symlink");
+        let victim = d.join("victim");
+        std::fs::write(&victim, "precious").unwrap();
+        let target = d.join("stats.json");
+        // The names the old code used, and the target itself, all point
+        // to the victim.
+        std::os::unix::fs::symlink(&victim, d.join("stats.json.tmp")).unwrap();
+        std::os::unix::fs::symlink(&victim, d.join("stats.tmp")).unwrap();
+        std::os::unix::fs::symlink(&victim, &target).unwrap();
+        write_atomic(&target, b"{}").unwrap();
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+        let m = std::fs::symlink_metadata(&target).unwrap();
+        assert!(m.file_type().is_file(), "the symlink was replaced");
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "{}");
+        assert_eq!(
+            m.permissions().mode() & 0o022,
+            0,
+            "not group/world writable"
+        );
+        assert_eq!(m.uid(), unsafe { libc::geteuid() });
+        // No temporary file is left behind.
+        let left: Vec<_> = std::fs::read_dir(&d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".tmp") && n.starts_with('.'))
+            .collect();
+        assert!(left.is_empty(), "{left:?}");
+        let _ = std::fs::remove_dir_all(d);
+    }
+
+    #[test]
+    fn unwritable_target_is_an_error_not_a_panic() {
+        let d = tmpdir("missing");
+        let target = d.join("gone").join("stats.json");
+        assert!(write_atomic(&target, b"{}").is_err());
+        assert!(check_target(&target).is_err());
+        assert!(check_target(&d).is_err(), "a folder is not a file name");
+        assert!(check_target(&d.join("stats.json")).is_ok());
+        let _ = std::fs::remove_dir_all(d);
+    }
 }

@@ -77,6 +77,8 @@ fn write_pcap(path: &Path, frames: &[Vec<u8>]) {
 #[test]
 fn check_config_accepts_good_and_names_line_of_bad() {
     let dir = tmpdir("check");
+    // check-config reads the input capture as `run` would (issue 12).
+    write_pcap(&dir.join("in.pcap"), &[udp_frame([198, 19, 200, 1], 64, 1)]);
     let good = dir.join("good.toml");
     std::fs::write(&good, config(&dir)).unwrap();
     let out = bin()

@@ -1,7 +1,10 @@
 //! Life cycle of softrouter on live interfaces (issue 3): clear errors at
 //! start, almost no CPU at no load in `interrupt` and `adaptive` modes, and
 //! the XDP program gone after a crash (SIGKILL: only the BPF link's
-//! lifetime, tied to the process, can detach it then).
+//! lifetime, tied to the process, can detach it then). The supervisor
+//! (issue 12): an interface deleted under a running router stops it with
+//! an error naming port and interface, and a second router on an
+//! interface refuses to start.
 //!
 //! Needs root; skipped with a message otherwise. Tests run one at a time
 //! (they pin workers on a two-core machine).
@@ -52,16 +55,19 @@ addresses = ["{ROUTER_OUT_V4}/24"]
 }
 
 fn start(th: &ThreeHosts, tag: &str, cfg: &str) -> Router {
+    start_with(th, tag, cfg, &[])
+}
+
+fn start_with(th: &ThreeHosts, tag: &str, cfg: &str, extra: &[&str]) -> Router {
     let dir = std::env::temp_dir().join(format!("sr-life-{}-{tag}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("router.toml");
     std::fs::write(&path, cfg).unwrap();
+    let mut args = vec!["run", "--config", path.to_str().unwrap()];
+    args.extend_from_slice(extra);
     let child = th
         .router()
-        .command(
-            env!("CARGO_BIN_EXE_softrouter"),
-            &["run", "--config", path.to_str().unwrap()],
-        )
+        .command(env!("CARGO_BIN_EXE_softrouter"), &args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -226,4 +232,72 @@ fn xdp_program_detached_after_sigkill() {
     );
     wait_forwarding(&th);
     drop(r2);
+}
+
+#[test]
+fn deleted_interface_stops_the_router_with_a_clear_error() {
+    if !testbed::require_root("deleted interface") {
+        return;
+    }
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    for driver in ["afpacket", "afxdp"] {
+        let th = testbed::three_hosts_with(TopologyOptions::user_space_router(1)).unwrap();
+        let stats =
+            std::env::temp_dir().join(format!("sr-life-{}-del-{driver}.json", std::process::id()));
+        let _ = std::fs::remove_file(&stats);
+        let r = start_with(
+            &th,
+            &format!("del-{driver}"),
+            &config(&th, driver, "interrupt", &th.router_in),
+            &["--stats-json", stats.to_str().unwrap()],
+        );
+        wait_forwarding(&th);
+        th.router()
+            .run(&["ip", "link", "del", &th.router_out])
+            .unwrap();
+        let t0 = Instant::now();
+        let (status, err) = r.wait_with_output_ref();
+        assert!(
+            t0.elapsed() < Duration::from_secs(5),
+            "{driver}: noticed after {:?}",
+            t0.elapsed()
+        );
+        assert_eq!(status.code(), Some(1), "{driver}: {err}");
+        assert!(
+            err.contains("\"out\"")
+                && err.contains(&format!("{:?}", th.router_out))
+                && err.contains("disappeared"),
+            "{driver}: the error names port and interface: {err}"
+        );
+        assert!(stats.is_file(), "{driver}: statistics written: {err}");
+        let _ = std::fs::remove_file(&stats);
+    }
+}
+
+#[test]
+fn second_afpacket_router_on_an_interface_refuses_to_start() {
+    if !testbed::require_root("two afpacket routers") {
+        return;
+    }
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let th = testbed::three_hosts_with(TopologyOptions::user_space_router(1)).unwrap();
+    let cfg = config(&th, "afpacket", "interrupt", &th.router_in);
+    let first = start(&th, "first", &cfg);
+    wait_forwarding(&th);
+    let second = start(&th, "second", &cfg);
+    let (status, err) = second.wait_with_output_ref();
+    assert!(!status.success(), "the second router must not start: {err}");
+    assert!(
+        err.contains("already used by another softrouter")
+            && err.contains(&format!("{:?}", th.router_in))
+            && err.contains(&first.child.id().to_string()),
+        "names the interface and the first router: {err}"
+    );
+    // The first one is undisturbed.
+    wait_forwarding(&th);
+    drop(first);
+    // Its lock went with it: a new router starts.
+    let third = start(&th, "third", &cfg);
+    wait_forwarding(&th);
+    drop(third);
 }

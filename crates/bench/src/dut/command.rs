@@ -97,8 +97,6 @@ pub fn environment(bed: &Bed) -> Vec<(String, String)> {
     env
 }
 
-static LOG_COUNTER: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-
 impl CommandDut {
     pub fn start(settings: &DutSettings, pattern: Pattern, opts: &DutOptions) -> Result<Self> {
         let DutSettings::Command {
@@ -145,12 +143,12 @@ impl CommandDut {
             }
             None => "unknown (no version_command)".to_string(),
         };
-        let log_path = std::env::temp_dir().join(format!(
-            "softrouter-bench-cmd-{}-{}.log",
-            std::process::id(),
-            LOG_COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-        ));
-        let log = std::fs::File::create(&log_path)
+        // In a private mkdtemp folder, created exclusively, never through
+        // a symlink (see `super::softrouter::create_log`).
+        let log_path = super::softrouter::private_dir("softrouter-bench-cmd-")
+            .context("creating the DUT's log folder")?
+            .join("dut.log");
+        let log = super::softrouter::create_log(&log_path)
             .with_context(|| format!("creating {}", log_path.display()))?;
         let mut cmd = Command::new("ip");
         cmd.args(["netns", "exec", &ns, "sh", "-c", command])
@@ -263,6 +261,9 @@ impl Drop for CommandDut {
     fn drop(&mut self) {
         self.terminate();
         let _ = std::fs::remove_file(&self.log_path);
+        if let Some(dir) = self.log_path.parent() {
+            let _ = std::fs::remove_dir(dir);
+        }
     }
 }
 

@@ -150,7 +150,34 @@ fn substitute(text: &str, bed: &Bed) -> String {
     t
 }
 
-static DIR_COUNTER: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+/// A new private folder for one DUT run, from `mkdtemp(3)` under the temp
+/// folder: mode 0700 and a random name, so a folder (or symlink) someone
+/// else created in advance is never used.
+pub fn private_dir(prefix: &str) -> std::io::Result<PathBuf> {
+    use std::os::unix::ffi::OsStringExt;
+    let template = std::env::temp_dir().join(format!("{prefix}XXXXXX"));
+    let mut bytes =
+        std::ffi::CString::new(template.into_os_string().into_vec())?.into_bytes_with_nul();
+    // SAFETY: bytes is a writable NUL-terminated template ending in XXXXXX.
+    let p = unsafe { libc::mkdtemp(bytes.as_mut_ptr().cast()) };
+    if p.is_null() {
+        return Err(std::io::Error::last_os_error());
+    }
+    bytes.pop();
+    Ok(PathBuf::from(std::ffi::OsString::from_vec(bytes)))
+}
+
+/// Creates a DUT log that did not exist before (`O_EXCL`), never through
+/// a symlink (`O_NOFOLLOW`), readable by its owner only.
+pub fn create_log(path: &Path) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path)
+}
 
 impl SoftrouterDut {
     pub fn start(settings: &DutSettings, pattern: Pattern, opts: &DutOptions) -> Result<Self> {
@@ -223,19 +250,14 @@ impl SoftrouterDut {
                 (substitute(&t, &bed), p.display().to_string())
             }
         };
-        let dir = std::env::temp_dir().join(format!(
-            "softrouter-bench-{}-{}",
-            std::process::id(),
-            DIR_COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-        ));
-        std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+        let dir = private_dir("softrouter-bench-").context("creating the DUT's work folder")?;
         let config_path = dir.join("router.toml");
         std::fs::write(&config_path, &config_text)
             .with_context(|| format!("writing {}", config_path.display()))?;
         let stats_path = dir.join("stats.json");
         let log_path = dir.join("softrouter.log");
-        let log = std::fs::File::create(&log_path)
-            .with_context(|| format!("creating {}", log_path.display()))?;
+        let log =
+            create_log(&log_path).with_context(|| format!("creating {}", log_path.display()))?;
         let ns = bed.dut_ns("softrouter")?.name().to_string();
         let mut cmd = Command::new("ip");
         cmd.args(["netns", "exec", &ns])

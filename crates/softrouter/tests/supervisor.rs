@@ -1,0 +1,379 @@
+//! The supervisor as an operator meets it (issue 12), without root: `mem`
+//! ports keep a router running until it is told to stop.
+//!
+//! * bad `--duration` values are usage errors (exit 2), never a panic;
+//! * a SIGUSR1 whose statistics cannot be written is logged, and the
+//!   router keeps running;
+//! * SIGHUP is logged and ignored (no reload yet), no longer a kill;
+//! * a worker that panics is noticed at once: the router stops, writes its
+//!   statistics and exits non-zero with the panic in its message;
+//! * `run` and `check-config` reject the same configurations.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_softrouter"))
+}
+
+fn tmpdir(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("sr-sup-{}-{tag}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Two idle `mem` ports: nothing arrives, the router runs until stopped.
+const MEM_CONFIG: &str = r#"
+[router]
+workers = 1
+mode = "interrupt"
+pool_frames = 1024
+
+[[port]]
+name = "a"
+driver = "mem"
+mac = "02:00:00:00:00:10"
+addresses = ["198.18.0.1/24"]
+
+[[port]]
+name = "b"
+driver = "mem"
+mac = "02:00:00:00:00:11"
+addresses = ["198.19.0.1/24"]
+"#;
+
+/// A running softrouter whose stderr is collected as it is written.
+struct Running {
+    child: Child,
+    err: Arc<Mutex<String>>,
+}
+
+impl Running {
+    fn start(cfg: &Path, extra: &[&str], env: &[(&str, &str)]) -> Running {
+        let mut c = bin();
+        c.args(["run", "--config", cfg.to_str().unwrap()])
+            .args(extra)
+            .env("RUST_LOG", "info")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        let mut child = c.spawn().unwrap();
+        let err = Arc::new(Mutex::new(String::new()));
+        let pipe = child.stderr.take().unwrap();
+        let sink = err.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(pipe).lines() {
+                let Ok(line) = line else { break };
+                let mut s = sink.lock().unwrap();
+                s.push_str(&line);
+                s.push('\n');
+            }
+        });
+        let r = Running { child, err };
+        r.wait_for("forwarding on", Duration::from_secs(20));
+        r
+    }
+
+    fn stderr(&self) -> String {
+        self.err.lock().unwrap().clone()
+    }
+
+    fn wait_for(&self, needle: &str, limit: Duration) {
+        let deadline = Instant::now() + limit;
+        while !self.stderr().contains(needle) {
+            assert!(
+                Instant::now() < deadline,
+                "no {needle:?} within {limit:?}; stderr:\n{}",
+                self.stderr()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    fn signal(&self, sig: i32) {
+        // SAFETY: kill(2) on our own child.
+        assert_eq!(unsafe { libc::kill(self.child.id() as i32, sig) }, 0);
+    }
+
+    fn running(&mut self) -> bool {
+        self.child.try_wait().unwrap().is_none()
+    }
+
+    /// Waits for the exit; (status code, stderr).
+    fn wait(mut self, limit: Duration) -> (Option<i32>, String) {
+        let deadline = Instant::now() + limit;
+        let status = loop {
+            if let Some(s) = self.child.try_wait().unwrap() {
+                break s;
+            }
+            if Instant::now() > deadline {
+                let _ = self.child.kill();
+                let _ = self.child.wait();
+                panic!("did not exit within {limit:?}; stderr:\n{}", self.stderr());
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        // Let the reader thread drain the pipe.
+        std::thread::sleep(Duration::from_millis(100));
+        (status.code(), self.stderr())
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn bad_durations_are_usage_errors_not_panics() {
+    let dir = tmpdir("duration");
+    let cfg = dir.join("r.toml");
+    std::fs::write(&cfg, MEM_CONFIG).unwrap();
+    for bad in [
+        "nan", "NaN", "inf", "-inf", "-1", "-0.5", "1e300", "1e10", "abc", "",
+    ] {
+        let out = bin()
+            .args(["run", "--config", cfg.to_str().unwrap(), "--duration", bad])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "--duration {bad:?}: {err}");
+        assert!(err.contains("--duration"), "--duration {bad:?}: {err}");
+        assert!(!err.contains("panicked"), "--duration {bad:?}: {err}");
+    }
+    // A good one still runs (and stops by itself).
+    let out = bin()
+        .args([
+            "run",
+            "--config",
+            cfg.to_str().unwrap(),
+            "--duration",
+            "0.2",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn bad_stats_path_is_a_usage_error() {
+    let dir = tmpdir("statspath");
+    let cfg = dir.join("r.toml");
+    std::fs::write(&cfg, MEM_CONFIG).unwrap();
+    for bad in [dir.join("nope").join("s.json"), dir.clone()] {
+        let out = bin()
+            .args(["run", "--config", cfg.to_str().unwrap(), "--duration", "5"])
+            .arg("--stats-json")
+            .arg(&bad)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{}: {err}", bad.display());
+        assert!(err.contains("--stats-json"), "{err}");
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn sigusr1_that_cannot_write_keeps_forwarding() {
+    let dir = tmpdir("usr1");
+    let cfg = dir.join("r.toml");
+    std::fs::write(&cfg, MEM_CONFIG).unwrap();
+    let out = dir.join("out");
+    std::fs::create_dir_all(&out).unwrap();
+    let stats = out.join("stats.json");
+    let mut r = Running::start(&cfg, &["--stats-json", stats.to_str().unwrap()], &[]);
+    r.signal(libc::SIGUSR1);
+    r.wait_for("statistics written", Duration::from_secs(5));
+    assert!(stats.is_file());
+    // The folder goes away: the next snapshot cannot be written.
+    std::fs::remove_dir_all(&out).unwrap();
+    r.signal(libc::SIGUSR1);
+    r.wait_for("statistics not written", Duration::from_secs(5));
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(
+        r.running(),
+        "stopped after a failed SIGUSR1:\n{}",
+        r.stderr()
+    );
+    // Back: the final statistics are written at exit.
+    std::fs::create_dir_all(&out).unwrap();
+    r.signal(libc::SIGTERM);
+    let (code, err) = r.wait(Duration::from_secs(10));
+    assert_eq!(code, Some(0), "{err}");
+    let s: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&stats).unwrap()).unwrap();
+    assert!(s["elapsed_s"].as_f64().unwrap() > 0.0);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn sighup_is_logged_not_fatal() {
+    let dir = tmpdir("hup");
+    let cfg = dir.join("r.toml");
+    std::fs::write(&cfg, MEM_CONFIG).unwrap();
+    let stats = dir.join("stats.json");
+    let mut r = Running::start(&cfg, &["--stats-json", stats.to_str().unwrap()], &[]);
+    r.signal(libc::SIGHUP);
+    r.wait_for("SIGHUP", Duration::from_secs(5));
+    assert!(r.stderr().contains("not supported yet"), "{}", r.stderr());
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(r.running(), "SIGHUP stopped the router:\n{}", r.stderr());
+    r.signal(libc::SIGTERM);
+    let (code, err) = r.wait(Duration::from_secs(10));
+    assert_eq!(code, Some(0), "{err}");
+    assert!(stats.is_file(), "statistics written at exit");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn worker_panic_stops_the_router_with_an_error_and_statistics() {
+    let dir = tmpdir("panic");
+    let cfg = dir.join("r.toml");
+    std::fs::write(&cfg, MEM_CONFIG.replace("workers = 1", "workers = 2")).unwrap();
+    let stats = dir.join("stats.json");
+    let r = Running::start(
+        &cfg,
+        &["--duration", "120", "--stats-json", stats.to_str().unwrap()],
+        &[("SOFTROUTER_TEST_WORKER_PANIC_MS", "300")],
+    );
+    let t0 = Instant::now();
+    // Noticed promptly: well before the 120 s duration.
+    let (code, err) = r.wait(Duration::from_secs(10));
+    assert!(
+        t0.elapsed() < Duration::from_secs(5),
+        "took {:?}",
+        t0.elapsed()
+    );
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("worker 0 panicked"), "{err}");
+    assert!(err.contains("injected worker panic"), "{err}");
+    assert!(err.contains("statistics written"), "{err}");
+    let s: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&stats).unwrap()).unwrap();
+    let notes = s["notes"].to_string();
+    assert!(notes.contains("worker 0 panicked"), "{notes}");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// `run` and `check-config` reject the same configurations, with the same
+/// file:line message.
+#[test]
+fn run_and_check_config_reject_the_same_things() {
+    let dir = tmpdir("agree");
+    let base = MEM_CONFIG.replace("198.19.0.1/24", "198.20.0.1/15");
+    let cases: Vec<(&str, String, String)> = vec![
+        (
+            "next hop off every subnet",
+            "203.0.113.0/24 198.20.0.2\n203.0.114.0/24 192.0.2.1\n".to_string(),
+            "t.txt:2:".to_string(),
+        ),
+        (
+            "more next hops than the table holds",
+            (0..70_000u32)
+                .map(|i| {
+                    let h = 2 + i;
+                    format!(
+                        "{}.{}.{}.0/24 198.{}.{}.{}\n",
+                        10 + (i >> 16),
+                        (i >> 8) & 0xff,
+                        i & 0xff,
+                        20 + (h >> 16),
+                        (h >> 8) & 0xff,
+                        h & 0xff
+                    )
+                })
+                .collect(),
+            // 65,536 entries: 4 for the ports, so line 65,533 is the first
+            // next hop too many.
+            "t.txt:65533:".to_string(),
+        ),
+    ];
+    for (what, table, needle) in cases {
+        std::fs::write(dir.join("t.txt"), &table).unwrap();
+        let cfg = dir.join("r.toml");
+        std::fs::write(&cfg, format!("{base}\n[routes_file]\npath = \"t.txt\"\n")).unwrap();
+        let check = bin()
+            .args(["check-config", cfg.to_str().unwrap()])
+            .output()
+            .unwrap();
+        let run = bin()
+            .args(["run", "--config", cfg.to_str().unwrap(), "--duration", "1"])
+            .output()
+            .unwrap();
+        let check_err = String::from_utf8_lossy(&check.stderr).to_string();
+        let run_err = String::from_utf8_lossy(&run.stderr).to_string();
+        assert_eq!(
+            check.status.code(),
+            Some(2),
+            "{what}: check-config: {check_err}"
+        );
+        assert_eq!(run.status.code(), Some(2), "{what}: run: {run_err}");
+        assert!(check_err.contains(&needle), "{what}: {check_err}");
+        assert_eq!(
+            run_err.trim().trim_start_matches("softrouter: "),
+            check_err.trim(),
+            "{what}: the same message"
+        );
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// A pcapng capture is refused by check-config as by run.
+#[test]
+fn pcapng_input_fails_check_config() {
+    let dir = tmpdir("pcapng");
+    // A pcapng Section Header Block.
+    let mut ng = Vec::new();
+    ng.extend_from_slice(&0x0a0d0d0au32.to_le_bytes());
+    ng.extend_from_slice(&28u32.to_le_bytes());
+    ng.extend_from_slice(&0x1a2b3c4du32.to_le_bytes());
+    ng.extend_from_slice(&[1, 0, 0, 0]);
+    ng.extend_from_slice(&u64::MAX.to_le_bytes());
+    ng.extend_from_slice(&28u32.to_le_bytes());
+    std::fs::write(dir.join("in.pcapng"), &ng).unwrap();
+    let cfg = dir.join("r.toml");
+    std::fs::write(
+        &cfg,
+        MEM_CONFIG
+            .replace("driver = \"mem\"", "driver = \"pcap\"")
+            .replacen(
+                "name = \"a\"\n",
+                "name = \"a\"\nrx_pcap = \"in.pcapng\"\n",
+                1,
+            ),
+    )
+    .unwrap();
+    let check = bin()
+        .args(["check-config", cfg.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let check_err = String::from_utf8_lossy(&check.stderr).to_string();
+    assert_eq!(check.status.code(), Some(2), "{check_err}");
+    assert!(
+        check_err.contains("pcapng") && check_err.contains("in.pcapng"),
+        "{check_err}"
+    );
+    let run = bin()
+        .args(["run", "--config", cfg.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let run_err = String::from_utf8_lossy(&run.stderr).to_string();
+    assert!(!run.status.success(), "{run_err}");
+    assert!(run_err.contains("pcapng"), "{run_err}");
+    let _ = std::fs::remove_dir_all(dir);
+}
