@@ -189,6 +189,7 @@ pub(crate) fn describe_bed(bed: &Bed) -> Value {
         "namespaces": bed.namespaces(),
         "ports": bed.describe_ports(),
         "receive_cpus": bed.rx_placement,
+        "napi_threads": bed.napi_threads,
     })
 }
 

@@ -180,3 +180,36 @@ fn rejects_plans_that_do_not_fit() {
 }
 
 mod live;
+
+/// The program's own cost per frame (run by hand: `cargo test --release
+/// -p softrouter-tester -- --ignored --nocapture gen_program_cost`):
+/// non-live test runs report the mean time per run.
+#[test]
+#[ignore]
+fn gen_program_cost() {
+    let mut g = generator(1, &[64, 1518]);
+    for (slot, label) in [(0u16, "64 B"), (1, "1518 B")] {
+        let p = plan(
+            vec![Port {
+                ifindex: 1,
+                streams: vec![0],
+            }],
+            vec![Phase {
+                frames: u64::MAX / 2,
+                rate_fps: None,
+            }],
+            vec![slot],
+        );
+        g.write_plan(&p, 0);
+        let page = vec![0u8; if slot == 0 { 60 } else { 1514 }];
+        let prog = g.prog().unwrap();
+        let r = prog
+            .test_run(aya::programs::TestRunOptions {
+                data_in: Some(&page),
+                repeat: 1_000_000,
+                ..aya::programs::TestRunOptions::new()
+            })
+            .unwrap();
+        eprintln!("{label}: {:?} per run", r.duration);
+    }
+}

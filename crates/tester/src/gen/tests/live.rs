@@ -119,3 +119,78 @@ fn bursts_and_phases_send_every_frame() {
     assert_eq!((got.received, got.lost), (50_000, 0), "{got:?}");
     assert_eq!(s.phase_clock.len(), 2);
 }
+
+/// Capacity figures (run by hand: `cargo test -p softrouter-tester --
+/// --ignored --nocapture gen_capacity`): 64-byte frames flat out into the
+/// counter, for several batch sizes, with the receiving end's NAPI inline
+/// (in the generator's context) or in a thread on the same CPU.
+#[test]
+#[ignore]
+fn gen_capacity() {
+    for threaded in [false, true] {
+        for batch in [16u32, 64, 256] {
+            let ns = Netns::new("cap").unwrap();
+            let v = VethPair::new(&ns, &ns, 1).unwrap();
+            let (name, a, b) = (ns.name().to_string(), v.a.clone(), v.b.clone());
+            let nsn = name.clone();
+            let r = std::thread::spawn(move || {
+                let cpu = std::thread::available_parallelism().map_or(1, |n| n.get()) - 1;
+                // SAFETY: pinning this thread.
+                unsafe {
+                    let mut set: libc::cpu_set_t = std::mem::zeroed();
+                    libc::CPU_SET(cpu, &mut set);
+                    libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+                }
+                enter_netns(&name);
+                let mut g = Generator::new(1, 1).unwrap();
+                let (bytes, l) = crate::testutil::frame(0, 64, false, 0, 0);
+                g.set_frame(0, 0, &Frame::from_layout(&bytes, &l)).unwrap();
+                let c = Counter::new(1, 1 << 26, &[ifindex(&b)]).unwrap();
+                if threaded {
+                    testbed::napi::thread_napi_in(
+                        &nsn,
+                        &b,
+                        &[cpu],
+                        testbed::napi::NapiPolicy::Fifo(50),
+                    )
+                    .unwrap();
+                }
+                let p = Plan {
+                    ports: vec![Port {
+                        ifindex: ifindex(&a),
+                        streams: vec![0],
+                    }],
+                    phases: vec![Phase {
+                        frames: 5_000_000,
+                        rate_fps: None,
+                    }],
+                    schedule: vec![0],
+                    batch,
+                    grace: Duration::from_millis(50),
+                    lead: Duration::ZERO,
+                };
+                let s = g.run(&p).unwrap();
+                c.drain(
+                    s.sent,
+                    Duration::from_millis(5),
+                    Duration::from_millis(100),
+                    Duration::from_secs(2),
+                );
+                let got = c.read(&s.stream_frames);
+                let secs = (s.last_ns - s.first_ns) as f64 / 1e9;
+                (
+                    s.sent as f64 / secs / 1e6,
+                    got.received as f64 / s.sent as f64,
+                )
+            })
+            .join()
+            .unwrap();
+            eprintln!(
+                "threaded={threaded} batch={batch}: {:.2} Mfps, {:.1} % received",
+                r.0,
+                r.1 * 100.0
+            );
+            drop(v);
+        }
+    }
+}
