@@ -81,7 +81,7 @@ struct gen_tmpl {
 	__u16 csum_off;		/* UDP checksum */
 	__u16 seq_off;		/* sequence; the timestamp follows it */
 	__u8 long_form;		/* 64-bit fields (long) or 32-bit (short) */
-	__u8 _pad;
+	__u8 ipv6;		/* UDP after IPv6 (else after a 20-byte IPv4 header) */
 	__u8 data[GEN_TMPL_CAP];
 };
 

@@ -111,6 +111,8 @@ pub struct Frame {
     pub seq_off: usize,
     /// 64-bit fields (long header form) or 32-bit (short).
     pub long: bool,
+    /// UDP after IPv6 (else after a 20-byte IPv4 header).
+    pub ipv6: bool,
 }
 
 impl Frame {
@@ -122,6 +124,7 @@ impl Frame {
             udp_csum_off: l.udp_csum_off,
             seq_off: l.seq_off,
             long: l.long,
+            ipv6: u16::from_be_bytes([bytes[12], bytes[13]]) == 0x86DD,
         }
     }
 }
@@ -273,8 +276,12 @@ impl Generator {
             );
         }
         let width = if f.long { 16 } else { 8 };
-        if f.seq_off + width > len || f.udp_csum_off + 2 > len {
-            bail!("template fields beyond the frame");
+        let l4 = if f.ipv6 { 54 } else { 34 };
+        if f.seq_off + width > len
+            || f.udp_csum_off != l4 + 6
+            || f.seq_off != l4 + 8 + if f.long { 16 } else { 4 }
+        {
+            bail!("template fields not where the generator writes them");
         }
         let base = (stream as usize * self.nsizes + size) * TMPL_SIZE;
         let mut hdr = [0u8; TMPL_HDR];
@@ -282,6 +289,7 @@ impl Generator {
         hdr[2..4].copy_from_slice(&(f.udp_csum_off as u16).to_ne_bytes());
         hdr[4..6].copy_from_slice(&(f.seq_off as u16).to_ne_bytes());
         hdr[6] = u8::from(f.long);
+        hdr[7] = u8::from(f.ipv6);
         self.tmpl.write(base, &hdr);
         self.tmpl.write(base + TMPL_HDR, &f.bytes);
         const _: () = assert!(

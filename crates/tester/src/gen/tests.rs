@@ -213,3 +213,37 @@ fn gen_program_cost() {
         eprintln!("{label}: {:?} per run", r.duration);
     }
 }
+
+#[test]
+fn ipv6_frames_are_stamped_with_valid_checksums() {
+    if !can_run("ipv6_frames_are_stamped_with_valid_checksums") {
+        return;
+    }
+    let sizes = [78, 98, 1518];
+    let mut g = Generator::new(1, sizes.len()).unwrap();
+    for (i, &size) in sizes.iter().enumerate() {
+        let (b, l) = frame(0, size, true, 0, 0);
+        g.set_frame(0, i, &Frame::from_layout(&b, &l)).unwrap();
+    }
+    let p = plan(
+        vec![Port {
+            ifindex: 1,
+            streams: vec![0],
+        }],
+        vec![Phase {
+            frames: 10,
+            rate_fps: None,
+        }],
+        vec![0, 1, 2],
+    );
+    g.check(&p).unwrap();
+    g.write_plan(&p, 0);
+    for k in 0..6u64 {
+        let (act, out) = step(&mut g, &[0x5a; 1000]);
+        assert_eq!(act, XDP_REDIRECT);
+        let t = parse(&out).expect("an IPv6 test frame");
+        assert_eq!(t.seq, k, "frame {k}");
+        assert_eq!(out.len(), sizes[k as usize % 3] - 4);
+        assert!(checksums_ok(&out), "frame {k}: checksums");
+    }
+}
