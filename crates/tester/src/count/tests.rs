@@ -173,3 +173,23 @@ fn random_frames_are_passed_or_counted_never_lost() {
         "every consumed frame is accounted"
     );
 }
+
+/// The counter's own cost per frame (run by hand: `cargo test --release
+/// -p softrouter-tester -- --ignored --nocapture count_program_cost`).
+#[test]
+#[ignore]
+fn count_program_cost() {
+    let mut c = counter(1);
+    let (f, _) = frame(0, 64, false, 7, mono_ns());
+    let prog = c.loaded().xdp("sr_count").unwrap();
+    let r = aya::programs::TestRun::test_run(
+        prog,
+        aya::programs::TestRunOptions {
+            data_in: Some(&f),
+            repeat: 1_000_000,
+            ..aya::programs::TestRunOptions::new()
+        },
+    )
+    .unwrap();
+    eprintln!("64 B: {:?} per run", r.duration);
+}

@@ -42,8 +42,8 @@ fn paced_imix_arrives_exactly_and_on_time() {
                 streams: vec![0, 1, 2, 3],
             }],
             phases: vec![Phase {
-                frames: 200_000,
-                rate_fps: Some(1e6),
+                frames: 80_000,
+                rate_fps: Some(400_000.0),
             }],
             // IMIX 7:4:1 over 64/594/1518 and a 128 to see four sizes.
             schedule: vec![0, 0, 0, 0, 0, 0, 0, 2, 2, 2, 2, 3, 1],
@@ -94,7 +94,7 @@ fn bursts_and_phases_send_every_frame() {
             phases: vec![
                 Phase {
                     frames: 20_000,
-                    rate_fps: Some(400_000.0),
+                    rate_fps: Some(200_000.0),
                 },
                 Phase {
                     frames: 30_000,
@@ -103,7 +103,7 @@ fn bursts_and_phases_send_every_frame() {
             ],
             schedule: vec![0],
             batch: 32,
-            grace: Duration::from_millis(50),
+            grace: Duration::from_millis(200),
             lead: Duration::from_millis(2),
         };
         let s = g.run(&p).unwrap();
