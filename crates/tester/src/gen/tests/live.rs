@@ -62,22 +62,21 @@ fn paced_imix_arrives_exactly_and_on_time() {
         (s, got)
     });
     assert_eq!(s.errors, 0, "{:?}", s.last_error);
-    assert_eq!(s.sent, 200_000, "{s:?}");
-    assert_eq!(s.stream_frames, vec![50_000; 4]);
+    assert_eq!(s.sent, 80_000, "{s:?}");
+    assert_eq!(s.stream_frames, vec![20_000; 4]);
     assert_eq!(
         (got.received, got.lost, got.duplicates),
-        (200_000, 0, 0),
+        (80_000, 0, 0),
         "{got:?}"
     );
-    assert_eq!(got.latency.count, 200_000);
+    assert_eq!(got.latency.count, 80_000);
     assert!(got.latency.ipdv_count > 0);
-    // 200k frames at 1 Mfps: the last is due 0.2 s after the first.
+    // 80k frames at 400 kfps: the last is due 0.2 s after the first; never
+    // earlier (pacing), later only by the worst lag.
     let span = (s.last_ns - s.first_ns) as f64 / 1e9;
-    assert!(
-        (0.195..0.25).contains(&span),
-        "span {span} s, max lag {} us",
-        s.max_lag_ns / 1000
-    );
+    let lag = s.max_lag_ns as f64 / 1e9;
+    assert!(span >= 0.1999, "span {span} s: frames went early");
+    assert!(span <= 0.2 + lag + 0.001, "span {span} s, max lag {lag} s");
 }
 
 #[test]
