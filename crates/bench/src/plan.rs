@@ -13,31 +13,9 @@ use anyhow::Result;
 use serde::Serialize;
 use std::net::{Ipv4Addr, Ipv6Addr};
 
-/// Packet I/O backend the tester uses on its ports.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum TesterBackend {
-    /// AF_XDP receive sockets (copy mode on veth), AF_PACKET or AF_XDP
-    /// generation; analysis in user space (full IPDV).
-    AfXdp,
-    /// TPACKET_V3 rings; slower, but works everywhere.
-    AfPacket,
-    /// Counting in an XDP program on the tester ports, generation with
-    /// AF_PACKET (`traffic::xdp`): the fastest tester on veth (about 3x
-    /// the AF_XDP receiver here), hence the default. No IPDV.
-    #[default]
-    Xdp,
-    /// Counting in XDP, generation with BPF_PROG_RUN live frames; needs
-    /// NAPI on the DUT's veth ends. Experimental (slow on kernel 6.18).
-    XdpLive,
-}
-
-impl TesterBackend {
-    /// Whether the receive side counts in XDP (`traffic::xdp`).
-    pub fn counts_in_xdp(self) -> bool {
-        matches!(self, TesterBackend::Xdp | TesterBackend::XdpLive)
-    }
-}
+/// The tester backend is a setting (`--tester`, `tester = "xdp"`); it is
+/// re-exported here because the plan carries it to the engine.
+pub use crate::settings::TesterBackend;
 
 /// One tester port: an interface in the tester's namespace, cabled to the
 /// DUT (or, for calibration, to another tester port).

@@ -624,8 +624,8 @@ impl Engine {
             p99_ns: q(0.99),
             p999_ns: q(0.999),
             max_ns: max,
-            ipdv_mean_abs_ns: 0.0,
-            ipdv_max_abs_ns: 0,
+            ipdv_mean_abs_ns: None,
+            ipdv_max_abs_ns: None,
             pdv_ns: max - min,
         }
     }
