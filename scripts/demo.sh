@@ -7,8 +7,8 @@ cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
 cargo build --locked --release -p softrouter
 if [ $# -eq 0 ]; then
-    # The quick suite, with every output: tables on the terminal, JSON and
-    # CSV per DUT and a chart in results/.
+    # The quick suite, with every output: tables on the terminal; one JSON
+    # and one CSV file holding both DUTs' runs, and a chart, in results/.
     mkdir -p results
     set -- --json results/demo.json --csv results/demo.csv --plot results/demo.svg
 fi

@@ -36,8 +36,10 @@ use crate::frame::{parse, TestFrame, FLAG_LEARNING};
 ///
 /// `ipdv_*`: RFC 3393 IP packet delay variation between consecutive
 /// received frames of the same stream (`D(i) - D(i-1)`), mean of absolute
-/// values and maximum absolute value. `pdv_ns`: RFC 5481 packet delay
-/// variation, maximum delay minus minimum delay.
+/// values and maximum absolute value; `None` when not measured (a tester
+/// backend that does not compute it, or no two frames of one stream):
+/// JSON null and `n/a` in tables, never a made-up 0. `pdv_ns`: RFC 5481
+/// packet delay variation, maximum delay minus minimum delay.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct LatencySummary {
     /// Frames with a latency sample.
@@ -54,17 +56,18 @@ pub struct LatencySummary {
     pub p999_ns: u64,
     /// Maximum.
     pub max_ns: u64,
-    /// Mean |IPDV| (RFC 3393).
-    pub ipdv_mean_abs_ns: f64,
-    /// Max |IPDV| (RFC 3393).
-    pub ipdv_max_abs_ns: u64,
+    /// Mean |IPDV| (RFC 3393); `None`: not measured.
+    pub ipdv_mean_abs_ns: Option<f64>,
+    /// Max |IPDV| (RFC 3393); `None`: not measured.
+    pub ipdv_max_abs_ns: Option<u64>,
     /// max - min (RFC 5481 PDV).
     pub pdv_ns: u64,
 }
 
 impl LatencySummary {
     /// Mean of several summaries (RFC 2544 averages latency repetitions):
-    /// every field is the plain mean over the inputs that had samples.
+    /// every field is the plain mean over the inputs that had samples (the
+    /// IPDV fields over those that measured it; `None` if none did).
     pub fn mean_of(list: &[LatencySummary]) -> LatencySummary {
         let v: Vec<&LatencySummary> = list.iter().filter(|s| s.count > 0).collect();
         if v.is_empty() {
@@ -80,11 +83,20 @@ impl LatencySummary {
             p99_ns: avg(&|s| s.p99_ns as f64).round() as u64,
             p999_ns: avg(&|s| s.p999_ns as f64).round() as u64,
             max_ns: avg(&|s| s.max_ns as f64).round() as u64,
-            ipdv_mean_abs_ns: avg(&|s| s.ipdv_mean_abs_ns),
-            ipdv_max_abs_ns: avg(&|s| s.ipdv_max_abs_ns as f64).round() as u64,
+            ipdv_mean_abs_ns: mean_some(v.iter().map(|s| s.ipdv_mean_abs_ns)),
+            ipdv_max_abs_ns: mean_some(v.iter().map(|s| s.ipdv_max_abs_ns.map(|x| x as f64)))
+                .map(|m| m.round() as u64),
             pdv_ns: avg(&|s| s.pdv_ns as f64).round() as u64,
         }
     }
+}
+
+/// Mean of the values that are present; `None` if none is.
+fn mean_some(values: impl Iterator<Item = Option<f64>>) -> Option<f64> {
+    let (sum, n) = values
+        .flatten()
+        .fold((0.0, 0u32), |(s, n), v| (s + v, n + 1));
+    (n > 0).then(|| sum / f64::from(n))
 }
 
 /// Receive state of one stream.
@@ -354,12 +366,8 @@ impl Analyzer {
             p99_ns: h.value_at_quantile(0.99),
             p999_ns: h.value_at_quantile(0.999),
             max_ns: h.max(),
-            ipdv_mean_abs_ns: if cnt > 0 {
-                sum as f64 / cnt as f64
-            } else {
-                0.0
-            },
-            ipdv_max_abs_ns: max,
+            ipdv_mean_abs_ns: (cnt > 0).then(|| sum as f64 / cnt as f64),
+            ipdv_max_abs_ns: (cnt > 0).then_some(max),
             pdv_ns: h.max() - h.min(),
         }
     }
@@ -548,12 +556,38 @@ mod tests {
         assert_eq!(l.min_ns, 100);
         assert!((l.max_ns as i64 - 300).abs() <= 1);
         assert!((l.mean_ns - 200.0).abs() < 1.0);
-        assert_eq!(l.ipdv_max_abs_ns, 200);
-        assert!((l.ipdv_mean_abs_ns - 150.0).abs() < 1e-9);
+        assert_eq!(l.ipdv_max_abs_ns, Some(200));
+        assert!((l.ipdv_mean_abs_ns.unwrap() - 150.0).abs() < 1e-9);
         assert!((l.pdv_ns as i64 - 200).abs() <= 1);
         // a timestamp in the future is a clock error, not a sample
         a.record(&tf(0, 3, 5000), 4000);
         assert_eq!(a.finish(&[4]).clock_errors, 1);
+    }
+
+    #[test]
+    fn ipdv_is_absent_unless_measured() {
+        // One frame per stream: latency, but no delay variation.
+        let mut a = Analyzer::new(2, 10);
+        a.record(&tf(0, 0, 0), 100);
+        a.record(&tf(1, 0, 0), 300);
+        let l = a.latency();
+        assert_eq!(l.count, 2);
+        assert_eq!((l.ipdv_mean_abs_ns, l.ipdv_max_abs_ns), (None, None));
+        let j = serde_json::to_value(l).unwrap();
+        assert!(j["ipdv_mean_abs_ns"].is_null() && j["ipdv_max_abs_ns"].is_null());
+        // The mean of repetitions keeps the measured ones only.
+        let measured = LatencySummary {
+            count: 5,
+            ipdv_mean_abs_ns: Some(40.0),
+            ipdv_max_abs_ns: Some(90),
+            ..l
+        };
+        let m = LatencySummary::mean_of(&[l, measured]);
+        assert_eq!(
+            (m.ipdv_mean_abs_ns, m.ipdv_max_abs_ns),
+            (Some(40.0), Some(90))
+        );
+        assert_eq!(LatencySummary::mean_of(&[l, l]).ipdv_mean_abs_ns, None);
     }
 
     #[test]

@@ -1,19 +1,29 @@
-//! softrouter's RFC 2544 benchmark: the network-independent core.
+//! softrouter's RFC 2544 benchmark.
 //!
-//! The traffic engine (generator/receiver threads on AF_XDP) and the DUT
-//! launchers live on top of this crate's [`search::Trial`] trait; everything
-//! here can be tested without a network:
+//! Layers, bottom up. The core never uses the engine, the launchers or the
+//! command line, `settings` uses nothing but the frame sizes, and the
+//! modules form no cycle (`tests/modules.rs` checks all three):
 //!
-//! - [`frame`]: RFC 2544 Appendix C test frames, build / patch / parse.
-//! - [`sizes`]: frame sizes, IMIX, theoretical rates.
-//! - [`analyzer`]: exact loss / reorder / duplicate counts and latency.
-//! - [`search`]: the `Trial` trait and the RFC 2544 procedures.
-//! - [`sim`]: a simulated DUT (and tester) implementing `Trial`.
-//! - [`sysstat`]: DUT CPU, interrupt and softirq rates from `/proc`.
-//! - [`results`]: the results schema, JSON/CSV writers, terminal tables.
-//! - [`settings`]: all options, loadable from an experiment TOML file.
+//! - The network-independent core, tested against the simulated DUT:
+//!   - [`frame`]: RFC 2544 Appendix C test frames, build / patch / parse.
+//!   - [`sizes`]: frame sizes, IMIX, theoretical rates.
+//!   - [`settings`]: every option, typed, loadable from and savable to an
+//!     experiment TOML file, and validated there.
+//!   - [`analyzer`]: exact loss / reorder / duplicate counts and latency.
+//!   - [`sysstat`]: DUT CPU, interrupt and softirq rates from `/proc`.
+//!   - [`plan`]: the contract between the DUT launchers and the engine.
+//!   - [`search`]: the `Trial` trait and the RFC 2544 procedures
+//!     (loss series, back-to-back, recovery, latency).
+//!   - [`throughput`]: the NDR and PDR from one MLRsearch-style search.
+//!   - [`sim`]: a simulated DUT (and tester) implementing `Trial`.
+//!   - [`results`]: the results schema, JSON/CSV writers; [`report`]:
+//!     terminal tables; [`plot`]: SVG charts.
+//!   - [`suite`]: the tests of a `Settings` in order, against one `Trial`.
+//! - [`traffic`]: the tester engine (generators, receivers, calibration).
 //! - [`dut`]: the DUT launchers (softrouter, linux, command, external) on
 //!   their namespace testbed, producing the traffic plan and DUT probes.
+//! - [`run`]: one run of the bench (placement, calibration, every DUT,
+//!   outputs); [`cli`]: the command line, parsed into `Settings`.
 
 pub mod analyzer;
 pub mod cli;
@@ -21,11 +31,14 @@ pub mod dut;
 pub use tester::frame;
 pub mod plan;
 pub mod plot;
+pub mod report;
 pub mod results;
+pub mod run;
 pub mod search;
 pub mod settings;
 pub mod sim;
 pub mod sizes;
 pub mod suite;
 pub mod sysstat;
+pub mod throughput;
 pub mod traffic;

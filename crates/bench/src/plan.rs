@@ -13,30 +13,9 @@ use anyhow::Result;
 use serde::Serialize;
 use std::net::{Ipv4Addr, Ipv6Addr};
 
-/// Packet I/O backend the tester uses on its ports.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum TesterBackend {
-    /// AF_XDP receive sockets (copy mode on veth), AF_PACKET or AF_XDP
-    /// generation; analysis in user space (full IPDV).
-    AfXdp,
-    /// TPACKET_V3 rings; slower, but works everywhere.
-    AfPacket,
-    /// XDP live frames out (`BPF_PROG_TEST_RUN`, paced in the program),
-    /// counting in an XDP program on the tester ports (`traffic::xdp`):
-    /// no skb on either side, several times what the DUTs forward on
-    /// veth, hence the default. Needs NAPI on the DUT's veth ends (an XDP
-    /// program, or GRO on: the launchers see to it).
-    #[default]
-    Xdp,
-}
-
-impl TesterBackend {
-    /// Whether the receive side counts in XDP (`traffic::xdp`).
-    pub fn counts_in_xdp(self) -> bool {
-        matches!(self, TesterBackend::Xdp)
-    }
-}
+/// The tester backend is a setting (`--tester`, `tester = "xdp"`); it is
+/// re-exported here because the plan carries it to the engine.
+pub use crate::settings::TesterBackend;
 
 /// One tester port: an interface in the tester's namespace, cabled to the
 /// DUT (or, for calibration, to another tester port).

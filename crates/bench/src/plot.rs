@@ -1,6 +1,6 @@
 //! SVG charts of a run: throughput per frame size (grouped bars, one colour
-//! per DUT, the tester's maximum as a tick) and, when measured, median and
-//! p99 latency.
+//! per DUT: the NDR solid, the PDR outlined next to it; the tester's
+//! maximum as a tick) and, when measured, median and p99 latency.
 //!
 //! Why hand-written SVG: a chart this simple needs no plotting library,
 //! and the usual ones pull in font rendering with system dependencies.
@@ -10,6 +10,7 @@ use std::fmt::Write as _;
 
 use crate::results::{RunResults, TestValue};
 use crate::settings::TestKind;
+use crate::throughput::Goal;
 
 const W: f64 = 760.0;
 const PANEL_H: f64 = 260.0;
@@ -23,13 +24,19 @@ const COLOURS: [&str; 6] = [
 /// One bar: value, and whether it is a lower bound (tester-limited).
 type Bar = Option<(f64, bool)>;
 
+/// One series of bars, one per size label.
+struct Series {
+    /// Shown in each bar's tooltip.
+    name: String,
+    colour: &'static str,
+    /// Drawn as an outline (the PDR) instead of filled (the NDR).
+    outline: bool,
+    bars: Vec<Bar>,
+}
+
 /// The chart for one or more runs (e.g. softrouter and linux side by side).
 pub fn svg(runs: &[RunResults]) -> String {
     let labels = size_labels(runs);
-    let tp: Vec<Vec<Bar>> = runs
-        .iter()
-        .map(|r| labels.iter().map(|l| throughput(r, l)).collect())
-        .collect();
     let max: Vec<Option<f64>> = labels
         .iter()
         .map(|l| runs.iter().find_map(|r| max_rate(r, l)))
@@ -58,26 +65,42 @@ pub fn svg(runs: &[RunResults]) -> String {
             esc(&format!("{} {}", r.meta.dut.kind, r.meta.dut.version))
         );
     }
-    let bars: Vec<Vec<Bar>> = tp
-        .iter()
-        .map(|row| row.iter().map(|b| b.map(|(v, l)| (v / 1e6, l))).collect())
-        .collect();
+    let mut tp = Vec::new();
+    for (i, r) in runs.iter().enumerate() {
+        for goal in [Goal::Ndr, Goal::Pdr] {
+            tp.push(Series {
+                name: format!("{} {}", r.meta.dut.kind, goal.name().to_uppercase()),
+                colour: COLOURS[i % COLOURS.len()],
+                outline: goal == Goal::Pdr,
+                bars: labels
+                    .iter()
+                    .map(|l| throughput(r, l, goal).map(|(v, lb)| (v / 1e6, lb)))
+                    .collect(),
+            });
+        }
+    }
     let ticks: Vec<Option<f64>> = max.iter().map(|m| m.map(|v| v / 1e6)).collect();
     panel(
         &mut s,
         TOP,
-        "throughput, Mpps (hatched: lower bound, tester-limited; tick: tester maximum)",
+        "throughput, Mpps (solid: NDR, outline: PDR; pale/dashed: lower bound; tick: tester maximum)",
         &labels,
-        &bars,
+        &tp,
         &ticks,
     );
     if has_lat {
-        let med: Vec<Vec<Bar>> = lat
+        let med: Vec<Series> = lat
             .iter()
-            .map(|row| {
-                row.iter()
+            .zip(runs)
+            .enumerate()
+            .map(|(i, (row, r))| Series {
+                name: r.meta.dut.kind.clone(),
+                colour: COLOURS[i % COLOURS.len()],
+                outline: false,
+                bars: row
+                    .iter()
                     .map(|v| v.map(|(m, _)| (m / 1e3, false)))
-                    .collect()
+                    .collect(),
             })
             .collect();
         let p99: Vec<Option<f64>> = (0..labels.len())
@@ -106,12 +129,12 @@ fn panel(
     y0: f64,
     title: &str,
     labels: &[String],
-    bars: &[Vec<Bar>],
+    series: &[Series],
     ticks: &[Option<f64>],
 ) {
-    let top = bars
+    let top = series
         .iter()
-        .flatten()
+        .flat_map(|s| &s.bars)
         .filter_map(|b| b.map(|(v, _)| v))
         .chain(ticks.iter().flatten().copied())
         .fold(0.0f64, f64::max);
@@ -138,23 +161,33 @@ fn panel(
     }
     let groups = labels.len().max(1) as f64;
     let group_w = plot_w / groups;
-    let n = bars.len().max(1) as f64;
+    let n = series.len().max(1) as f64;
     let bar_w = (group_w * 0.7 / n).min(60.0);
     for (j, label) in labels.iter().enumerate() {
         let gx = LEFT + j as f64 * group_w + group_w * 0.15;
-        for (i, row) in bars.iter().enumerate() {
-            let Some((v, lower)) = row[j] else { continue };
+        for (i, ser) in series.iter().enumerate() {
+            let Some((v, lower)) = ser.bars[j] else {
+                continue;
+            };
             let x = gx + i as f64 * bar_w;
             let y = y_of(v);
-            let colour = COLOURS[i % COLOURS.len()];
+            let colour = ser.colour;
+            let style = match (ser.outline, lower) {
+                (false, false) => format!(r#"fill="{colour}""#),
+                (false, true) => format!(r#"fill="{colour}" fill-opacity="0.45""#),
+                (true, false) => format!(r#"fill="white" stroke="{colour}" stroke-width="2""#),
+                (true, true) => format!(
+                    r#"fill="white" stroke="{colour}" stroke-width="2" stroke-dasharray="4 2""#
+                ),
+            };
             let _ = writeln!(
                 s,
-                r#"<rect x="{x:.1}" y="{y:.1}" width="{:.1}" height="{:.1}" fill="{colour}" fill-opacity="{}"><title>{}</title></rect>"#,
+                r#"<rect x="{x:.1}" y="{y:.1}" width="{:.1}" height="{:.1}" {style}><title>{}</title></rect>"#,
                 bar_w - 2.0,
                 y_of(0.0) - y,
-                if lower { "0.45" } else { "1" },
                 esc(&format!(
-                    "{label}: {}{}",
+                    "{label} {}: {}{}",
+                    ser.name,
                     if lower { ">= " } else { "" },
                     fmt_num(v)
                 ))
@@ -198,9 +231,12 @@ fn matching<'a>(r: &'a RunResults, label: &str, kind: TestKind) -> Option<&'a Te
         .map(|t| &t.result)
 }
 
-fn throughput(r: &RunResults, label: &str) -> Bar {
+fn throughput(r: &RunResults, label: &str, goal: Goal) -> Bar {
     match matching(r, label, TestKind::Throughput)? {
-        TestValue::Throughput(t) => t.fps.map(|f| (f, t.tester_limited.is_some())),
+        TestValue::Throughput(t) => {
+            let g = t.goal(goal);
+            g.fps.map(|f| (f, g.lower_bound))
+        }
         _ => None,
     }
 }
@@ -255,15 +291,22 @@ fn esc(s: &str) -> String {
 mod tests {
     use super::*;
     use crate::results::{DutInfo, RunMeta, TestResult};
-    use crate::search::{LatencyResult, ThroughputResult};
+    use crate::search::LatencyResult;
     use crate::sizes::FrameSize;
+    use crate::throughput::{GoalResult, ThroughputResult};
 
-    fn run(kind: &str, fps: f64, limited: bool) -> RunResults {
+    fn run(kind: &str, ndr: f64, pdr: f64, limited: bool) -> RunResults {
+        let goal = |fps: f64| GoalResult {
+            fps: Some(fps),
+            lower_bound: limited,
+            tester_limited: limited,
+            ..GoalResult::default()
+        };
         let tp = ThroughputResult {
-            throughput_fps: Some(fps),
             max_rate_fps: 200_000.0,
-            tester_limited: limited.then(|| "tester".to_string()),
-            ..ThroughputResult::default()
+            ndr: goal(ndr),
+            pdr: goal(pdr),
+            trials: Vec::new(),
         };
         let mut lat = LatencyResult::default();
         lat.mean.count = 10;
@@ -288,18 +331,28 @@ mod tests {
     #[test]
     fn bars_legend_and_latency_panel() {
         let s = svg(&[
-            run("softrouter", 180_000.0, true),
-            run("linux", 120_000.0, false),
+            run("softrouter", 180_000.0, 190_000.0, true),
+            run("linux", 120_000.0, 150_000.0, false),
         ]);
         assert!(s.starts_with("<svg") && s.trim_end().ends_with("</svg>"));
         assert!(s.contains(">softrouter ") && s.contains(">linux "));
-        assert!(s.contains("64 v4: &gt;= 0.180"), "lower bound marked");
-        assert!(s.contains("64 v4: 0.120"));
+        assert!(
+            s.contains("64 v4 softrouter NDR: &gt;= 0.180"),
+            "lower bound marked"
+        );
+        assert!(s.contains("64 v4 softrouter PDR: &gt;= 0.190"));
+        assert!(s.contains("64 v4 linux NDR: 0.120"));
+        assert!(s.contains("64 v4 linux PDR: 0.150"));
         assert!(s.contains("median latency"));
         assert_eq!(
             s.matches("<rect x=").count(),
-            2 + 2 + 2,
-            "legend, throughput and latency bars"
+            2 + 4 + 2,
+            "legend, throughput (NDR and PDR per DUT) and latency bars"
+        );
+        assert_eq!(
+            s.matches(r#"stroke-width="2" stroke-dasharray"#).count(),
+            1,
+            "the PDR lower bound dashed: {s}"
         );
     }
 

@@ -1,28 +1,32 @@
-//! The results schema (R15), its JSON and CSV writers, and terminal tables.
+//! The results schema (R15) and its JSON and CSV writers (the terminal
+//! tables are in [`crate::report`]).
 //!
 //! Why one schema: every trial is kept (rate, counts, latency, tester
 //! limit, DUT CPU/IRQ figures, DUT's own statistics), next to the result a
 //! procedure derived from them, and the run's metadata and resolved
-//! settings, so that a result can be audited and the run repeated. The
-//! report tools read the JSON; `docs/bench-results.md` documents it.
+//! settings, so that a result can be audited and the run repeated. One
+//! run of the bench writes one file ([`BenchResults`]): every DUT's run
+//! in `runs[]`, in run order, and their throughput side by side in
+//! `comparison[]`. The report tools read the JSON; `docs/bench-results.md`
+//! documents it.
 
-use std::fmt::Write as _;
 use std::io::Write;
 use std::path::Path;
 
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
-use crate::analyzer::LatencySummary;
 use crate::search::{
-    BackToBackResult, LatencyResult, LossSeriesResult, RecoveryResult, ThroughputResult,
-    TrialRecord,
+    BackToBackResult, LatencyResult, LossSeriesResult, RecoveryResult, TrialRecord,
 };
 use crate::settings::{Settings, TestKind};
-use crate::sizes::{l2_bps, wire_bps, FrameSize};
+use crate::sizes::FrameSize;
+use crate::throughput::{Goal, GoalResult, ThroughputResult};
 
-/// Version of this schema; bumped on incompatible changes.
-pub const SCHEMA_VERSION: u32 = 1;
+/// Version of this schema; bumped on incompatible changes (2: one file
+/// with `runs[]`, throughput as `ndr` and `pdr`, IPDV null when not
+/// measured, CSV `dut` and `bound` columns).
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// The device under test, as recorded (R15).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -112,23 +116,25 @@ pub fn rfc3339(t: u64) -> String {
 }
 
 /// Throughput result of one size (R8).
+/// Throughput result of one size (R8): the NDR and the PDR.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ThroughputSummary {
-    /// Throughput, frames/s per port (`None`: no rate passed).
-    pub fps: Option<f64>,
-    /// Layer-2 bit rate at the throughput (with FCS).
-    pub l2_bps: Option<f64>,
-    /// Wire bit rate (with preamble and gap).
-    pub wire_bps: Option<f64>,
     /// The maximum (theoretical or calibrated) rate.
     pub max_rate_fps: f64,
-    /// Throughput as % of the maximum.
-    pub pct_of_max: Option<f64>,
-    /// Search stopped at a tester limit: `fps` is a lower bound.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tester_limited: Option<String>,
-    /// Confirmation trial outcome.
-    pub confirmed: Option<bool>,
+    /// The zero-loss goal.
+    pub ndr: GoalResult,
+    /// The partial-drop goal.
+    pub pdr: GoalResult,
+}
+
+impl ThroughputSummary {
+    /// The result of `goal`.
+    pub fn goal(&self, goal: Goal) -> &GoalResult {
+        match goal {
+            Goal::Ndr => &self.ndr,
+            Goal::Pdr => &self.pdr,
+        }
+    }
 }
 
 /// The result a test derived from its trials.
@@ -164,24 +170,31 @@ pub struct TestResult {
 
 impl TestResult {
     /// From a throughput search.
-    pub fn throughput(size: FrameSize, ip: u8, mut r: ThroughputResult) -> TestResult {
-        let avg = size.average();
-        let trials = std::mem::take(&mut r.trials);
+    pub fn throughput(size: FrameSize, ip: u8, r: ThroughputResult) -> TestResult {
         TestResult {
             test: TestKind::Throughput,
             ip,
             result: TestValue::Throughput(ThroughputSummary {
-                fps: r.throughput_fps,
-                l2_bps: r.throughput_fps.map(|f| l2_bps(f, avg)),
-                wire_bps: r.throughput_fps.map(|f| wire_bps(f, avg)),
                 max_rate_fps: r.max_rate_fps,
-                pct_of_max: r.throughput_fps.map(|f| f * 100.0 / r.max_rate_fps),
-                tester_limited: r.tester_limited,
-                confirmed: r.confirmed,
+                ndr: r.ndr,
+                pdr: r.pdr,
             }),
             size,
-            trials,
+            trials: r.trials,
         }
+    }
+
+    /// The throughput summary, if this is a throughput test.
+    pub fn throughput_summary(&self) -> Option<&ThroughputSummary> {
+        match &self.result {
+            TestValue::Throughput(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// `64 v4`: size and IP version, as tables and charts label a row.
+    pub fn label(&self) -> String {
+        format!("{} v{}", self.size, self.ip)
     }
 
     /// From a latency test.
@@ -234,6 +247,7 @@ impl TestResult {
 }
 
 /// A whole run: what the JSON file holds.
+/// One DUT's run: the per-DUT document of `runs[]`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunResults {
     /// Metadata.
@@ -244,7 +258,67 @@ pub struct RunResults {
     pub tests: Vec<TestResult>,
 }
 
-impl RunResults {
+/// One run of the bench: what the JSON file holds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BenchResults {
+    /// [`SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// Every DUT's run, in run order.
+    pub runs: Vec<RunResults>,
+    /// Throughput of the runs side by side, per size and IP version (empty
+    /// with one run).
+    pub comparison: Vec<ComparisonRow>,
+}
+
+/// One size and IP version of [`BenchResults::comparison`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ComparisonRow {
+    /// Frame size.
+    pub size: FrameSize,
+    /// 4 or 6.
+    pub ip: u8,
+    /// One entry per run, in run order.
+    pub duts: Vec<ComparedDut>,
+    /// NDR of the first run / NDR of the second (null when either is
+    /// missing).
+    pub ndr_ratio: Option<f64>,
+    /// PDR of the first run / PDR of the second.
+    pub pdr_ratio: Option<f64>,
+}
+
+/// One run's throughput in a [`ComparisonRow`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ComparedDut {
+    /// `meta.dut.kind` of the run.
+    pub dut: String,
+    /// NDR, frames/s per port.
+    pub ndr_fps: Option<f64>,
+    /// The NDR is a lower bound.
+    pub ndr_lower_bound: bool,
+    /// PDR, frames/s per port.
+    pub pdr_fps: Option<f64>,
+    /// The PDR is a lower bound.
+    pub pdr_lower_bound: bool,
+    /// Busy cycles of the DUT's CPUs per forwarded packet in the NDR's
+    /// trial ([`dut_cycles_at_throughput`]).
+    pub cycles_per_packet: Option<f64>,
+}
+
+impl BenchResults {
+    /// The document for `runs`, with their comparison.
+    pub fn new(runs: Vec<RunResults>) -> BenchResults {
+        let comparison = if runs.len() >= 2 {
+            compare(&runs)
+        } else {
+            Vec::new()
+        };
+        BenchResults {
+            schema_version: SCHEMA_VERSION,
+            runs,
+            comparison,
+        }
+    }
+
     /// Write pretty JSON.
     pub fn write_json(&self, path: &Path) -> Result<()> {
         let f =
@@ -257,13 +331,13 @@ impl RunResults {
     }
 
     /// Read a JSON results file.
-    pub fn read_json(path: &Path) -> Result<RunResults> {
+    pub fn read_json(path: &Path) -> Result<BenchResults> {
         let text =
             std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
         serde_json::from_str(&text).with_context(|| format!("parsing {}", path.display()))
     }
 
-    /// Write the CSV (one row per trial; see [`CSV_HEADER`]).
+    /// Write the CSV (one row per trial of every run; see [`CSV_HEADER`]).
     pub fn write_csv(&self, path: &Path) -> Result<()> {
         std::fs::write(path, self.to_csv()).with_context(|| format!("writing {}", path.display()))
     }
@@ -272,58 +346,139 @@ impl RunResults {
     pub fn to_csv(&self) -> String {
         let mut out = CSV_HEADER.join(",");
         out.push('\n');
-        for t in &self.tests {
-            for tr in &t.trials {
-                let o = &tr.outcome;
-                let l = &o.latency;
-                let cpu_min = o.sys.as_ref().and_then(|s| {
-                    s.cpus
-                        .iter()
-                        .map(|c| c.available_pct)
-                        .min_by(f64::total_cmp)
-                });
-                let row: Vec<String> = vec![
-                    t.test.name().into(),
-                    t.ip.to_string(),
-                    t.size.to_string(),
-                    tr.purpose.clone(),
-                    fmt_f(tr.spec.rate_fps),
-                    fmt_f(tr.spec.duration.as_secs_f64()),
-                    tr.spec.burst.map(|b| b.to_string()).unwrap_or_default(),
-                    o.sent.to_string(),
-                    o.received.to_string(),
-                    o.lost.to_string(),
-                    fmt_f(o.loss_pct()),
-                    o.reordered.to_string(),
-                    o.duplicates.to_string(),
-                    fmt_f(o.achieved_tx_rate_fps),
-                    o.tester_limited.to_string(),
-                    o.tester_limit_reason.clone().unwrap_or_default(),
-                    l.min_ns.to_string(),
-                    fmt_f(l.mean_ns),
-                    l.median_ns.to_string(),
-                    l.p99_ns.to_string(),
-                    l.p999_ns.to_string(),
-                    l.max_ns.to_string(),
-                    fmt_f(l.ipdv_mean_abs_ns),
-                    cpu_min.map(fmt_f).unwrap_or_default(),
-                    o.sys
-                        .as_ref()
-                        .map(|s| fmt_f(s.irq_total_per_s))
-                        .unwrap_or_default(),
-                    tr.passed.to_string(),
-                ];
-                let row: Vec<String> = row.iter().map(|c| csv_field(c)).collect();
-                out.push_str(&row.join(","));
-                out.push('\n');
-            }
+        for r in &self.runs {
+            csv_rows(r, &mut out);
         }
         out
     }
 }
 
-/// Columns of the CSV file.
-pub const CSV_HEADER: [&str; 26] = [
+/// Every (size, IP version) with a throughput result in any run, in the
+/// order first seen, with each run's figures.
+fn compare(runs: &[RunResults]) -> Vec<ComparisonRow> {
+    let mut keys: Vec<(FrameSize, u8)> = Vec::new();
+    for r in runs {
+        for t in r.tests.iter().filter(|t| t.test == TestKind::Throughput) {
+            if !keys.iter().any(|(s, ip)| *s == t.size && *ip == t.ip) {
+                keys.push((t.size.clone(), t.ip));
+            }
+        }
+    }
+    keys.into_iter()
+        .map(|(size, ip)| {
+            let duts: Vec<ComparedDut> =
+                runs.iter()
+                    .map(|r| {
+                        let t = r.tests.iter().find(|t| {
+                            t.test == TestKind::Throughput && t.size == size && t.ip == ip
+                        });
+                        let s = t.and_then(TestResult::throughput_summary);
+                        ComparedDut {
+                            dut: r.meta.dut.kind.clone(),
+                            ndr_fps: s.and_then(|s| s.ndr.fps),
+                            ndr_lower_bound: s.is_some_and(|s| s.ndr.lower_bound),
+                            pdr_fps: s.and_then(|s| s.pdr.fps),
+                            pdr_lower_bound: s.is_some_and(|s| s.pdr.lower_bound),
+                            cycles_per_packet: t.and_then(dut_cycles_at_throughput),
+                        }
+                    })
+                    .collect();
+            let ratio = |f: fn(&ComparedDut) -> Option<f64>| match (f(&duts[0]), f(&duts[1])) {
+                (Some(a), Some(b)) if b > 0.0 => Some(a / b),
+                _ => None,
+            };
+            ComparisonRow {
+                ndr_ratio: ratio(|d| d.ndr_fps),
+                pdr_ratio: ratio(|d| d.pdr_fps),
+                size,
+                ip,
+                duts,
+            }
+        })
+        .collect()
+}
+
+/// DUT cycles per forwarded packet (`dut_stats.cpu.soak_cycles_per_packet`,
+/// else `dut_cycles_per_packet`, see `dut::probe`) in the trial of a
+/// throughput test whose rate is the NDR (else the highest-rate loss-free
+/// trial): the DUT's cost at its throughput.
+pub fn dut_cycles_at_throughput(t: &TestResult) -> Option<f64> {
+    let ndr = t
+        .trials
+        .iter()
+        .find(|tr| tr.bound_for.iter().any(|g| g == Goal::Ndr.name()));
+    ndr.or_else(|| {
+        t.trials
+            .iter()
+            .filter(|tr| tr.outcome.lost == 0 && tr.outcome.sent > 0)
+            .max_by(|a, b| a.spec.rate_fps.total_cmp(&b.spec.rate_fps))
+    })
+    .and_then(|tr| tr.outcome.dut_stats.as_ref())
+    .and_then(|d| {
+        let c = &d["cpu"];
+        c["soak_cycles_per_packet"]
+            .as_f64()
+            .or_else(|| c["dut_cycles_per_packet"].as_f64())
+    })
+}
+
+/// One CSV row per trial of `r`.
+fn csv_rows(r: &RunResults, out: &mut String) {
+    let opt = |v: Option<f64>| v.map(fmt_f).unwrap_or_default();
+    for t in &r.tests {
+        for tr in &t.trials {
+            let o = &tr.outcome;
+            let l = &o.latency;
+            // Latency cells stay empty for a trial without a sample.
+            let lat = |v: f64| opt((l.count > 0).then_some(v));
+            let cpu_min = o.sys.as_ref().and_then(|s| {
+                s.cpus
+                    .iter()
+                    .map(|c| c.available_pct)
+                    .min_by(f64::total_cmp)
+            });
+            let row: Vec<String> = vec![
+                r.meta.dut.kind.clone(),
+                t.test.name().into(),
+                t.ip.to_string(),
+                t.size.to_string(),
+                tr.purpose.clone(),
+                fmt_f(tr.spec.rate_fps),
+                fmt_f(tr.spec.duration.as_secs_f64()),
+                tr.spec.burst.map(|b| b.to_string()).unwrap_or_default(),
+                o.sent.to_string(),
+                o.received.to_string(),
+                o.lost.to_string(),
+                fmt_f(o.loss_pct()),
+                o.reordered.to_string(),
+                o.duplicates.to_string(),
+                fmt_f(o.achieved_tx_rate_fps),
+                o.tester_limited.to_string(),
+                o.tester_limit_reason.clone().unwrap_or_default(),
+                lat(l.min_ns as f64),
+                lat(l.mean_ns),
+                lat(l.median_ns as f64),
+                lat(l.p99_ns as f64),
+                lat(l.p999_ns as f64),
+                lat(l.max_ns as f64),
+                opt(l.ipdv_mean_abs_ns.filter(|_| l.count > 0)),
+                opt(cpu_min),
+                opt(o.sys.as_ref().map(|s| s.irq_total_per_s)),
+                tr.passed.to_string(),
+                tr.bound_for.join(" "),
+            ];
+            let row: Vec<String> = row.iter().map(|c| csv_field(c)).collect();
+            out.push_str(&row.join(","));
+            out.push('\n');
+        }
+    }
+}
+
+/// Columns of the CSV file. Empty cells: not applicable or not measured
+/// (e.g. `ipdv_mean_abs_ns` with a tester that does not compute IPDV, the
+/// latency of a trial in which no frame arrived).
+pub const CSV_HEADER: [&str; 28] = [
+    "dut",
     "test",
     "ip",
     "size",
@@ -350,6 +505,7 @@ pub const CSV_HEADER: [&str; 26] = [
     "dut_cpu_min_available_pct",
     "dut_irq_per_s",
     "passed",
+    "bound",
 ];
 
 fn fmt_f(v: f64) -> String {
@@ -369,347 +525,23 @@ fn csv_field(s: &str) -> String {
     }
 }
 
-/// A plain text table: first column left-aligned, the others right-aligned.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Table {
-    /// Title line.
-    pub title: String,
-    /// Column headers.
-    pub headers: Vec<String>,
-    /// Rows of cells.
-    pub rows: Vec<Vec<String>>,
-}
-
-impl Table {
-    /// Render with two spaces between columns and a rule under the header.
-    pub fn render(&self) -> String {
-        let n = self.headers.len();
-        let mut w: Vec<usize> = self.headers.iter().map(|h| h.chars().count()).collect();
-        for r in &self.rows {
-            for (i, c) in r.iter().enumerate().take(n) {
-                w[i] = w[i].max(c.chars().count());
-            }
-        }
-        let line = |cells: &[String]| {
-            let mut s = String::new();
-            for (i, width) in w.iter().enumerate() {
-                let c = cells.get(i).map(String::as_str).unwrap_or("");
-                if i > 0 {
-                    s.push_str("  ");
-                }
-                if i == 0 {
-                    let _ = write!(s, "{c:<width$}");
-                } else {
-                    let _ = write!(s, "{c:>width$}");
-                }
-            }
-            s.trim_end().to_string()
-        };
-        let mut out = String::new();
-        if !self.title.is_empty() {
-            out.push_str(&self.title);
-            out.push('\n');
-        }
-        out.push_str(&line(&self.headers));
-        out.push('\n');
-        let total: usize = w.iter().sum::<usize>() + 2 * n.saturating_sub(1);
-        out.push_str(&"-".repeat(total));
-        out.push('\n');
-        for r in &self.rows {
-            out.push_str(&line(r));
-            out.push('\n');
-        }
-        out
-    }
-}
-
-fn mpps(f: f64) -> String {
-    format!("{:.4}", f / 1e6)
-}
-
-fn us(ns: f64) -> String {
-    format!("{:.1}", ns / 1e3)
-}
-
-fn label(t: &TestResult) -> String {
-    format!("{} v{}", t.size, t.ip)
-}
-
-/// One table per test kind that has results.
-pub fn render_tables(r: &RunResults) -> String {
-    let mut out = String::new();
-    let dut = format!("{} {}", r.meta.dut.kind, r.meta.dut.version);
-    for kind in [
-        TestKind::Throughput,
-        TestKind::Latency,
-        TestKind::Loss,
-        TestKind::BackToBack,
-        TestKind::Recovery,
-    ] {
-        let tests: Vec<&TestResult> = r.tests.iter().filter(|t| t.test == kind).collect();
-        if tests.is_empty() {
-            continue;
-        }
-        let mut tb = Table {
-            title: format!("{} - {}", kind.name(), dut.trim()),
-            ..Table::default()
-        };
-        match kind {
-            TestKind::Throughput => {
-                tb.headers = ["size", "Mpps", "Mb/s (L2)", "max Mpps", "% of max", "note"]
-                    .map(String::from)
-                    .to_vec();
-                for t in &tests {
-                    if let TestValue::Throughput(s) = &t.result {
-                        let note = match (&s.tester_limited, s.confirmed) {
-                            (Some(_), _) => "tester-limited (lower bound)".to_string(),
-                            (None, Some(false)) => "not confirmed".to_string(),
-                            (None, Some(true)) => "confirmed".to_string(),
-                            (None, None) => String::new(),
-                        };
-                        tb.rows.push(vec![
-                            label(t),
-                            s.fps.map(mpps).unwrap_or_else(|| "-".into()),
-                            s.l2_bps
-                                .map(|b| format!("{:.1}", b / 1e6))
-                                .unwrap_or_else(|| "-".into()),
-                            mpps(s.max_rate_fps),
-                            s.pct_of_max
-                                .map(|p| format!("{p:.1}"))
-                                .unwrap_or_else(|| "-".into()),
-                            note,
-                        ]);
-                    }
-                }
-            }
-            TestKind::Latency => {
-                tb.headers = [
-                    "size",
-                    "min us",
-                    "mean us",
-                    "median us",
-                    "p99 us",
-                    "p99.9 us",
-                    "max us",
-                    "IPDV us",
-                    "reps",
-                    "note",
-                ]
-                .map(String::from)
-                .to_vec();
-                for t in &tests {
-                    if let TestValue::Latency(l) = &t.result {
-                        let m: &LatencySummary = &l.mean;
-                        tb.rows.push(vec![
-                            label(t),
-                            us(m.min_ns as f64),
-                            us(m.mean_ns),
-                            us(m.median_ns as f64),
-                            us(m.p99_ns as f64),
-                            us(m.p999_ns as f64),
-                            us(m.max_ns as f64),
-                            us(m.ipdv_mean_abs_ns),
-                            l.repetitions.len().to_string(),
-                            if l.tester_limited > 0 {
-                                format!("{} tester-limited", l.tester_limited)
-                            } else {
-                                String::new()
-                            },
-                        ]);
-                    }
-                }
-            }
-            TestKind::Loss => {
-                tb.headers = ["size", "load %", "Mpps", "loss %", "note"]
-                    .map(String::from)
-                    .to_vec();
-                for t in &tests {
-                    if let TestValue::Loss(l) = &t.result {
-                        for p in &l.points {
-                            tb.rows.push(vec![
-                                label(t),
-                                format!("{:.1}", p.load_pct),
-                                mpps(p.rate_fps),
-                                format!("{:.3}", p.loss_pct),
-                                if p.tester_limited {
-                                    "tester-limited".into()
-                                } else {
-                                    String::new()
-                                },
-                            ]);
-                        }
-                    }
-                }
-            }
-            TestKind::BackToBack => {
-                tb.headers = [
-                    "size",
-                    "mean burst",
-                    "stddev",
-                    "trials",
-                    "buffer ms",
-                    "corrected ms",
-                    "note",
-                ]
-                .map(String::from)
-                .to_vec();
-                for t in &tests {
-                    if let TestValue::BackToBack(b) = &t.result {
-                        tb.rows.push(vec![
-                            label(t),
-                            format!("{:.1}", b.mean_burst),
-                            format!("{:.1}", b.stddev_burst),
-                            b.bursts.len().to_string(),
-                            format!("{:.3}", b.implied_buffer_time_s * 1e3),
-                            b.corrected_buffer_time_s
-                                .map(|c| format!("{:.3}", c * 1e3))
-                                .unwrap_or_else(|| "-".into()),
-                            [
-                                b.hit_max_burst
-                                    .then(|| "at max burst (lower bound)".to_string()),
-                                (b.tester_limited_trials > 0).then(|| {
-                                    format!(
-                                        "{} bursts tester-limited (lower bound)",
-                                        b.tester_limited_trials
-                                    )
-                                }),
-                            ]
-                            .into_iter()
-                            .flatten()
-                            .collect::<Vec<_>>()
-                            .join("; "),
-                        ]);
-                    }
-                }
-            }
-            TestKind::Recovery => {
-                tb.headers = ["size", "overload Mpps", "recovery s", "reps", "note"]
-                    .map(String::from)
-                    .to_vec();
-                for t in &tests {
-                    if let TestValue::Recovery(rc) = &t.result {
-                        let mut note = Vec::new();
-                        if rc.capped {
-                            note.push("110% capped at max rate".to_string());
-                        }
-                        if rc.tester_limited_reps > 0 {
-                            note.push(format!(
-                                "{} reps tester-limited (upper bounds)",
-                                rc.tester_limited_reps
-                            ));
-                        }
-                        if rc.no_overload_loss > 0 {
-                            note.push(format!(
-                                "{} reps without overload loss",
-                                rc.no_overload_loss
-                            ));
-                        }
-                        tb.rows.push(vec![
-                            label(t),
-                            mpps(rc.overload_rate_fps),
-                            format!("{:.3}", rc.mean_recovery_s),
-                            rc.recovery_s.len().to_string(),
-                            note.join("; "),
-                        ]);
-                    }
-                }
-            }
-        }
-        out.push_str(&tb.render());
-        out.push('\n');
-    }
-    out
-}
-
-/// DUT cycles per forwarded packet (`dut_stats.cpu.soak_cycles_per_packet`,
-/// else `dut_cycles_per_packet`, see `dut::probe`) in the highest-rate
-/// passing trial of a throughput test: the DUT's cost at its throughput.
-pub fn dut_cycles_at_throughput(t: &TestResult) -> Option<f64> {
-    t.trials
-        .iter()
-        // Passed, or loss-free at a tester-limited rate (the lower bound).
-        .filter(|tr| tr.passed || tr.outcome.lost == 0 && tr.outcome.sent > 0)
-        .max_by(|a, b| a.spec.rate_fps.total_cmp(&b.spec.rate_fps))
-        .and_then(|tr| tr.outcome.dut_stats.as_ref())
-        .and_then(|d| {
-            let c = &d["cpu"];
-            c["soak_cycles_per_packet"]
-                .as_f64()
-                .or_else(|| c["dut_cycles_per_packet"].as_f64())
-        })
-}
-
-/// Throughput of two runs side by side per size and IP version, with the
-/// ratio `a / b` (e.g. softrouter vs linux).
-pub fn comparison_table(a: &RunResults, b: &RunResults) -> String {
-    let name = |r: &RunResults| {
-        if r.meta.dut.kind.is_empty() {
-            "?".to_string()
-        } else {
-            r.meta.dut.kind.clone()
-        }
-    };
-    let (na, nb) = (name(a), name(b));
-    let mut tb = Table {
-        title: format!("throughput: {na} vs {nb}"),
-        headers: vec![
-            "size".into(),
-            format!("{na} Mpps"),
-            format!("{nb} Mpps"),
-            format!("{na}/{nb}"),
-            format!("{na} cyc/pkt"),
-            format!("{nb} cyc/pkt"),
-        ],
-        rows: Vec::new(),
-    };
-    let fps = |t: &TestResult| match &t.result {
-        TestValue::Throughput(s) => s.fps.map(|f| (f, s.tester_limited.is_some())),
-        _ => None,
-    };
-    let cell = |v: Option<(f64, bool)>| match v {
-        Some((f, lim)) => format!("{}{}", mpps(f), if lim { "+" } else { "" }),
-        None => "-".into(),
-    };
-    for ta in a.tests.iter().filter(|t| t.test == TestKind::Throughput) {
-        let tb_match = b
-            .tests
-            .iter()
-            .find(|t| t.test == TestKind::Throughput && t.size == ta.size && t.ip == ta.ip);
-        let fa = fps(ta);
-        let fb = tb_match.and_then(fps);
-        let ratio = match (fa, fb) {
-            (Some((x, _)), Some((y, _))) if y > 0.0 => format!("{:.2}", x / y),
-            _ => "-".into(),
-        };
-        let cyc = |t: Option<&TestResult>| {
-            t.and_then(dut_cycles_at_throughput)
-                .map_or("-".to_string(), |c| format!("{c:.0}"))
-        };
-        tb.rows.push(vec![
-            label(ta),
-            cell(fa),
-            cell(fb),
-            ratio,
-            cyc(Some(ta)),
-            cyc(tb_match),
-        ]);
-    }
-    let mut s = tb.render();
-    s.push_str("(+ = tester-limited: a lower bound; cyc/pkt = busy cycles of the DUT's CPUs per forwarded packet in the highest passing trial)\n");
-    s
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::{comparison_table, render_tables, Table};
     use crate::search::*;
     use crate::sim::{SimConfig, SimDut};
+    use crate::throughput::{throughput, ThroughputConfig};
     use std::time::Duration;
 
-    fn run(cap: f64, kind: &str) -> RunResults {
+    /// A run against the simulated DUT: throughput and latency at 64 B and
+    /// IMIX, back-to-back at 64 B. `ipdv`: whether latency has IPDV (the
+    /// analyzer's) or not (as the xdp counter reports it).
+    pub(crate) fn run(cap: f64, kind: &str, ipdv: bool) -> RunResults {
         let mut dut = SimDut::new(SimConfig {
             capacity_fps: cap,
             buffer: 8,
+            loss_prob: 0.0002,
             ..SimConfig::default()
         });
         let mut tests = Vec::new();
@@ -719,7 +551,8 @@ mod tests {
                 &ThroughputConfig {
                     size: size.clone(),
                     max_rate_fps: 100_000.0,
-                    loss_tolerance_pct: 0.0,
+                    ndr_loss_pct: 0.0,
+                    pdr_loss_pct: 0.1,
                     resolution_pct: 1.0,
                     trial_duration: Duration::from_millis(100),
                     confirm_duration: None,
@@ -728,7 +561,7 @@ mod tests {
             )
             .unwrap();
             tests.push(TestResult::throughput(size.clone(), 4, r));
-            let l = latency(
+            let mut l = latency(
                 &mut dut,
                 &LatencyConfig {
                     size: size.clone(),
@@ -739,6 +572,12 @@ mod tests {
                 },
             )
             .unwrap();
+            if !ipdv {
+                let trials = l.trials.iter_mut().map(|t| &mut t.outcome.latency);
+                for s in l.repetitions.iter_mut().chain([&mut l.mean]).chain(trials) {
+                    (s.ipdv_mean_abs_ns, s.ipdv_max_abs_ns) = (None, None);
+                }
+            }
             tests.push(TestResult::latency(size.clone(), 4, l));
         }
         let b = back_to_back(
@@ -764,47 +603,145 @@ mod tests {
     }
 
     #[test]
-    fn json_round_trip_and_csv_rows() {
-        let r = run(50_000.0, "softrouter");
+    fn one_file_holds_every_run_in_order() {
+        let r = BenchResults::new(vec![
+            run(50_000.0, "softrouter", true),
+            run(25_000.0, "linux", false),
+        ]);
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("r.json");
         r.write_json(&p).unwrap();
-        let back = RunResults::read_json(&p).unwrap();
+        let back = BenchResults::read_json(&p).unwrap();
         // serde_json's default float parsing may differ in the last ulp,
         // so compare everything but floats exactly and floats closely.
-        assert_eq!(back.meta, r.meta);
-        assert_eq!(back.settings, r.settings);
-        assert_eq!(back.tests.len(), r.tests.len());
-        for (a, b) in back.tests.iter().zip(&r.tests) {
-            assert_eq!((a.test, &a.size, a.ip), (b.test, &b.size, b.ip));
-            assert_eq!(a.trials.len(), b.trials.len());
-            for (x, y) in a.trials.iter().zip(&b.trials) {
-                assert_eq!(
-                    (x.outcome.sent, x.outcome.lost),
-                    (y.outcome.sent, y.outcome.lost)
-                );
-                assert_eq!(x.spec.burst, y.spec.burst);
-                assert!((x.spec.rate_fps - y.spec.rate_fps).abs() < 1e-6);
-                assert_eq!(x.outcome.latency.p999_ns, y.outcome.latency.p999_ns);
+        assert_eq!(back.runs.len(), 2);
+        for (b, a) in back.runs.iter().zip(&r.runs) {
+            assert_eq!(b.meta, a.meta);
+            assert_eq!(b.settings, a.settings);
+            assert_eq!(b.tests.len(), a.tests.len());
+            for (x, y) in b.tests.iter().zip(&a.tests) {
+                assert_eq!((x.test, &x.size, x.ip), (y.test, &y.size, y.ip));
+                assert_eq!(x.trials.len(), y.trials.len());
+                for (u, v) in x.trials.iter().zip(&y.trials) {
+                    assert_eq!(
+                        (u.outcome.sent, u.outcome.lost),
+                        (v.outcome.sent, v.outcome.lost)
+                    );
+                    assert_eq!(u.bound_for, v.bound_for);
+                    assert!((u.spec.rate_fps - v.spec.rate_fps).abs() < 1e-6);
+                }
             }
         }
         let j: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
-        assert_eq!(j["meta"]["schema_version"], 1);
-        assert_eq!(j["tests"][0]["result"]["kind"], "throughput");
-        assert_eq!(j["tests"][1]["size"], "64");
-        assert_eq!(j["tests"][2]["size"], "imix");
+        assert_eq!(j["schema_version"], 2);
+        assert_eq!(j["runs"][0]["meta"]["schema_version"], 2);
+        assert_eq!(j["runs"][0]["meta"]["dut"]["kind"], "softrouter");
+        assert_eq!(j["runs"][1]["meta"]["dut"]["kind"], "linux");
+        let tp = &j["runs"][0]["tests"][0]["result"];
+        assert_eq!(tp["kind"], "throughput");
+        for goal in ["ndr", "pdr"] {
+            let g = &tp[goal];
+            assert!(g["fps"].is_number(), "{goal}: {g}");
+            assert!(g["lower_bound"].is_boolean() && g["tester_limited"].is_boolean());
+            assert!(g["loss_at_bound_pct"].is_number(), "{g}");
+        }
+        assert_eq!(tp["ndr"]["goal_loss_pct"], 0.0);
+        assert_eq!(tp["pdr"]["goal_loss_pct"], 0.1);
+        // IPDV: a number where measured, null where not.
+        let ipdv =
+            |run: usize| j["runs"][run]["tests"][1]["result"]["mean"]["ipdv_mean_abs_ns"].clone();
+        assert!(ipdv(0).is_number());
+        assert!(ipdv(1).is_null());
+        // The comparison: per size, both runs, ratios of NDR and PDR.
+        let c = &j["comparison"];
+        assert_eq!(c.as_array().unwrap().len(), 2);
+        assert_eq!(c[0]["size"], "64");
+        assert_eq!(c[0]["duts"][1]["dut"], "linux");
+        // Random loss makes the NDR a matter of luck; the PDR is capacity.
+        assert!(c[0]["ndr_ratio"].is_number());
+        let ratio = c[0]["pdr_ratio"].as_f64().unwrap();
+        assert!((ratio - 2.0).abs() < 0.15, "{ratio}");
+        // One run: no comparison.
+        assert!(BenchResults::new(vec![run(50_000.0, "softrouter", true)])
+            .comparison
+            .is_empty());
+    }
+
+    #[test]
+    fn one_csv_with_a_dut_column() {
+        let r = BenchResults::new(vec![
+            run(50_000.0, "softrouter", true),
+            run(25_000.0, "linux", false),
+        ]);
         let csv = r.to_csv();
-        let rows: usize = r.tests.iter().map(|t| t.trials.len()).sum();
+        let rows: usize = r
+            .runs
+            .iter()
+            .flat_map(|r| &r.tests)
+            .map(|t| t.trials.len())
+            .sum();
         assert_eq!(csv.lines().count(), rows + 1);
+        assert!(csv.starts_with("dut,test,ip,size,"));
         assert!(csv
             .lines()
             .all(|l| l.split(',').count() >= CSV_HEADER.len()));
+        let of = |dut: &str| {
+            csv.lines()
+                .filter(|l| l.starts_with(&format!("{dut},")))
+                .count()
+        };
+        assert_eq!(of("softrouter") + of("linux"), rows);
+        assert!(of("linux") > 0);
+        // The rows whose rates are the NDR and PDR are marked, per DUT and size.
+        let bound = csv
+            .lines()
+            .filter(|l| l.ends_with(",ndr") || l.ends_with(",ndr pdr"))
+            .count();
+        assert_eq!(bound, 4, "{csv}");
+        // Unmeasured IPDV is an empty cell, measured a number.
+        let latency_rows: Vec<Vec<&str>> = csv
+            .lines()
+            .filter(|l| l.contains(",latency,"))
+            .map(|l| l.split(',').collect())
+            .collect();
+        let col = CSV_HEADER
+            .iter()
+            .position(|h| *h == "ipdv_mean_abs_ns")
+            .unwrap();
+        assert!(latency_rows
+            .iter()
+            .any(|r| r[0] == "softrouter" && !r[col].is_empty()));
+        assert!(latency_rows
+            .iter()
+            .any(|r| r[0] == "linux" && r[col].is_empty()));
+        // A trial without latency samples: empty cells, `n/a` in tables.
+        let mut none = r.runs[0].clone();
+        for t in &mut none.tests {
+            for tr in &mut t.trials {
+                tr.outcome.latency = crate::analyzer::LatencySummary::default();
+            }
+            if let TestValue::Latency(l) = &mut t.result {
+                l.mean = crate::analyzer::LatencySummary::default();
+            }
+        }
+        let lat_min = CSV_HEADER.iter().position(|h| *h == "lat_min_ns").unwrap();
+        let empty = BenchResults::new(vec![none.clone()]).to_csv();
+        assert!(empty
+            .lines()
+            .skip(1)
+            .all(|l| l.split(',').nth(lat_min) == Some("")));
+        let table = render_tables(&none);
+        let row = table
+            .lines()
+            .skip_while(|l| !l.starts_with("latency"))
+            .nth(3)
+            .unwrap();
+        assert_eq!(row.matches("n/a").count(), 7, "{row}");
+        let dir = tempfile::tempdir().unwrap();
         let cp = dir.path().join("r.csv");
         r.write_csv(&cp).unwrap();
-        assert!(std::fs::read_to_string(cp)
-            .unwrap()
-            .starts_with("test,ip,size"));
+        assert_eq!(std::fs::read_to_string(cp).unwrap(), csv);
     }
 
     #[test]
@@ -815,11 +752,17 @@ mod tests {
     }
 
     #[test]
-    fn tables_render_aligned() {
-        let r = run(50_000.0, "softrouter");
+    fn tables_show_both_goals_and_absent_figures() {
+        let r = run(50_000.0, "softrouter", false);
         let s = render_tables(&r);
         assert!(s.contains("throughput - softrouter test"), "{s}");
-        assert!(s.contains("latency"));
+        assert!(s.contains("NDR Mpps") && s.contains("PDR Mpps"), "{s}");
+        let lat = s
+            .lines()
+            .skip_while(|l| !l.starts_with("latency"))
+            .nth(3)
+            .unwrap();
+        assert!(lat.starts_with("64 v4") && lat.contains("n/a"), "{s}");
         assert!(s.contains("back-to-back"));
         let t = Table {
             title: String::new(),
@@ -830,15 +773,27 @@ mod tests {
             ],
         };
         assert_eq!(t.render(), "a     bb\n--------\nxyz    1\nq    100\n");
-        let lin = run(25_000.0, "linux");
-        let c = comparison_table(&r, &lin);
-        assert!(c.contains("softrouter/linux"), "{c}");
+        let both = BenchResults::new(vec![
+            run(50_000.0, "softrouter", true),
+            run(25_000.0, "linux", true),
+        ]);
+        let c = comparison_table(&both);
+        assert!(
+            c.contains("NDR softrouter/linux") && c.contains("PDR softrouter/linux"),
+            "{c}"
+        );
         let row = c.lines().find(|l| l.starts_with("64 v4")).unwrap();
-        // size, a, b, ratio, a cycles, b cycles ("-": the sim has no CPU figures)
+        // size, NDR a b ratio, PDR a b ratio, cycles a b ("-": no CPU figures)
         let cols: Vec<&str> = row.split_whitespace().collect();
-        let ratio: f64 = cols[cols.len() - 3].parse().unwrap();
-        assert_eq!(cols[cols.len() - 1], "-");
-        assert!((ratio - 2.0).abs() < 0.1, "{row}");
+        assert_eq!(cols.len(), 10, "{row}");
+        let _ndr_ratio: f64 = cols[4].parse().unwrap();
+        let pdr_ratio: f64 = cols[7].parse().unwrap();
+        assert!((pdr_ratio - 2.0).abs() < 0.15, "{row}");
+        assert_eq!(cols[9], "-");
+        assert_eq!(
+            comparison_table(&BenchResults::new(vec![both.runs[0].clone()])),
+            ""
+        );
     }
 
     #[test]

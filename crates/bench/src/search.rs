@@ -6,6 +6,12 @@
 //! [`crate::sim`] with known answers, and lets the traffic engine (AF_XDP
 //! generator + receivers, written separately) plug in unchanged.
 //!
+//! Size: about 640 lines of code, over the bench's 600-line guide: the
+//! trial contract (spec, outcome, record, the tester-limit check) and the
+//! four procedures written against it (loss series, back-to-back,
+//! recovery, latency), about 100 lines each. The throughput search, the
+//! largest, lives in [`crate::throughput`].
+//!
 //! # What a `Trial` implementation must guarantee
 //!
 //! * R6: send learning frames and wait before the trial; after the last
@@ -27,11 +33,11 @@
 //! # Tester limits are never DUT results
 //!
 //! A trial that is tester-limited says nothing about the DUT at the target
-//! rate, only at the rate the tester achieved. The throughput search uses
-//! that: loss-free at the achieved rate means "at least X" (the search
-//! stops, `tester_limited` set, reports print a lower bound); loss at the
-//! achieved rate is a real failure there, and the search goes on below it,
-//! where the tester is fast enough.
+//! rate, only at the rate the tester achieved. The throughput search
+//! ([`crate::throughput`]) uses that: loss-free at the achieved rate means
+//! "at least X" (the search stops, `tester_limited` set, reports print a
+//! lower bound); loss at the achieved rate is a real failure there, and
+//! the search goes on below it, where the tester is fast enough.
 
 use std::time::Duration;
 
@@ -234,8 +240,30 @@ pub struct TrialRecord {
     /// What was measured.
     pub outcome: TrialOutcome,
     /// Whether it passed the procedure's criterion (tester-limited trials
-    /// never pass).
+    /// never pass; throughput: the criterion of the goal in `purpose`).
     pub passed: bool,
+    /// Throughput: the goals (`ndr`, `pdr`) whose reported rate is this
+    /// trial's; empty otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub bound_for: Vec<String>,
+}
+
+impl TrialRecord {
+    /// A record of a trial that is no goal's bound.
+    pub fn new(
+        purpose: String,
+        spec: TrialSpec,
+        outcome: TrialOutcome,
+        passed: bool,
+    ) -> TrialRecord {
+        TrialRecord {
+            purpose,
+            spec,
+            outcome,
+            passed,
+            bound_for: Vec::new(),
+        }
+    }
 }
 
 /// Run a trial and apply the tester-limit check: a trial whose achieved
@@ -264,164 +292,6 @@ pub fn run_checked(
         o.tester_limit_reason = Some("tester reported a limit".into());
     }
     Ok(o)
-}
-
-/// Throughput search settings (R7, R8).
-#[derive(Debug, Clone, PartialEq)]
-pub struct ThroughputConfig {
-    /// Frame size or mix.
-    pub size: FrameSize,
-    /// The maximum rate: line rate or the tester's calibrated maximum (R2).
-    pub max_rate_fps: f64,
-    /// Allowed loss in percent (0 = NDR).
-    pub loss_tolerance_pct: f64,
-    /// Stop when the interval is at most this share of `max_rate_fps`, %.
-    pub resolution_pct: f64,
-    /// Duration of search trials.
-    pub trial_duration: Duration,
-    /// Confirm the result with a trial of this duration (R7: 60 s).
-    pub confirm_duration: Option<Duration>,
-    /// Achieved-rate tolerance before a trial counts as tester-limited, %.
-    pub rate_tolerance_pct: f64,
-}
-
-/// Result of the throughput search.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct ThroughputResult {
-    /// Highest rate that passed (frames/s per port); `None` if none did.
-    pub throughput_fps: Option<f64>,
-    /// The maximum rate searched from.
-    pub max_rate_fps: f64,
-    /// Set when the search stopped at a tester-limited trial: the result
-    /// is then a lower bound on the DUT's throughput, not its throughput.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tester_limited: Option<String>,
-    /// Whether a confirmation trial passed (`None`: not run).
-    pub confirmed: Option<bool>,
-    /// Every trial (moved to `TestResult::trials` in results files).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub trials: Vec<TrialRecord>,
-}
-
-/// RFC 2544 throughput: the highest offered rate with loss within the
-/// tolerance, by binary search between 0 and `max_rate_fps`.
-///
-/// First a trial at the maximum rate; then bisection until the gap between
-/// the highest pass and the lowest failure is at most the resolution. With
-/// `confirm_duration` (R7), the result is re-run at full length. If that
-/// fails, short trials have proven unreliable for this DUT (a buffer hides
-/// overload for a short time), so the search restarts below the failed
-/// rate with full-length trials only, whose result needs no further
-/// confirmation. A tester-limited trial stops the search (module docs).
-pub fn throughput(trial: &mut dyn Trial, cfg: &ThroughputConfig) -> Result<ThroughputResult> {
-    if cfg.max_rate_fps <= 0.0 || cfg.resolution_pct <= 0.0 {
-        bail!("throughput search needs a positive max rate and resolution");
-    }
-    let mut res = ThroughputResult {
-        max_rate_fps: cfg.max_rate_fps,
-        ..ThroughputResult::default()
-    };
-    let resolution = cfg.max_rate_fps * cfg.resolution_pct / 100.0;
-    let mut lo = 0.0f64; // highest pass (0: none yet)
-    let mut hi = cfg.max_rate_fps; // lowest failure (or the untested maximum)
-    let mut rate = cfg.max_rate_fps;
-    let mut duration = cfg.trial_duration;
-    let mut full_length = cfg.confirm_duration.is_none_or(|c| c <= cfg.trial_duration);
-    loop {
-        let spec = TrialSpec::constant(rate, duration, cfg.size.clone());
-        let o = run_checked(trial, &spec, cfg.rate_tolerance_pct)?;
-        let limited = o.tester_limited;
-        let within = o.within_tolerance(cfg.loss_tolerance_pct);
-        let pass = !limited && within;
-        let reason = o.tester_limit_reason.clone();
-        let achieved = o.achieved_tx_rate_fps;
-        res.trials.push(TrialRecord {
-            purpose: if duration == cfg.trial_duration {
-                "search".into()
-            } else {
-                "search (full length)".into()
-            },
-            spec,
-            outcome: o,
-            passed: pass,
-        });
-        if limited {
-            // The target was not offered, but the achieved rate was.
-            if within && achieved > lo {
-                // Loss-free at what the tester could send: the DUT does at
-                // least that; nothing higher can be tried.
-                lo = achieved;
-                res.tester_limited = reason;
-                break;
-            }
-            if !within && achieved > lo && achieved < hi {
-                // The DUT lost frames at the achieved rate: a real failure
-                // there, and every lower rate is within the tester's reach.
-                hi = achieved;
-                rate = (lo + hi) / 2.0;
-                if hi - lo > resolution {
-                    continue;
-                }
-            }
-            if lo <= 0.0 || !within {
-                res.tester_limited = reason;
-                break;
-            }
-        }
-        if pass {
-            lo = rate;
-        } else {
-            hi = rate;
-        }
-        let converged = lo >= cfg.max_rate_fps || hi - lo <= resolution;
-        if !converged {
-            rate = (lo + hi) / 2.0;
-            continue;
-        }
-        if lo <= 0.0 {
-            break;
-        }
-        if full_length {
-            if cfg.confirm_duration.is_some() {
-                res.confirmed = Some(true);
-            }
-            break;
-        }
-        let cd = cfg
-            .confirm_duration
-            .expect("not full length without confirmation");
-        let spec = TrialSpec::constant(lo, cd, cfg.size.clone());
-        let o = run_checked(trial, &spec, cfg.rate_tolerance_pct)?;
-        let limited = o.tester_limited;
-        let ok = !limited && o.within_tolerance(cfg.loss_tolerance_pct);
-        let reason = o.tester_limit_reason.clone();
-        res.trials.push(TrialRecord {
-            purpose: "confirm".into(),
-            spec,
-            outcome: o,
-            passed: ok,
-        });
-        if limited {
-            res.tester_limited = reason;
-            res.confirmed = Some(false);
-            break;
-        }
-        res.confirmed = Some(ok);
-        if ok {
-            break;
-        }
-        // Search again below the failed rate, at full length.
-        full_length = true;
-        duration = cd;
-        hi = lo;
-        lo = 0.0;
-        rate = hi / 2.0;
-    }
-    res.throughput_fps = (lo > 0.0).then_some(lo);
-    if res.throughput_fps.is_none() && res.confirmed == Some(true) {
-        res.confirmed = Some(false);
-    }
-    Ok(res)
 }
 
 /// Frame loss rate series settings (R10).
@@ -487,12 +357,8 @@ pub fn loss_series(trial: &mut dyn Trial, cfg: &LossSeriesConfig) -> Result<Loss
             loss_pct: o.loss_pct(),
             tester_limited: o.tester_limited,
         });
-        res.trials.push(TrialRecord {
-            purpose: format!("loss {load:.1}%"),
-            spec,
-            passed: zero,
-            outcome: o,
-        });
+        res.trials
+            .push(TrialRecord::new(format!("loss {load:.1}%"), spec, o, zero));
         zero_in_a_row = if zero { zero_in_a_row + 1 } else { 0 };
         if zero_in_a_row >= 2 {
             break;
@@ -571,12 +437,7 @@ pub fn back_to_back(trial: &mut dyn Trial, cfg: &BackToBackConfig) -> Result<Bac
                 res.tester_limited_trials += 1;
             }
             let ok = o.lost == 0 && o.sent == len && !o.tester_limited;
-            res.trials.push(TrialRecord {
-                purpose: tag.clone(),
-                spec,
-                outcome: o,
-                passed: ok,
-            });
+            res.trials.push(TrialRecord::new(tag.clone(), spec, o, ok));
             Ok(ok)
         };
         // Invariant: `good` passed (0 trivially), `bad` failed (or is above max).
@@ -704,12 +565,13 @@ pub fn recovery(trial: &mut dyn Trial, cfg: &RecoveryConfig) -> Result<RecoveryR
             .last_lost_ns
             .map_or(0.0, |l| l.saturating_sub(drop_ns) as f64 / 1e9);
         res.recovery_s.push(rec);
-        res.trials.push(TrialRecord {
-            purpose: format!("recovery {}/{}", rep + 1, cfg.repetitions.max(1)),
+        let passed = !o.tester_limited;
+        res.trials.push(TrialRecord::new(
+            format!("recovery {}/{}", rep + 1, cfg.repetitions.max(1)),
             spec,
-            passed: !o.tester_limited,
-            outcome: o,
-        });
+            o,
+            passed,
+        ));
     }
     res.mean_recovery_s = res.recovery_s.iter().sum::<f64>() / res.recovery_s.len() as f64;
     Ok(res)
@@ -766,12 +628,13 @@ pub fn latency(trial: &mut dyn Trial, cfg: &LatencyConfig) -> Result<LatencyResu
             res.with_loss += 1;
         }
         res.repetitions.push(o.latency);
-        res.trials.push(TrialRecord {
-            purpose: format!("latency {}/{}", rep + 1, cfg.repetitions.max(1)),
+        let passed = !o.tester_limited;
+        res.trials.push(TrialRecord::new(
+            format!("latency {}/{}", rep + 1, cfg.repetitions.max(1)),
             spec,
-            passed: !o.tester_limited,
-            outcome: o,
-        });
+            o,
+            passed,
+        ));
     }
     // Only tester-limited repetitions (the tester fell short of the
     // throughput rate by more than the tolerance): their latencies are

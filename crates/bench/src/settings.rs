@@ -1,13 +1,19 @@
-//! All benchmark options as one serde struct, loadable from an experiment
-//! TOML file (R15: the settings go into the results, so a run can be
-//! repeated exactly from them).
+//! All benchmark options as one typed serde struct, loadable from an
+//! experiment TOML file (R15: the settings go into the results, so a run
+//! can be repeated exactly from them).
 //!
 //! Two presets set the durations and repetitions: `quick` (default: 2 s
 //! trials, 1 s pauses, 1 repetition, for development) and `rfc` (60 s
 //! trials, 2 s drain, 20 latency repetitions of 120 s, 50 back-to-back
-//! trials, a 60 s confirmation trial). Preset-dependent options are
-//! `Option`s in the file: unset means "the preset's value";
+//! trials, a 60 s final trial per search goal). Preset-dependent options
+//! are `Option`s in the file: unset means "the preset's value";
 //! [`Settings::resolved`] fills them in, and that is what results store.
+//!
+//! Every value is typed ([`DutKind`], [`TesterBackend`], [`Pattern`],
+//! [`RpsMode`], [`MacAddr`], ...) and checked here, by parsing and by
+//! [`Settings::validate`], which is pure: this module depends on nothing
+//! but [`crate::sizes`]; the DUT launchers and the traffic engine depend on
+//! it, never the reverse.
 //!
 //! Errors name the file, the line and column, and the field
 //! (`bench.toml:7:16: field `trial_seconds`: invalid type ...`).
@@ -19,305 +25,27 @@
 //! ip = "both"
 //! pattern = "bidirectional"
 //! flows = 64
+//! tester = "xdp"
+//! pdr_loss_pct = 0.5
 //!
 //! [dut]
 //! kind = "linux"
 //! rps = "all"
 //! ```
 
-use std::path::{Path, PathBuf};
-use std::str::FromStr;
+mod dut;
+mod error;
+mod values;
 
-use serde::{Deserialize, Deserializer, Serialize};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
 
 use crate::sizes::FrameSize;
 
-/// Duration and repetition defaults.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Preset {
-    /// Short trials for development.
-    #[default]
-    Quick,
-    /// RFC 2544 durations and repetitions.
-    Rfc,
-}
-
-/// Which device is under test, with its own options.
-///
-/// ```toml
-/// [dut]
-/// kind = "softrouter"     # or linux, command, external
-/// driver = "afxdp"        # softrouter: afxdp (default) or afpacket
-/// workers = 1
-/// mode = "poll"
-///
-/// # kind = "linux"
-/// # napi_budget = 300     # net.core.netdev_budget (global; restored at the end)
-/// # rps = "per-port"      # off | all | per-port | hex mask | "1,2,4" (one mask per port)
-/// # napi = true           # veth GRO on = per-queue NAPI on the DUT ports
-///
-/// # kind = "command"
-/// # command = "my-router --in $SR_IF_IN --out $SR_IF_OUT"
-/// # settle_seconds = 1
-///
-/// # kind = "external"
-/// # interfaces = ["enp1s0f0", "enp1s0f1"]
-/// # peer_macs = ["02:00:00:00:01:00", "02:00:00:00:01:01"]
-/// ```
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
-pub enum DutSettings {
-    /// softrouter, started by the benchmark in the DUT namespace.
-    Softrouter {
-        /// Router configuration file (default: generated for the topology).
-        #[serde(default)]
-        config: Option<PathBuf>,
-        /// Worker threads.
-        #[serde(default)]
-        workers: Option<u32>,
-        /// Reception mode: poll, interrupt, adaptive.
-        #[serde(default)]
-        mode: Option<String>,
-        /// Port driver of the generated configuration: `afxdp` (default)
-        /// or `afpacket`.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        driver: Option<String>,
-        /// Packets per port per round (`[router] budget`), softrouter's
-        /// analog of the NAPI budget.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        budget: Option<u32>,
-    },
-    /// The Linux kernel forwarding in the DUT namespace.
-    Linux {
-        /// NAPI budget (`net.core.netdev_budget`); unset = unchanged.
-        #[serde(default)]
-        napi_budget: Option<u32>,
-        /// Which CPU does each DUT port's receive processing (RPS, the veth
-        /// analog of paper 000's NIC affinity modes): `off` (the sending
-        /// CPU), `all` (every CPU), `per-port` (port i on CPU i mod
-        /// #CPUs), a hex CPU mask for every port, or comma-separated hex
-        /// masks, one per port. Unset = unchanged (off).
-        #[serde(default)]
-        rps: Option<String>,
-        /// Turn GRO on for the DUT's veth ends, which makes veth receive
-        /// through per-queue NAPI instances (as a NIC driver does) instead
-        /// of the per-CPU backlog. Unset = the veth default (GRO off).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        napi: Option<bool>,
-    },
-    /// Any command, started in the DUT namespace with its two interface
-    /// names in `$SR_IF_IN`/`$SR_IF_OUT`.
-    Command {
-        /// The command line (run by `sh -c`).
-        command: String,
-        /// A command printing the DUT's version string.
-        #[serde(default)]
-        version_command: Option<String>,
-        /// Give the DUT interfaces the kernel addresses, routes and
-        /// neighbors of the plan (forwarding stays off); default true.
-        /// `false`: bare interfaces, for user-space routers.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        addresses: Option<bool>,
-        /// Wait this long after starting the command before traffic
-        /// (default 1 s).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        settle_seconds: Option<f64>,
-    },
-    /// An external device on interfaces the user names explicitly (R16).
-    External {
-        /// Tester interfaces connected to the DUT, in port order.
-        interfaces: Vec<String>,
-        /// Free-form description / version of the device for the report.
-        #[serde(default)]
-        description: Option<String>,
-        /// MAC of the DUT port on each interface, in port order; unset =
-        /// looked up in the kernel's neighbor table for 198.18.i.1.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        peer_macs: Option<Vec<String>>,
-    },
-}
-
-impl Default for DutSettings {
-    fn default() -> Self {
-        DutSettings::Softrouter {
-            config: None,
-            workers: None,
-            mode: None,
-            driver: None,
-            budget: None,
-        }
-    }
-}
-
-impl DutSettings {
-    /// `softrouter`, `linux`, `command` or `external`.
-    pub fn kind(&self) -> &'static str {
-        match self {
-            DutSettings::Softrouter { .. } => "softrouter",
-            DutSettings::Linux { .. } => "linux",
-            DutSettings::Command { .. } => "command",
-            DutSettings::External { .. } => "external",
-        }
-    }
-}
-
-/// The RFC 2544 tests.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum TestKind {
-    /// R8.
-    Throughput,
-    /// R9.
-    Latency,
-    /// R10 frame loss rate.
-    Loss,
-    /// R11 back-to-back.
-    BackToBack,
-    /// R12 system recovery.
-    Recovery,
-}
-
-impl TestKind {
-    /// Name as in the settings file.
-    pub fn name(self) -> &'static str {
-        match self {
-            TestKind::Throughput => "throughput",
-            TestKind::Latency => "latency",
-            TestKind::Loss => "loss",
-            TestKind::BackToBack => "back-to-back",
-            TestKind::Recovery => "recovery",
-        }
-    }
-}
-
-/// IP version(s) to test: `4`, `6` or `"both"`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum IpVersion {
-    /// IPv4 only.
-    #[default]
-    V4,
-    /// IPv6 only.
-    V6,
-    /// Both, IPv4 first.
-    Both,
-}
-
-impl IpVersion {
-    /// The versions to run, as `false` = IPv4, `true` = IPv6.
-    pub fn versions(self) -> Vec<bool> {
-        match self {
-            IpVersion::V4 => vec![false],
-            IpVersion::V6 => vec![true],
-            IpVersion::Both => vec![false, true],
-        }
-    }
-}
-
-impl Serialize for IpVersion {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(match self {
-            IpVersion::V4 => "4",
-            IpVersion::V6 => "6",
-            IpVersion::Both => "both",
-        })
-    }
-}
-
-impl<'de> Deserialize<'de> for IpVersion {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Raw {
-            N(i64),
-            S(String),
-        }
-        let s = match Raw::deserialize(d)? {
-            Raw::N(n) => n.to_string(),
-            Raw::S(s) => s,
-        };
-        match s.as_str() {
-            "4" | "ipv4" => Ok(IpVersion::V4),
-            "6" | "ipv6" => Ok(IpVersion::V6),
-            "both" | "46" => Ok(IpVersion::Both),
-            o => Err(serde::de::Error::custom(format!(
-                "ip must be 4, 6 or \"both\", not {o:?}"
-            ))),
-        }
-    }
-}
-
-/// Traffic pattern (R14).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(try_from = "String", into = "String")]
-pub enum Pattern {
-    /// Port 0 sends to port 1.
-    #[default]
-    OneToOne,
-    /// Ports 0 and 1 send to each other.
-    Bidirectional,
-    /// N ports, every port sends to every other (full mesh).
-    Mesh(u32),
-    /// N input ports send to one output port.
-    ManyToOne(u32),
-}
-
-impl Pattern {
-    /// Ports the pattern needs.
-    pub fn ports(self) -> u32 {
-        match self {
-            Pattern::OneToOne | Pattern::Bidirectional => 2,
-            Pattern::Mesh(n) => n,
-            Pattern::ManyToOne(n) => n + 1,
-        }
-    }
-}
-
-impl FromStr for Pattern {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        let num = |v: &str, min: u32| -> Result<u32, String> {
-            let n: u32 = v.parse().map_err(|_| format!("bad port count in {s:?}"))?;
-            if n < min || n > 256 {
-                return Err(format!("port count in {s:?} must be {min}..=256"));
-            }
-            Ok(n)
-        };
-        match s {
-            "one-to-one" => Ok(Pattern::OneToOne),
-            "bidirectional" => Ok(Pattern::Bidirectional),
-            _ => {
-                if let Some(n) = s.strip_prefix("mesh:") {
-                    Ok(Pattern::Mesh(num(n, 2)?))
-                } else if let Some(n) = s.strip_prefix("many-to-one:") {
-                    Ok(Pattern::ManyToOne(num(n, 1)?))
-                } else {
-                    Err(format!(
-                        "pattern {s:?}: expected one-to-one, bidirectional, mesh:N or many-to-one:N"
-                    ))
-                }
-            }
-        }
-    }
-}
-
-impl TryFrom<String> for Pattern {
-    type Error = String;
-    fn try_from(s: String) -> Result<Self, String> {
-        s.parse()
-    }
-}
-
-impl From<Pattern> for String {
-    fn from(p: Pattern) -> String {
-        match p {
-            Pattern::OneToOne => "one-to-one".into(),
-            Pattern::Bidirectional => "bidirectional".into(),
-            Pattern::Mesh(n) => format!("mesh:{n}"),
-            Pattern::ManyToOne(n) => format!("many-to-one:{n}"),
-        }
-    }
-}
+pub use dut::{DutKind, DutSettings, MacAddr, PortDriver, RpsMode, SoftrouterMode};
+pub use error::SettingsError;
+pub use values::{IpVersion, Pattern, Preset, TestKind, TesterBackend};
 
 /// Every benchmark option. Field docs give the defaults.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -327,6 +55,14 @@ pub struct Settings {
     pub preset: Preset,
     /// The device under test.
     pub dut: DutSettings,
+    /// The tester's packet I/O (default `xdp`).
+    pub tester: TesterBackend,
+    /// Tester threads on the last CPU, the DUT on the others (default
+    /// true; `--no-pin`: placement left to the scheduler).
+    pub pin_cpus: bool,
+    /// Idle-priority CPU soakers on the DUT's CPUs measure its CPU use
+    /// (default true; `--no-soak`). Needs `pin_cpus`.
+    pub soak: bool,
     /// Tests to run, in order (default: throughput, latency).
     pub tests: Vec<TestKind>,
     /// Frame sizes (default: the seven RFC 2544 sizes and `imix`).
@@ -346,10 +82,18 @@ pub struct Settings {
     /// Drain time after the last frame before counters are read, s
     /// (quick 1, rfc 2).
     pub drain_seconds: Option<f64>,
-    /// Confirmation trial length, s; 0 = none (quick 0, rfc 60).
+    /// Final trial length of the throughput search, s: each goal's rate
+    /// is measured again at this length when it is longer than
+    /// `trial_seconds` (MLRsearch's final duration); 0 = the search
+    /// trials are final (quick 0, rfc 60).
     pub confirm_seconds: Option<f64>,
-    /// Loss tolerance of the throughput search, % (default 0: NDR).
-    pub loss_tolerance_pct: f64,
+    /// Loss ratio of the NDR goal of the throughput search, % (default
+    /// 0: no drop). `loss_tolerance_pct` (schema 1) is read as this.
+    #[serde(alias = "loss_tolerance_pct")]
+    pub ndr_loss_pct: f64,
+    /// Loss ratio of the PDR goal of the throughput search, % (default
+    /// 0.1); at least `ndr_loss_pct`.
+    pub pdr_loss_pct: f64,
     /// Search resolution, % of the maximum rate (default 0.1).
     pub resolution_pct: f64,
     /// Achieved-rate shortfall above which a trial is tester-limited, %
@@ -376,10 +120,12 @@ pub struct Settings {
     pub max_rate_fps: Option<f64>,
     /// Link speed for the theoretical rate, bit/s; unset for veth.
     pub link_bps: Option<f64>,
-    /// JSON results path.
+    /// JSON results file: every DUT's run in one document.
     pub json: Option<PathBuf>,
-    /// CSV results path (one row per trial).
+    /// CSV results file: one row per trial of every DUT.
     pub csv: Option<PathBuf>,
+    /// SVG chart of every DUT's results.
+    pub plot: Option<PathBuf>,
 }
 
 impl Default for Settings {
@@ -387,6 +133,9 @@ impl Default for Settings {
         Settings {
             preset: Preset::Quick,
             dut: DutSettings::default(),
+            tester: TesterBackend::default(),
+            pin_cpus: true,
+            soak: true,
             tests: vec![TestKind::Throughput, TestKind::Latency],
             sizes: crate::sizes::RFC2544_SIZES
                 .iter()
@@ -401,7 +150,8 @@ impl Default for Settings {
             pause_seconds: None,
             drain_seconds: None,
             confirm_seconds: None,
-            loss_tolerance_pct: 0.0,
+            ndr_loss_pct: 0.0,
+            pdr_loss_pct: 0.1,
             resolution_pct: 0.1,
             rate_tolerance_pct: 1.0,
             loss_step_pct: 10.0,
@@ -416,97 +166,9 @@ impl Default for Settings {
             link_bps: None,
             json: None,
             csv: None,
+            plot: None,
         }
     }
-}
-
-/// A settings error located in its file.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SettingsError {
-    /// The file (or `<string>`).
-    pub file: String,
-    /// 1-based line, if known.
-    pub line: Option<usize>,
-    /// 1-based column, if known.
-    pub column: Option<usize>,
-    /// The dotted field name, if known.
-    pub field: Option<String>,
-    /// What is wrong.
-    pub message: String,
-}
-
-impl std::fmt::Display for SettingsError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}", self.file)?;
-        if let Some(l) = self.line {
-            write!(f, ":{l}")?;
-            if let Some(c) = self.column {
-                write!(f, ":{c}")?;
-            }
-        }
-        write!(f, ": ")?;
-        if let Some(k) = &self.field {
-            write!(f, "field `{k}`: ")?;
-        }
-        write!(f, "{}", self.message)
-    }
-}
-
-impl std::error::Error for SettingsError {}
-
-/// 1-based (line, column) of byte offset `pos`.
-fn line_col(text: &str, pos: usize) -> (usize, usize) {
-    let pos = pos.min(text.len());
-    let before = &text[..pos];
-    let line = before.matches('\n').count() + 1;
-    let col = pos - before.rfind('\n').map_or(0, |i| i + 1) + 1;
-    (line, col)
-}
-
-/// The dotted key defined on `line` (1-based), prefixed with the table
-/// header above it, e.g. `dut.kind`.
-fn key_at_line(text: &str, line: usize) -> Option<String> {
-    let lines: Vec<&str> = text.lines().collect();
-    let l = lines.get(line.checked_sub(1)?)?.trim();
-    let table = lines[..line - 1]
-        .iter()
-        .rev()
-        .map(|l| l.trim())
-        .find(|l| l.starts_with('[') && !l.starts_with("[["))
-        .map(|l| l.trim_matches(|c| c == '[' || c == ']').trim().to_string());
-    if l.starts_with('[') {
-        return Some(l.trim_matches(|c| c == '[' || c == ']').trim().to_string());
-    }
-    let key = l.split_once('=')?.0.trim().trim_matches('"').to_string();
-    if key.is_empty() {
-        return None;
-    }
-    Some(match table {
-        Some(t) if !t.is_empty() => format!("{t}.{key}"),
-        _ => key,
-    })
-}
-
-/// The (line, column) where top-level or `[table]` key `dotted` is set.
-fn locate_key(text: &str, dotted: &str) -> Option<(usize, usize)> {
-    let (table, key) = match dotted.rsplit_once('.') {
-        Some((t, k)) => (Some(t), k),
-        None => (None, dotted),
-    };
-    let mut current: Option<String> = None;
-    for (i, l) in text.lines().enumerate() {
-        let t = l.trim();
-        if t.starts_with('[') {
-            current = Some(t.trim_matches(|c| c == '[' || c == ']').trim().to_string());
-            continue;
-        }
-        if let Some((k, _)) = t.split_once('=') {
-            if k.trim().trim_matches('"') == key && current.as_deref() == table {
-                return Some((i + 1, l.find(k.trim()).unwrap_or(0) + 1));
-            }
-        }
-    }
-    None
 }
 
 impl Settings {
@@ -518,33 +180,12 @@ impl Settings {
         }
     }
 
-    /// Parse TOML text; `file` names it in errors.
+    /// Parse and validate TOML text; `file` names it in errors.
     pub fn from_toml_str(text: &str, file: &str) -> Result<Settings, SettingsError> {
-        let s: Settings = toml::from_str(text).map_err(|e| {
-            let (line, column) = match e.span() {
-                Some(sp) => {
-                    let (l, c) = line_col(text, sp.start);
-                    (Some(l), Some(c))
-                }
-                None => (None, None),
-            };
-            SettingsError {
-                file: file.to_string(),
-                line,
-                column,
-                field: line.and_then(|l| key_at_line(text, l)),
-                message: e.message().trim().to_string(),
-            }
-        })?;
+        let s: Settings =
+            toml::from_str(text).map_err(|e| SettingsError::from_toml(text, file, &e))?;
         s.validate().map_err(|(field, message)| {
-            let pos = locate_key(text, &field);
-            SettingsError {
-                file: file.to_string(),
-                line: pos.map(|p| p.0),
-                column: pos.map(|p| p.1),
-                field: Some(field),
-                message,
-            }
+            SettingsError::from_validation(text, file, field, message)
         })?;
         Ok(s)
     }
@@ -567,7 +208,7 @@ impl Settings {
         toml::to_string_pretty(&self.resolved()).expect("settings serialize")
     }
 
-    /// Check ranges and combinations; `Err((field, message))`.
+    /// Check ranges and combinations; `Err((dotted field, message))`.
     pub fn validate(&self) -> Result<(), (String, String)> {
         let bad = |f: &str, m: String| Err((f.to_string(), m));
         if self.tests.is_empty() {
@@ -576,8 +217,20 @@ impl Settings {
         if self.sizes.is_empty() {
             return bad("sizes", "no frame sizes given".into());
         }
-        if !(0.0..100.0).contains(&self.loss_tolerance_pct) {
-            return bad("loss_tolerance_pct", "must be in [0, 100)".into());
+        if !(0.0..100.0).contains(&self.ndr_loss_pct) {
+            return bad("ndr_loss_pct", "must be in [0, 100)".into());
+        }
+        if !(0.0..100.0).contains(&self.pdr_loss_pct) {
+            return bad("pdr_loss_pct", "must be in [0, 100)".into());
+        }
+        if self.pdr_loss_pct < self.ndr_loss_pct {
+            return bad(
+                "pdr_loss_pct",
+                format!(
+                    "{} is below ndr_loss_pct {}: the PDR goal tolerates at least the NDR's loss",
+                    self.pdr_loss_pct, self.ndr_loss_pct
+                ),
+            );
         }
         if !(self.resolution_pct > 0.0 && self.resolution_pct <= 50.0) {
             return bad("resolution_pct", "must be in (0, 50]".into());
@@ -616,69 +269,37 @@ impl Settings {
                 return bad(name, "must be zero or a positive number of seconds".into());
             }
         }
-        if self.max_rate_fps.is_some_and(|r| r <= 0.0) {
+        if !(self.b2b_max_burst_seconds > 0.0 && self.b2b_max_burst_seconds.is_finite()) {
+            return bad(
+                "b2b_max_burst_seconds",
+                "must be a positive number of seconds".into(),
+            );
+        }
+        for (name, v) in [
+            ("latency_repetitions", self.latency_repetitions),
+            ("b2b_trials", self.b2b_trials),
+            ("repetitions", self.repetitions),
+        ] {
+            if v == Some(0) {
+                return bad(name, "must be at least 1".into());
+            }
+        }
+        if self
+            .max_rate_fps
+            .is_some_and(|r| !(r > 0.0 && r.is_finite()))
+        {
             return bad("max_rate_fps", "must be positive".into());
         }
-        if self.link_bps.is_some_and(|r| r <= 0.0) {
+        if self.link_bps.is_some_and(|r| !(r > 0.0 && r.is_finite())) {
             return bad("link_bps", "must be positive".into());
         }
-        match &self.dut {
-            DutSettings::Command { command, .. } if command.trim().is_empty() => {
-                return bad("dut.command", "empty command".into());
-            }
-            DutSettings::Command {
-                settle_seconds: Some(v),
-                ..
-            } if !(*v >= 0.0 && v.is_finite()) => {
-                return bad(
-                    "dut.settle_seconds",
-                    "must be zero or a positive number of seconds".into(),
-                );
-            }
-            DutSettings::Softrouter {
-                driver: Some(d), ..
-            } if d != "afxdp" && d != "afpacket" => {
-                return bad("dut.driver", format!("{d:?} is not one of afxdp, afpacket"));
-            }
-            DutSettings::Linux { rps: Some(r), .. } => {
-                if let Err(m) = crate::dut::linux::RpsMode::parse(r) {
-                    return bad("dut.rps", m);
-                }
-            }
-            DutSettings::External { interfaces, .. }
-                if (interfaces.len() as u32) < self.pattern.ports() =>
-            {
-                return bad(
-                    "dut.interfaces",
-                    format!(
-                        "pattern {} needs {} interfaces, {} given",
-                        String::from(self.pattern),
-                        self.pattern.ports(),
-                        interfaces.len()
-                    ),
-                );
-            }
-            DutSettings::External {
-                interfaces,
-                peer_macs: Some(macs),
-                ..
-            } => {
-                if macs.len() != interfaces.len() {
-                    return bad(
-                        "dut.peer_macs",
-                        format!("{} MACs for {} interfaces", macs.len(), interfaces.len()),
-                    );
-                }
-                if let Some(m) = macs
-                    .iter()
-                    .find(|m| crate::dut::bed::parse_mac(m).is_none())
-                {
-                    return bad("dut.peer_macs", format!("{m:?} is not a MAC address"));
-                }
-            }
-            _ => {}
+        if self.soak && !self.pin_cpus {
+            return bad(
+                "soak",
+                "the soakers run on the DUT's CPUs, which only exist with pin_cpus = true".into(),
+            );
         }
-        Ok(())
+        self.dut.validate(self.pattern)
     }
 
     /// All preset-dependent options filled in.
@@ -708,7 +329,8 @@ impl Settings {
         secs(self.resolved().trial_seconds)
     }
 
-    /// Confirmation trial length, `None` when disabled.
+    /// Final trial length of the throughput search, `None` when the
+    /// search trials are final.
     pub fn confirm(&self) -> Option<std::time::Duration> {
         self.resolved()
             .confirm_seconds
@@ -770,7 +392,7 @@ interfaces = ["a", "b", "c", "d"]
         let r = s.resolved();
         assert_eq!(r.trial_seconds, Some(10.0), "file overrides preset");
         assert_eq!(r.b2b_trials, Some(50));
-        assert_eq!(s.dut.kind(), "external");
+        assert_eq!(s.dut.kind(), DutKind::External);
         // round trip: the resolved TOML loads to the same resolved settings
         let again = Settings::from_toml_str(&s.to_toml(), "again.toml").unwrap();
         assert_eq!(again.resolved(), r);
@@ -838,7 +460,7 @@ interfaces = ["a", "b", "c", "d"]
                 config: None,
                 workers: Some(2),
                 mode: None,
-                driver: Some("afpacket".into()),
+                driver: Some(PortDriver::AfPacket),
                 budget: Some(32)
             }
         );
@@ -879,12 +501,126 @@ interfaces = ["a", "b", "c", "d"]
         assert_eq!(again.dut, s.dut);
     }
 
+    /// Every field away from its default, saved and loaded: equal.
     #[test]
-    fn patterns_parse() {
-        assert_eq!("many-to-one:3".parse::<Pattern>().unwrap().ports(), 4);
-        assert_eq!("bidirectional".parse::<Pattern>().unwrap().ports(), 2);
-        assert!("mesh:1".parse::<Pattern>().is_err());
-        assert!("mesh:x".parse::<Pattern>().is_err());
-        assert_eq!(String::from(Pattern::ManyToOne(3)), "many-to-one:3");
+    fn every_setting_round_trips_through_the_experiment_file() {
+        let s = Settings {
+            preset: Preset::Rfc,
+            dut: DutSettings::External {
+                interfaces: vec!["a".into(), "b".into(), "c".into(), "d".into()],
+                description: Some("box".into()),
+                peer_macs: Some(
+                    [
+                        "02:00:00:00:01:00",
+                        "02:00:00:00:01:01",
+                        "02:00:00:00:01:02",
+                        "02:00:00:00:01:03",
+                    ]
+                    .iter()
+                    .map(|m| m.parse().unwrap())
+                    .collect(),
+                ),
+            },
+            tester: TesterBackend::AfXdp,
+            pin_cpus: false,
+            soak: false,
+            tests: vec![TestKind::Recovery, TestKind::Loss],
+            sizes: vec![FrameSize::Fixed(128), "imix:64x3+1518x1".parse().unwrap()],
+            ip: IpVersion::Both,
+            pattern: Pattern::Mesh(4),
+            flows: 16,
+            queues: 2,
+            trial_seconds: Some(3.5),
+            pause_seconds: Some(0.25),
+            drain_seconds: Some(0.75),
+            confirm_seconds: Some(10.0),
+            ndr_loss_pct: 0.01,
+            pdr_loss_pct: 0.5,
+            resolution_pct: 2.0,
+            rate_tolerance_pct: 3.0,
+            loss_step_pct: 5.0,
+            latency_seconds: Some(4.0),
+            latency_repetitions: Some(3),
+            b2b_trials: Some(7),
+            b2b_max_burst_seconds: 0.5,
+            recovery_overload_seconds: Some(1.5),
+            recovery_seconds: Some(2.5),
+            repetitions: Some(2),
+            max_rate_fps: Some(123_456.0),
+            link_bps: Some(1e10),
+            json: Some("r.json".into()),
+            csv: Some("r.csv".into()),
+            plot: Some("r.svg".into()),
+        };
+        s.validate().unwrap();
+        let text = s.to_toml();
+        let back = Settings::from_toml_str(&text, "saved.toml").unwrap();
+        assert_eq!(back, s, "{text}");
+        for dut in [
+            DutSettings::Softrouter {
+                config: Some("r.toml".into()),
+                workers: Some(2),
+                mode: Some(SoftrouterMode::Adaptive),
+                driver: Some(PortDriver::AfPacket),
+                budget: Some(64),
+            },
+            DutSettings::Linux {
+                napi_budget: Some(300),
+                rps: Some(RpsMode::Masks(vec!["1".into(), "2".into()])),
+                napi: Some(true),
+            },
+            DutSettings::Command {
+                command: "sleep 9".into(),
+                version_command: Some("echo 1".into()),
+                addresses: Some(false),
+                settle_seconds: Some(0.5),
+            },
+        ] {
+            let s = Settings {
+                dut,
+                pattern: Pattern::Bidirectional,
+                ..s.clone()
+            };
+            let back = Settings::from_toml_str(&s.to_toml(), "saved.toml").unwrap();
+            assert_eq!(back, s);
+        }
+    }
+
+    #[test]
+    fn search_goals_are_checked() {
+        let s = Settings::from_toml_str(
+            "loss_tolerance_pct = 0.002
+",
+            "old.toml",
+        )
+        .unwrap();
+        assert_eq!(
+            s.ndr_loss_pct, 0.002,
+            "schema 1 name is read as the NDR goal"
+        );
+        assert_eq!(s.pdr_loss_pct, 0.1);
+        let e = Settings::from_toml_str(
+            "ndr_loss_pct = 0.5
+pdr_loss_pct = 0.1
+",
+            "g.toml",
+        )
+        .unwrap_err();
+        assert_eq!(
+            (e.line, e.field.as_deref()),
+            (Some(2), Some("pdr_loss_pct"))
+        );
+        let e = Settings::from_toml_str(
+            "pdr_loss_pct = 100
+",
+            "g.toml",
+        )
+        .unwrap_err();
+        assert_eq!(e.field.as_deref(), Some("pdr_loss_pct"));
+        let e = Settings::from_toml_str("tester = \"dpdk\"\n", "g.toml").unwrap_err();
+        assert_eq!(e.field.as_deref(), Some("tester"));
+        assert!(e.message.contains("afxdp, afpacket, xdp"), "{e}");
+        let e = Settings::from_toml_str("pin_cpus = false\n", "g.toml").unwrap_err();
+        assert_eq!(e.field.as_deref(), Some("soak"));
     }
 }

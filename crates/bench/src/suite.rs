@@ -13,11 +13,12 @@ use anyhow::Result;
 
 use crate::results::TestResult;
 use crate::search::{
-    self, BackToBackConfig, LatencyConfig, LossSeriesConfig, RecoveryConfig, ThroughputConfig,
-    ThroughputResult, Trial, TrialOutcome, TrialSpec,
+    self, BackToBackConfig, LatencyConfig, LossSeriesConfig, RecoveryConfig, Trial, TrialOutcome,
+    TrialSpec,
 };
 use crate::settings::{Settings, TestKind};
 use crate::sizes::FrameSize;
+use crate::throughput::{self, ThroughputConfig, ThroughputResult};
 
 /// Told about every trial, for progress bars and logs.
 pub trait Observer {
@@ -93,19 +94,21 @@ pub fn run(
                 let tp_cfg = ThroughputConfig {
                     size: size.clone(),
                     max_rate_fps: max,
-                    loss_tolerance_pct: s.loss_tolerance_pct,
+                    ndr_loss_pct: s.ndr_loss_pct,
+                    pdr_loss_pct: s.pdr_loss_pct,
                     resolution_pct: s.resolution_pct,
                     trial_duration: s.trial(),
                     confirm_duration: s.confirm(),
                     rate_tolerance_pct: s.rate_tolerance_pct,
                 };
                 // Throughput first whenever it is asked for, or needed by
-                // latency, back-to-back or recovery, which start from it.
+                // latency, back-to-back or recovery, which start from it
+                // (from the NDR, RFC 2544's throughput).
                 let mut throughput: Option<f64> = None;
                 if tp_first {
                     paced.observer.test(TestKind::Throughput, &size, ip);
-                    let r = bound_by_tester(&s, search::throughput(&mut paced, &tp_cfg)?);
-                    throughput = r.throughput_fps;
+                    let r = bound_by_max(&s, throughput::throughput(&mut paced, &tp_cfg)?);
+                    throughput = r.ndr.fps;
                     out.push(TestResult::throughput(size.clone(), ip, r));
                 }
                 let tp_passed = throughput.filter(|&t| t > 0.0);
@@ -188,18 +191,32 @@ pub fn run(
     Ok(out)
 }
 
-/// When the maximum rate is the tester's own (calibrated, no line rate
-/// given) and the DUT passed at it, the tester, not the DUT, set the
-/// result: flag it as a lower bound.
-fn bound_by_tester(s: &Settings, mut r: ThroughputResult) -> ThroughputResult {
+/// What passing at the maximum rate means depends on where the maximum
+/// came from: at a line rate (`link_bps`) it is the DUT's full throughput,
+/// not a lower bound; at the tester's calibrated maximum the tester, not
+/// the DUT, set the result (flagged tester-limited); at a maximum the user
+/// set it stays a lower bound. Applied to both goals.
+fn bound_by_max(s: &Settings, mut r: ThroughputResult) -> ThroughputResult {
     let calibrated = s.max_rate_fps.is_none() && s.link_bps.is_none();
-    let at_max = r
-        .throughput_fps
-        .is_some_and(|t| t >= r.max_rate_fps * (1.0 - s.resolution_pct / 100.0));
-    if calibrated && at_max && r.tester_limited.is_none() {
-        r.tester_limited = Some(
-            "the DUT forwarded the tester's calibrated maximum without loss: a lower bound".into(),
-        );
+    let max = r.max_rate_fps;
+    for goal in [throughput::Goal::Ndr, throughput::Goal::Pdr] {
+        let g = r.goal_mut(goal);
+        let at_max = g
+            .fps
+            .is_some_and(|t| t >= max * (1.0 - s.resolution_pct / 100.0));
+        if !at_max || g.tester_limited {
+            continue;
+        }
+        if s.link_bps.is_some() && s.max_rate_fps.is_none() && g.upper_fps.is_none() {
+            g.lower_bound = false;
+        } else if calibrated {
+            g.tester_limited = true;
+            g.lower_bound = true;
+            g.tester_limit_reason = Some(
+                "the DUT forwarded the tester's calibrated maximum within the goal's loss: a lower bound"
+                    .into(),
+            );
+        }
     }
     r
 }
@@ -220,7 +237,9 @@ pub fn estimate(settings: &Settings) -> Duration {
         )
     });
     if needs_tp || s.tests.contains(&TestKind::Throughput) {
-        per_size += bisection * (trial + gap) + s.confirm_seconds.unwrap_or(0.0);
+        // One search for both goals: the bisection, a few trials for the
+        // second goal, a final trial per goal.
+        per_size += (bisection + 3.0) * (trial + gap) + 2.0 * s.confirm_seconds.unwrap_or(0.0);
     }
     for t in &s.tests {
         per_size += match t {
@@ -301,7 +320,7 @@ mod tests {
         let TestValue::Throughput(t) = &r[0].result else {
             panic!()
         };
-        let tp = t.fps.unwrap();
+        let tp = t.ndr.fps.unwrap();
         assert!((tp - 50_000.0).abs() <= 1_000.0, "{tp}");
         // The latency trial ran at the throughput rate.
         assert_eq!(r[1].trials[0].spec.rate_fps, tp);
@@ -361,19 +380,31 @@ mod tests {
         let TestValue::Throughput(t) = &r[0].result else {
             panic!()
         };
-        assert!(
-            t.tester_limited
-                .as_deref()
-                .is_some_and(|m| m.contains("lower bound")),
-            "{t:?}"
-        );
+        for g in [&t.ndr, &t.pdr] {
+            assert!(g.tester_limited && g.lower_bound, "{t:?}");
+            assert!(
+                g.tester_limit_reason
+                    .as_deref()
+                    .is_some_and(|m| m.contains("lower bound")),
+                "{t:?}"
+            );
+        }
         // With a line rate the same result is the DUT's full throughput.
         s.link_bps = Some(1e9);
         let r = run(&s, &mut sim(2_000_000.0), &|_, _| 100_000.0, &mut Quiet).unwrap();
         let TestValue::Throughput(t) = &r[0].result else {
             panic!()
         };
-        assert!(t.tester_limited.is_none(), "{t:?}");
+        assert!(!t.ndr.tester_limited && !t.ndr.lower_bound, "{t:?}");
+        // A maximum the user set: passing it is a lower bound, not the
+        // tester's doing.
+        s.link_bps = None;
+        s.max_rate_fps = Some(100_000.0);
+        let r = run(&s, &mut sim(2_000_000.0), &|_, _| 100_000.0, &mut Quiet).unwrap();
+        let TestValue::Throughput(t) = &r[0].result else {
+            panic!()
+        };
+        assert!(!t.ndr.tester_limited && t.ndr.lower_bound, "{t:?}");
     }
 
     #[test]

@@ -14,7 +14,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use bench::dut::{self, bed, ping_through, Dut, DutOptions};
-use bench::settings::{DutSettings, Pattern};
+use bench::settings::{DutSettings, Pattern, RpsMode, SoftrouterMode};
 
 static SERIAL: Mutex<()> = Mutex::new(());
 
@@ -113,7 +113,7 @@ fn linux_one_to_one_with_budget_and_rps() {
     let before = std::fs::read_to_string(budget_file).unwrap();
     let settings = DutSettings::Linux {
         napi_budget: Some(77),
-        rps: Some("per-port".into()),
+        rps: Some(RpsMode::PerPort),
         napi: Some(true),
     };
     let opts = DutOptions {
@@ -176,7 +176,7 @@ fn softrouter_mesh3() {
     let settings = DutSettings::Softrouter {
         config: None,
         workers: Some(2),
-        mode: Some("adaptive".into()),
+        mode: Some(SoftrouterMode::Adaptive),
         driver: None,
         budget: None,
     };
@@ -382,7 +382,7 @@ fn flood_examples() {
         DutSettings::Softrouter {
             config: None,
             workers: Some(1),
-            mode: Some("adaptive".into()),
+            mode: Some(SoftrouterMode::Adaptive),
             driver: None,
             budget: None,
         },

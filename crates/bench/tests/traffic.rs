@@ -12,8 +12,9 @@ use std::time::{Duration, Instant};
 
 use bench::dut::bed::{format_mac, read_mac};
 use bench::plan::{TesterBackend, TrafficPlan};
-use bench::search::{self, Trial, TrialSpec};
+use bench::search::{Trial, TrialSpec};
 use bench::sizes::{FrameSize, Mix};
+use bench::throughput;
 use bench::traffic::{calibrate, NetTrial, TrafficOptions};
 use common::{kernel_dut_plan, phases_with_timeline_lose_nothing, quick, wire};
 use testbed::Star;
@@ -221,27 +222,28 @@ fn measure_tester_and_kernel() {
     }
     let mut t = NetTrial::new(plan, None, TrafficOptions::default()).unwrap();
     let max = best;
-    let cfg = |max_rate_fps: f64| search::ThroughputConfig {
+    let cfg = |max_rate_fps: f64| throughput::ThroughputConfig {
         size: FrameSize::Fixed(64),
         max_rate_fps,
-        loss_tolerance_pct: 0.0,
+        ndr_loss_pct: 0.0,
+        pdr_loss_pct: 0.0,
         resolution_pct: 2.0,
         trial_duration: Duration::from_secs(1),
         confirm_duration: None,
         rate_tolerance_pct: 1.0,
     };
-    let mut r = search::throughput(&mut t, &cfg(max)).unwrap();
+    let mut r = throughput::throughput(&mut t, &cfg(max)).unwrap();
     let mut top = max;
     // Stopped at once by a tester limit: the generator could not offer
     // the rate while the DUT's forwarding ran on its CPU. Search again
     // below what it did achieve.
-    if r.throughput_fps.is_none() && r.tester_limited.is_some() {
+    if r.ndr.fps.is_none() && r.ndr.tester_limited {
         top = r.trials[0].outcome.achieved_tx_rate_fps * 0.97;
         eprintln!(
             "first search tester-limited at {max:.0}: {:?}",
-            r.tester_limited
+            r.ndr.tester_limit_reason
         );
-        r = search::throughput(&mut t, &cfg(top)).unwrap();
+        r = throughput::throughput(&mut t, &cfg(top)).unwrap();
     }
     for tr in &r.trials {
         eprintln!(
@@ -253,11 +255,11 @@ fn measure_tester_and_kernel() {
             tr.outcome.tester_limit_reason
         );
     }
-    let k = r.throughput_fps.unwrap_or(0.0);
+    let k = r.ndr.fps.unwrap_or(0.0);
     eprintln!(
         "linux kernel DUT star(2) 64 B throughput {k:.0} fps (searched up to {top:.0}, \
          tester-limited {:?}); tester calibrated max / kernel = {:.2}",
-        r.tester_limited,
+        r.ndr.tester_limit_reason,
         best / k.max(1.0)
     );
 }

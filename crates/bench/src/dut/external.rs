@@ -70,8 +70,7 @@ impl ExternalDut {
             p.tester_mac = read_mac(None, iface)
                 .with_context(|| format!("external DUT: interface {iface}"))?;
             p.dut_mac = match peer_macs.as_ref().and_then(|m| m.get(i)) {
-                Some(m) => parse_mac(m)
-                    .with_context(|| format!("external DUT: peer_macs[{i}] {m:?} is not a MAC"))?,
+                Some(m) => m.0,
                 None => {
                     mac_source = "neighbor table";
                     let addr = p.dut_v4.to_string();

@@ -49,53 +49,11 @@ use crate::settings::{DutSettings, Pattern};
 
 const NETDEV_BUDGET: &str = "/proc/sys/net/core/netdev_budget";
 
-/// Receive-processing CPU placement for the DUT ports (RPS masks).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum RpsMode {
-    /// Mask 0: processing on the sending CPU.
-    Off,
-    /// Every online CPU.
-    All,
-    /// Port i on CPU i mod #CPUs.
-    PerPort,
-    /// The same hex mask on every port.
-    Mask(String),
-    /// One hex mask per port (ports beyond the list reuse the last one).
-    Masks(Vec<String>),
-}
-
-fn is_hex_mask(s: &str) -> bool {
-    !s.is_empty() && s.chars().all(|c| c.is_ascii_hexdigit() || c == ',')
-}
+/// Receive-processing CPU placement for the DUT ports (RPS masks): a
+/// setting, parsed and checked in `settings`.
+pub use crate::settings::RpsMode;
 
 impl RpsMode {
-    /// `off`, `all`, `per-port`, a hex mask, or comma-separated hex masks.
-    pub fn parse(s: &str) -> Result<RpsMode, String> {
-        let s = s.trim();
-        let s = s.strip_prefix("0x").unwrap_or(s);
-        Ok(match s {
-            "off" | "none" | "0" => RpsMode::Off,
-            "all" => RpsMode::All,
-            "per-port" => RpsMode::PerPort,
-            _ if s.contains(',') => {
-                let v: Vec<String> = s
-                    .split(',')
-                    .map(|m| m.trim().trim_start_matches("0x").to_string())
-                    .collect();
-                if v.iter().any(|m| !is_hex_mask(m)) {
-                    return Err(format!("rps {s:?}: masks must be hexadecimal"));
-                }
-                RpsMode::Masks(v)
-            }
-            _ if is_hex_mask(s) => RpsMode::Mask(s.to_string()),
-            _ => {
-                return Err(format!(
-                    "rps {s:?}: expected off, all, per-port, a hex CPU mask or comma-separated masks (one per port)"
-                ))
-            }
-        })
-    }
-
     /// The `rps_cpus` value for port `port` with `ncpu` online CPUs.
     pub fn mask_for(&self, port: usize, ncpu: usize) -> String {
         match self {
@@ -243,17 +201,13 @@ impl LinuxDut {
         // CPUs, not in the tester's send path on the tester's CPU: RPS to
         // those CPUs (the bed steers every end to its side's CPUs).
         let placement = opts.rx_placement();
-        let rps = &rps.clone().or_else(|| {
+        let rps_mode = rps.clone().or_else(|| {
             opts.dut_cpus
                 .as_ref()
                 .filter(|c| !c.is_empty() && placement.is_none())
-                .map(|c| cpu_mask(c))
+                .map(|c| RpsMode::Mask(cpu_mask(c)))
         });
-        let rps_mode = rps
-            .as_deref()
-            .map(RpsMode::parse)
-            .transpose()
-            .map_err(anyhow::Error::msg)?;
+        let rps = &rps_mode.as_ref().map(RpsMode::to_string);
         let bed = Bed::build(pattern, opts.queues, RouterMode::Kernel, placement.as_ref())?;
         // The xdp tester's frames reach a veth only if it has NAPI: GRO
         // on the DUT ends (see traffic::xdp; `thread_dut_napi` below).

@@ -208,7 +208,7 @@ impl SoftrouterDut {
                     ))
                 }
             })?;
-        let driver = driver.clone().unwrap_or_else(|| "afxdp".into());
+        let driver = driver.unwrap_or_default().to_string();
         let bed = Bed::build(
             pattern,
             opts.queues,
@@ -227,7 +227,7 @@ impl SoftrouterDut {
                         // interrupt unless told otherwise: the DUT shares
                         // its CPUs with its receive softirqs; it measured
                         // fastest here.
-                        mode: mode.as_deref().or(Some("interrupt")),
+                        mode: mode.map(|m| m.name()).or(Some("interrupt")),
                         budget: *budget,
                         // With RPS placement generic XDP runs after the
                         // steering, on the DUT's CPUs (`testbed::rps`);

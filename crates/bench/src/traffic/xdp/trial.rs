@@ -143,12 +143,10 @@ fn latency(l: &tester::count::Latency) -> LatencySummary {
         p99_ns: l.quantile(0.99),
         p999_ns: l.quantile(0.999),
         max_ns: l.max_ns,
-        ipdv_mean_abs_ns: if l.ipdv_count > 0 {
-            l.ipdv_sum_ns as f64 / l.ipdv_count as f64
-        } else {
-            0.0
-        },
-        ipdv_max_abs_ns: l.ipdv_max_ns,
+        // The counter measures IPDV between consecutive frames of a
+        // stream; absent only when no stream had two frames.
+        ipdv_mean_abs_ns: (l.ipdv_count > 0).then(|| l.ipdv_sum_ns as f64 / l.ipdv_count as f64),
+        ipdv_max_abs_ns: (l.ipdv_count > 0).then_some(l.ipdv_max_ns),
         pdv_ns: l.max_ns - l.min_ns,
     }
 }

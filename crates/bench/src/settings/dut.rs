@@ -1,0 +1,366 @@
+//! The `[dut]` table: which device is under test and its own options, all
+//! typed and checked here (no launcher code runs to validate a setting).
+
+use std::path::PathBuf;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+use super::values::{named_enum, Pattern};
+
+named_enum! {
+    /// The kinds of device under test (`--dut`, `[dut] kind`).
+    pub enum DutKind {
+        /// softrouter, started by the benchmark in the DUT namespace.
+        Softrouter = "softrouter",
+        /// The Linux kernel forwarding in the DUT namespace.
+        Linux = "linux",
+        /// Any command, started in the DUT namespace.
+        Command = "command",
+        /// An external device on named interfaces.
+        External = "external",
+    }
+}
+
+named_enum! {
+    /// How softrouter's workers wait for packets (`--mode`).
+    pub enum SoftrouterMode {
+        /// Spin on the queues.
+        Poll = "poll",
+        /// Sleep whenever a round found nothing (the bench's default).
+        Interrupt = "interrupt",
+        /// Poll while traffic flows, sleep after idle rounds.
+        Adaptive = "adaptive",
+    }
+}
+
+named_enum! {
+    /// softrouter's packet I/O driver for the generated configuration
+    /// (`--driver`).
+    #[derive(Default)]
+    pub enum PortDriver {
+        /// AF_XDP sockets (default).
+        #[default]
+        AfXdp = "afxdp",
+        /// AF_PACKET TPACKET_V3 rings.
+        AfPacket = "afpacket",
+    }
+}
+
+/// Receive-processing CPU placement for the linux DUT's ports (RPS masks).
+///
+/// Written `off`, `all`, `per-port`, one hex mask for every port, or
+/// comma-separated hex masks, one per port (`0x` prefixes allowed).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub enum RpsMode {
+    /// Mask 0: processing on the sending CPU.
+    Off,
+    /// Every online CPU.
+    All,
+    /// Port i on CPU i mod #CPUs.
+    PerPort,
+    /// The same hex mask on every port.
+    Mask(String),
+    /// One hex mask per port (ports beyond the list reuse the last one).
+    Masks(Vec<String>),
+}
+
+fn is_hex_mask(s: &str) -> bool {
+    !s.is_empty() && s.chars().all(|c| c.is_ascii_hexdigit() || c == ',')
+}
+
+impl RpsMode {
+    /// `off`, `all`, `per-port`, a hex mask, or comma-separated hex masks.
+    pub fn parse(s: &str) -> Result<RpsMode, String> {
+        let s = s.trim();
+        let s = s.strip_prefix("0x").unwrap_or(s);
+        Ok(match s {
+            "off" | "none" | "0" => RpsMode::Off,
+            "all" => RpsMode::All,
+            "per-port" => RpsMode::PerPort,
+            _ if s.contains(',') => {
+                let v: Vec<String> = s
+                    .split(',')
+                    .map(|m| m.trim().trim_start_matches("0x").to_string())
+                    .collect();
+                if v.iter().any(|m| !is_hex_mask(m)) {
+                    return Err(format!("rps {s:?}: masks must be hexadecimal"));
+                }
+                RpsMode::Masks(v)
+            }
+            _ if is_hex_mask(s) => RpsMode::Mask(s.to_string()),
+            _ => {
+                return Err(format!(
+                    "rps {s:?}: expected off, all, per-port, a hex CPU mask or comma-separated masks (one per port)"
+                ))
+            }
+        })
+    }
+}
+
+impl FromStr for RpsMode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        RpsMode::parse(s)
+    }
+}
+
+impl std::fmt::Display for RpsMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RpsMode::Off => f.write_str("off"),
+            RpsMode::All => f.write_str("all"),
+            RpsMode::PerPort => f.write_str("per-port"),
+            RpsMode::Mask(m) => f.write_str(m),
+            RpsMode::Masks(v) => f.write_str(&v.join(",")),
+        }
+    }
+}
+
+impl TryFrom<String> for RpsMode {
+    type Error = String;
+    fn try_from(s: String) -> Result<Self, String> {
+        s.parse()
+    }
+}
+
+impl From<RpsMode> for String {
+    fn from(m: RpsMode) -> String {
+        m.to_string()
+    }
+}
+
+/// An Ethernet address, written `02:00:00:00:01:00`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct MacAddr(pub [u8; 6]);
+
+impl FromStr for MacAddr {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let bad = || format!("{s:?} is not a MAC address");
+        let mut m = [0u8; 6];
+        let mut parts = s.trim().split(':');
+        for b in &mut m {
+            let p = parts.next().ok_or_else(bad)?;
+            if p.is_empty() || p.len() > 2 {
+                return Err(bad());
+            }
+            *b = u8::from_str_radix(p, 16).map_err(|_| bad())?;
+        }
+        match parts.next() {
+            None => Ok(MacAddr(m)),
+            Some(_) => Err(bad()),
+        }
+    }
+}
+
+impl std::fmt::Display for MacAddr {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let m = self.0;
+        write!(
+            f,
+            "{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}",
+            m[0], m[1], m[2], m[3], m[4], m[5]
+        )
+    }
+}
+
+impl TryFrom<String> for MacAddr {
+    type Error = String;
+    fn try_from(s: String) -> Result<Self, String> {
+        s.parse()
+    }
+}
+
+impl From<MacAddr> for String {
+    fn from(m: MacAddr) -> String {
+        m.to_string()
+    }
+}
+
+/// Which device is under test, with its own options.
+///
+/// ```toml
+/// [dut]
+/// kind = "softrouter"     # or linux, command, external
+/// driver = "afxdp"        # softrouter: afxdp (default) or afpacket
+/// workers = 1
+/// mode = "poll"
+///
+/// # kind = "linux"
+/// # napi_budget = 300     # net.core.netdev_budget (global; restored at the end)
+/// # rps = "per-port"      # off | all | per-port | hex mask | "1,2,4" (one mask per port)
+/// # napi = true           # veth GRO on = per-queue NAPI on the DUT ports
+///
+/// # kind = "command"
+/// # command = "my-router --in $SR_IF_IN --out $SR_IF_OUT"
+/// # settle_seconds = 1
+///
+/// # kind = "external"
+/// # interfaces = ["enp1s0f0", "enp1s0f1"]
+/// # peer_macs = ["02:00:00:00:01:00", "02:00:00:00:01:01"]
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum DutSettings {
+    /// softrouter, started by the benchmark in the DUT namespace.
+    Softrouter {
+        /// Router configuration file (default: generated for the topology).
+        #[serde(default)]
+        config: Option<PathBuf>,
+        /// Worker threads.
+        #[serde(default)]
+        workers: Option<u32>,
+        /// Reception mode: poll, interrupt, adaptive.
+        #[serde(default)]
+        mode: Option<SoftrouterMode>,
+        /// Port driver of the generated configuration: `afxdp` (default)
+        /// or `afpacket`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        driver: Option<PortDriver>,
+        /// Packets per port per round (`[router] budget`), softrouter's
+        /// analog of the NAPI budget.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        budget: Option<u32>,
+    },
+    /// The Linux kernel forwarding in the DUT namespace.
+    Linux {
+        /// NAPI budget (`net.core.netdev_budget`); unset = unchanged.
+        #[serde(default)]
+        napi_budget: Option<u32>,
+        /// Which CPU does each DUT port's receive processing (RPS, the veth
+        /// analog of paper 000's NIC affinity modes), see [`RpsMode`].
+        /// Unset = the bench's placement (the DUT's CPUs when it splits
+        /// them), else unchanged.
+        #[serde(default)]
+        rps: Option<RpsMode>,
+        /// Turn GRO on for the DUT's veth ends, which makes veth receive
+        /// through per-queue NAPI instances (as a NIC driver does) instead
+        /// of the per-CPU backlog. Unset = the veth default (GRO off).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        napi: Option<bool>,
+    },
+    /// Any command, started in the DUT namespace with its two interface
+    /// names in `$SR_IF_IN`/`$SR_IF_OUT`.
+    Command {
+        /// The command line (run by `sh -c`).
+        command: String,
+        /// A command printing the DUT's version string.
+        #[serde(default)]
+        version_command: Option<String>,
+        /// Give the DUT interfaces the kernel addresses, routes and
+        /// neighbors of the plan (forwarding stays off); default true.
+        /// `false`: bare interfaces, for user-space routers.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        addresses: Option<bool>,
+        /// Wait this long after starting the command before traffic
+        /// (default 1 s).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        settle_seconds: Option<f64>,
+    },
+    /// An external device on interfaces the user names explicitly (R16).
+    External {
+        /// Tester interfaces connected to the DUT, in port order.
+        interfaces: Vec<String>,
+        /// Free-form description / version of the device for the report.
+        #[serde(default)]
+        description: Option<String>,
+        /// MAC of the DUT port on each interface, in port order; unset =
+        /// looked up in the kernel's neighbor table for 198.18.i.1.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        peer_macs: Option<Vec<MacAddr>>,
+    },
+}
+
+impl Default for DutSettings {
+    fn default() -> Self {
+        DutSettings::Softrouter {
+            config: None,
+            workers: None,
+            mode: None,
+            driver: None,
+            budget: None,
+        }
+    }
+}
+
+impl DutSettings {
+    /// Which kind of DUT.
+    pub fn kind(&self) -> DutKind {
+        match self {
+            DutSettings::Softrouter { .. } => DutKind::Softrouter,
+            DutSettings::Linux { .. } => DutKind::Linux,
+            DutSettings::Command { .. } => DutKind::Command,
+            DutSettings::External { .. } => DutKind::External,
+        }
+    }
+
+    /// Check the options that need more than their type;
+    /// `Err((dotted field, message))`.
+    pub fn validate(&self, pattern: Pattern) -> Result<(), (String, String)> {
+        let bad = |f: &str, m: String| Err((format!("dut.{f}"), m));
+        let ports = pattern.ports();
+        match self {
+            DutSettings::Command { command, .. } if command.trim().is_empty() => {
+                bad("command", "empty command".into())
+            }
+            DutSettings::Command {
+                settle_seconds: Some(v),
+                ..
+            } if !(*v >= 0.0 && v.is_finite()) => bad(
+                "settle_seconds",
+                "must be zero or a positive number of seconds".into(),
+            ),
+            DutSettings::Softrouter {
+                workers: Some(0), ..
+            } => bad("workers", "must be at least 1".into()),
+            DutSettings::Softrouter {
+                budget: Some(0), ..
+            } => bad("budget", "must be at least 1".into()),
+            DutSettings::External { interfaces, .. } if (interfaces.len() as u32) < ports => bad(
+                "interfaces",
+                format!(
+                    "pattern {pattern} needs {ports} interfaces, {} given",
+                    interfaces.len()
+                ),
+            ),
+            DutSettings::External {
+                interfaces,
+                peer_macs: Some(macs),
+                ..
+            } if macs.len() != interfaces.len() => bad(
+                "peer_macs",
+                format!("{} MACs for {} interfaces", macs.len(), interfaces.len()),
+            ),
+            _ => Ok(()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rps_modes_read_back_as_written() {
+        for s in ["off", "all", "per-port", "f", "1,2"] {
+            let m: RpsMode = s.parse().unwrap();
+            assert_eq!(m.to_string(), s);
+        }
+        assert_eq!(RpsMode::parse("0xf"), Ok(RpsMode::Mask("f".into())));
+        assert!(RpsMode::parse("most").is_err());
+        assert!(RpsMode::parse("1,zz").is_err());
+    }
+
+    #[test]
+    fn macs_parse_and_print() {
+        let m: MacAddr = "02:0a:ff:00:01:7e".parse().unwrap();
+        assert_eq!(m.0, [2, 10, 255, 0, 1, 0x7e]);
+        assert_eq!(m.to_string(), "02:0a:ff:00:01:7e");
+        assert!("02:0a:ff:00:01".parse::<MacAddr>().is_err());
+        assert!("02:0a:ff:00:01:7e:00".parse::<MacAddr>().is_err());
+        assert!("zz:0a:ff:00:01:7e".parse::<MacAddr>().is_err());
+    }
+}
