@@ -11,7 +11,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 impl Worker {
     fn reply(&mut self, port: usize, buf: Buf) {
-        self.stats.local.add(1);
+        self.count_local();
         self.stats.generated.add(1);
         self.send(port, buf);
     }
@@ -53,7 +53,7 @@ impl Worker {
                         .learn(in_port, IpAddr::V4(spa), sha, for_us, now);
                 }
                 if for_us {
-                    self.stats.local.add(1);
+                    self.count_local();
                     self.pool.free(buf);
                 } else {
                     self.drop_buf(buf, DropReason::ArpNotForUs);
@@ -168,7 +168,7 @@ impl Worker {
                         self.shared
                             .learn(in_port, IpAddr::V6(target), m, false, now);
                     }
-                    self.stats.local.add(1);
+                    self.count_local();
                     return self.pool.free(buf);
                 }
                 if !pc.has_v6(target) {

@@ -16,7 +16,7 @@
 use crate::drop::DropReason;
 use crate::neighbor::{SOLICIT_INTERVAL_MS, SOLICIT_RETRIES};
 use crate::router::Shared;
-use crate::stats::WorkerStats;
+use crate::stats::{WorkerStats, PORT_COUNTERS_INTERVAL_MS};
 use crate::tsc;
 use crate::wire::*;
 use fib::{Lpm4Reader, Lpm6Reader, NextHopId, NextHopKind, NextHopReader, Target};
@@ -100,6 +100,11 @@ pub struct Worker {
     /// ICMP token bucket, in thousandths of a token.
     pub(crate) icmp_tokens: u64,
     icmp_refill_ms: u64,
+    /// The input port of the frame being processed: drops, `forwarded`
+    /// and `local` are counted on it (see [`Worker::drop_buf`]).
+    pub(crate) cur_port: usize,
+    /// When the queues' counters are read next.
+    next_counters_ms: u64,
 }
 
 impl Worker {
@@ -126,6 +131,7 @@ impl Worker {
             })
             .collect();
         let icmp_tokens = u64::from(shared.icmp_rate) * 1000;
+        let queues: Vec<(usize, u16)> = rx.iter().map(|(p, q)| (*p, q.queue_id())).collect();
         let mut w = Worker {
             id,
             pool,
@@ -135,7 +141,7 @@ impl Worker {
             lpm4,
             lpm6,
             nh,
-            stats: Arc::new(WorkerStats::new(nports)),
+            stats: Arc::new(WorkerStats::new(id, nports, &queues)),
             holds,
             holds_active: 0,
             scratch: Scratch::new(),
@@ -143,6 +149,8 @@ impl Worker {
             clock_offset_ms: 0,
             icmp_tokens,
             icmp_refill_ms: 0,
+            cur_port: 0,
+            next_counters_ms: 0,
             shared,
         };
         w.update_clock();
@@ -221,6 +229,14 @@ impl Worker {
         c_tx += t2 - t1;
         self.lpm4.quiescent();
         self.lpm6.quiescent();
+        if self.now_ms >= self.next_counters_ms {
+            self.refresh_port_counters();
+        }
+        if let Some(ticket) = self.stats.pending_request() {
+            // Between two rounds every frame is in exactly one bucket.
+            self.refresh_port_counters();
+            self.stats.publish(ticket, self.stats.snapshot());
+        }
         if total > 0 {
             let s = &self.stats;
             s.cycles_rx.add(c_rx);
@@ -229,6 +245,23 @@ impl Worker {
             s.cycles_packets.add(total as u64);
         }
         total
+    }
+
+    /// Reads every queue's counters (frames lost before the worker saw
+    /// them, kernel drops: may be a system call per queue) into the
+    /// statistics. Done every [`PORT_COUNTERS_INTERVAL_MS`] at the end of
+    /// a round, on a snapshot request and at shutdown; tests call it before
+    /// reading a snapshot.
+    pub fn refresh_port_counters(&mut self) {
+        for (i, (_, q)) in self.rx.iter_mut().enumerate() {
+            let c = q.counters();
+            self.stats.set_rx_queue(i, &c);
+        }
+        for (p, t) in self.tx.iter_mut().enumerate() {
+            let c = t.counters();
+            self.stats.set_tx_queue(p, &c);
+        }
+        self.next_counters_ms = self.now_ms + PORT_COUNTERS_INTERVAL_MS;
     }
 
     /// True when every RX queue is exhausted (capture inputs).
@@ -253,14 +286,14 @@ impl Worker {
     }
 
     /// Drops held packets (counted `held_at_shutdown`), sends what is
-    /// staged, releases queue-held buffers and returns the pool.
+    /// staged, releases queue-held buffers, reads the queues' counters a
+    /// last time (frames left unread in a ring included) and returns the
+    /// pool.
     pub fn shutdown(mut self) -> Pool {
         for i in 0..self.holds.len() {
             for j in 0..self.holds[i].q.len() {
                 let h = self.holds[i].q[j];
-                self.pool.free(h.buf);
-                self.stats.held.sub(1);
-                self.stats.count_drop(DropReason::HeldAtShutdown);
+                self.drop_held(h, DropReason::HeldAtShutdown);
             }
             self.holds[i].q.clear();
             self.holds[i].nh = FREE;
@@ -286,6 +319,8 @@ impl Worker {
         for (_, q) in self.rx.iter_mut() {
             q.release(&mut self.pool);
         }
+        self.refresh_port_counters();
+        self.stats.stopped();
         self.pool
     }
 
@@ -318,22 +353,59 @@ impl Worker {
                 self.pool.free(*b);
             }
             self.stats
-                .drop_n(DropReason::TxFull, (bufs.len() - n) as u64);
+                .drop_on(port, DropReason::TxFull, (bufs.len() - n) as u64);
         }
         ps.tx_packets.add(n as u64);
         ps.tx_bytes.add(bytes);
         staged.clear();
     }
 
+    // ---- counting ------------------------------------------------------
+    //
+    // Every received frame ends in one bucket of its input port (see
+    // `stats`). The pipeline counts on `self.cur_port`, which is the input
+    // port of the frame being processed: `process_burst` sets it for a
+    // burst, `timers` and `shutdown` for each held packet (`Held::in_port`).
+    // Code that ends a frame outside those (a new timer, a table flush)
+    // sets it first, or uses `drop_held`.
+
+    /// Frees `buf` and counts it dropped for `r` on the current input port.
     #[inline]
     pub(crate) fn drop_buf(&mut self, buf: Buf, r: DropReason) {
         self.pool.free(buf);
-        self.stats.count_drop(r);
+        self.count_drop(r);
+    }
+
+    /// Counts `r` on the current input port (no buffer to free: ICMP
+    /// errors not generated, which are about the current frame).
+    #[inline]
+    pub(crate) fn count_drop(&self, r: DropReason) {
+        self.stats.drop_on(self.cur_port, r, 1);
+    }
+
+    /// Counts the current frame forwarded.
+    #[inline]
+    pub(crate) fn count_forwarded(&self) {
+        self.stats.ports[self.cur_port].forwarded.add(1);
+    }
+
+    /// Counts the current frame consumed by the router.
+    #[inline]
+    pub(crate) fn count_local(&self) {
+        self.stats.ports[self.cur_port].local.add(1);
+    }
+
+    /// Drops a packet taken out of a hold queue (no longer `held`).
+    pub(crate) fn drop_held(&mut self, h: Held, r: DropReason) {
+        self.cur_port = h.in_port as usize;
+        self.stats.ports[self.cur_port].held.sub(1);
+        self.drop_buf(h.buf, r);
     }
 
     // ---- pipeline -----------------------------------------------------
 
     fn process_burst(&mut self, in_port: usize, bufs: &[Buf]) {
+        self.cur_port = in_port;
         let ps = &self.stats.ports[in_port];
         let mut bytes = 0u64;
         for b in bufs {
@@ -679,7 +751,7 @@ impl Worker {
         let d = self.pool.data_mut(buf);
         d[0..6].copy_from_slice(&mac);
         d[6..12].copy_from_slice(&src);
-        self.stats.forwarded.add(1);
+        self.count_forwarded();
         self.send(port, buf);
     }
 
@@ -708,7 +780,7 @@ impl Worker {
                 buf,
                 in_port: in_port as u16,
             });
-            self.stats.held.add(1);
+            self.stats.ports[in_port].held.add(1);
         }
         if self.shared.neigh(id).try_solicit(self.now_ms) {
             self.solicit(id, port);
@@ -732,7 +804,7 @@ impl Worker {
         };
         let Some(src) = src else { return };
         let Some(mut nb) = self.pool.alloc() else {
-            self.stats.count_drop(DropReason::ReplyNoBuffer);
+            self.stats.drop_on(port, DropReason::ReplyNoBuffer, 1);
             return;
         };
         let room = self.pool.room_mut(nb);
@@ -762,19 +834,20 @@ impl Worker {
             if let Some(mac) = resolved {
                 for j in 0..self.holds[s].q.len() {
                     let h = self.holds[s].q[j];
-                    self.stats.held.sub(1);
+                    self.cur_port = h.in_port as usize;
+                    self.stats.ports[self.cur_port].held.sub(1);
                     self.emit(h.buf, port, mac);
                 }
             } else if self.now_ms.saturating_sub(self.holds[s].since_ms) >= give_up {
                 for j in 0..self.holds[s].q.len() {
                     let h = self.holds[s].q[j];
-                    self.stats.held.sub(1);
                     let in_port = h.in_port as usize;
+                    self.cur_port = in_port;
                     match self.pool.data(h.buf)[12..14] {
                         [0x08, 0x00] => self.icmp4_error(in_port, h.buf, 3, 1, 0),
                         _ => self.icmp6_error(in_port, h.buf, 1, 3, 0),
                     }
-                    self.drop_buf(h.buf, DropReason::NeighborUnresolved);
+                    self.drop_held(h, DropReason::NeighborUnresolved);
                 }
             } else {
                 if self.shared.neigh(id).try_solicit(self.now_ms) {
