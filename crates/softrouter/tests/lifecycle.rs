@@ -20,6 +20,20 @@ struct Router {
     dir: PathBuf,
 }
 
+impl Router {
+    /// Stops softrouter with SIGTERM and checks the accounting identity in
+    /// the statistics it writes at exit.
+    fn stop_checked(mut self) {
+        // SAFETY: signalling the child we started.
+        unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
+        let status = self.child.wait().unwrap();
+        assert!(status.success(), "softrouter exit: {status}");
+        let text = std::fs::read_to_string(self.dir.join("stats.json")).expect("stats written");
+        let stats: serde_json::Value = serde_json::from_str(&text).unwrap();
+        dataplane::assert_accounting(&stats);
+    }
+}
+
 impl Drop for Router {
     fn drop(&mut self) {
         let _ = self.child.kill();
@@ -60,7 +74,13 @@ fn start(th: &ThreeHosts, tag: &str, cfg: &str) -> Router {
         .router()
         .command(
             env!("CARGO_BIN_EXE_softrouter"),
-            &["run", "--config", path.to_str().unwrap()],
+            &[
+                "run",
+                "--config",
+                path.to_str().unwrap(),
+                "--stats-json",
+                dir.join("stats.json").to_str().unwrap(),
+            ],
         )
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -171,7 +191,7 @@ fn idle_router_sleeps_in_interrupt_and_adaptive_modes() {
         );
         // Control: the same measurement sees a polling router spin, so the
         // check above can fail.
-        drop(r);
+        r.stop_checked();
     }
     let th = testbed::three_hosts_with(TopologyOptions::user_space_router(1)).unwrap();
     let r = start(&th, "poll", &config(&th, "afxdp", "poll", &th.router_in));
@@ -185,6 +205,7 @@ fn idle_router_sleeps_in_interrupt_and_adaptive_modes() {
         "poll mode spins ({:.0} % of a core)",
         used * 100.0
     );
+    r.stop_checked();
 }
 
 #[test]
@@ -225,5 +246,5 @@ fn xdp_program_detached_after_sigkill() {
         &config(&th, "afxdp", "interrupt", &th.router_in),
     );
     wait_forwarding(&th);
-    drop(r2);
+    r2.stop_checked();
 }
