@@ -330,7 +330,8 @@ impl WorkerStats {
     /// The worker's side: publishes `s` for request `ticket`.
     pub(crate) fn publish(&self, ticket: u64, s: StatsSnapshot) {
         *self.published.lock().unwrap_or_else(|e| e.into_inner()) = Some(s);
-        self.served.store(ticket, std::sync::atomic::Ordering::Release);
+        self.served
+            .store(ticket, std::sync::atomic::Ordering::Release);
     }
 
     /// The worker's side: it has shut down.
@@ -447,9 +448,8 @@ pub struct StatsSnapshot {
 impl StatsSnapshot {
     /// Recomputes the totals that are sums over ports.
     fn sum_ports(&mut self) {
-        let sum = |f: fn(&PortCounters) -> u64| {
-            self.ports.iter().fold(0u64, |a, p| a.wrapping_add(f(p)))
-        };
+        let sum =
+            |f: fn(&PortCounters) -> u64| self.ports.iter().fold(0u64, |a, p| a.wrapping_add(f(p)));
         self.forwarded = sum(|p| p.forwarded);
         self.local = sum(|p| p.local);
         self.held = sum(|p| p.held);
@@ -491,11 +491,15 @@ impl StatsSnapshot {
     }
 
     pub fn rx_packets(&self) -> u64 {
-        self.ports.iter().fold(0, |a, p| a.wrapping_add(p.rx_packets))
+        self.ports
+            .iter()
+            .fold(0, |a, p| a.wrapping_add(p.rx_packets))
     }
 
     pub fn tx_packets(&self) -> u64 {
-        self.ports.iter().fold(0, |a, p| a.wrapping_add(p.tx_packets))
+        self.ports
+            .iter()
+            .fold(0, |a, p| a.wrapping_add(p.tx_packets))
     }
 
     /// Frames that reached the ports, port-side drops included.
@@ -779,7 +783,10 @@ mod tests {
         // One frame unaccounted.
         let s = json!({"ports": [port(10, 9, 2, json!({"no_route": 3, "rx_oversize": 1}))]});
         let e = accounting_violations(&s);
-        assert!(e.len() == 1 && e[0].contains("received 10 != forwarded 2"), "{e:?}");
+        assert!(
+            e.len() == 1 && e[0].contains("received 10 != forwarded 2"),
+            "{e:?}"
+        );
         // Port-side drops that do not explain received - rx_packets.
         let s = json!({"ports": [port(10, 10, 3, json!({"no_route": 3, "rx_oversize": 1}))]});
         let e = accounting_violations(&s);
@@ -818,7 +825,10 @@ mod tests {
         let s = w.snapshot();
         assert_eq!(s.ports[1].received, 7);
         assert_eq!(s.ports[1].drops.get("xdp_rx_ring_full"), Some(&7));
-        assert_eq!(s.ports[1].events.get("xdp_rx_fill_ring_empty_descs"), Some(&9));
+        assert_eq!(
+            s.ports[1].events.get("xdp_rx_fill_ring_empty_descs"),
+            Some(&9)
+        );
         assert_eq!(s.ports[1].rx_queues[0].queue, 4);
         assert_eq!(s.ports[1].rx_queues[0].worker, 3);
         assert_eq!(s.queue_count(QueueCounter::XdpRxRingFull), 7);

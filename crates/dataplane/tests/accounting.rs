@@ -70,9 +70,35 @@ fn frame(port: usize, kind: u8, seed: u16, junk: &[u8]) -> Vec<u8> {
     let payload = vec![seed as u8; 18 + (seed as usize % 64)];
     match kind % KINDS {
         // Routed through a static neighbor on p1 (ECMP for /18).
-        0 => udp4(HOST0, mac, src, &format!("198.19.{}.{b}", 128 + b / 2), 64, seed, &payload, false),
-        1 => udp4(HOST0, mac, src, &format!("198.19.{}.{b}", 64 + b % 64), 64, seed, &payload, true),
-        2 => udp6(HOST0, mac, src6, &format!("2001:2:0:8000::{seed:x}"), 64, seed, &payload),
+        0 => udp4(
+            HOST0,
+            mac,
+            src,
+            &format!("198.19.{}.{b}", 128 + b / 2),
+            64,
+            seed,
+            &payload,
+            false,
+        ),
+        1 => udp4(
+            HOST0,
+            mac,
+            src,
+            &format!("198.19.{}.{b}", 64 + b % 64),
+            64,
+            seed,
+            &payload,
+            true,
+        ),
+        2 => udp6(
+            HOST0,
+            mac,
+            src6,
+            &format!("2001:2:0:8000::{seed:x}"),
+            64,
+            seed,
+            &payload,
+        ),
         // To the router: echo (answered), UDP (port unreachable).
         3 => echo4(port, OWN4[port], 64),
         4 => echo6(port, OWN6),
@@ -81,16 +107,51 @@ fn frame(port: usize, kind: u8, seed: u16, junk: &[u8]) -> Vec<u8> {
         6 => udp4(HOST0, mac, src, "198.19.200.1", 1, seed, &payload, false),
         7 => udp6(HOST0, mac, src6, "2001:2:0:8000::1", 1, seed, &payload),
         // No route.
-        8 => udp4(HOST0, mac, src, &format!("198.19.5.{b}"), 64, seed, &payload, false),
-        9 => udp6(HOST0, mac, src6, &format!("2001:3::{seed:x}"), 64, seed, &payload),
+        8 => udp4(
+            HOST0,
+            mac,
+            src,
+            &format!("198.19.5.{b}"),
+            64,
+            seed,
+            &payload,
+            false,
+        ),
+        9 => udp6(
+            HOST0,
+            mac,
+            src6,
+            &format!("2001:3::{seed:x}"),
+            64,
+            seed,
+            &payload,
+        ),
         // ARP: for the router, for someone else, a reply.
         10 => arp(port, 1, OWN4[port]),
         11 => arp(port, 1, "198.19.0.200"),
         12 => arp(port, 2, OWN4[port]),
         // A connected host nobody answers for: held, then unresolved.
-        13 => udp4(HOST0, mac, src, &format!("198.19.0.{}", 100 + b % 8), 64, seed, &payload, false),
+        13 => udp4(
+            HOST0,
+            mac,
+            src,
+            &format!("198.19.0.{}", 100 + b % 8),
+            64,
+            seed,
+            &payload,
+            false,
+        ),
         // Larger than p2's MTU (576): fragmented, or "fragmentation needed".
-        14 => udp4(HOST0, mac, src, "198.18.64.9", 64, seed, &[3; 1000], seed % 2 == 0),
+        14 => udp4(
+            HOST0,
+            mac,
+            src,
+            "198.18.64.9",
+            64,
+            seed,
+            &[3; 1000],
+            seed % 2 == 0,
+        ),
         // Malformed: junk after our MAC, a truncated frame, a bad checksum.
         15 => {
             let mut v = mac.to_vec();
@@ -107,7 +168,16 @@ fn frame(port: usize, kind: u8, seed: u16, junk: &[u8]) -> Vec<u8> {
             v
         }
         // Not for us at layer 2.
-        18 => udp4(HOST0, [2, 9, 9, 9, 9, 9], src, "198.19.200.1", 64, seed, &payload, false),
+        18 => udp4(
+            HOST0,
+            [2, 9, 9, 9, 9, 9],
+            src,
+            "198.19.200.1",
+            64,
+            seed,
+            &payload,
+            false,
+        ),
         // Too large for any buffer (a 2048-byte frame holds 1792).
         _ => {
             let mut v = udp4(HOST0, mac, src, "198.19.200.1", 64, seed, &[1; 1400], false);
@@ -118,7 +188,11 @@ fn frame(port: usize, kind: u8, seed: u16, junk: &[u8]) -> Vec<u8> {
 }
 
 fn traffic() -> impl Strategy<Value = Vec<Vec<(u8, u16, Vec<u8>)>>> {
-    let one = (0..KINDS, any::<u16>(), proptest::collection::vec(any::<u8>(), 0..80));
+    let one = (
+        0..KINDS,
+        any::<u16>(),
+        proptest::collection::vec(any::<u8>(), 0..80),
+    );
     proptest::collection::vec(proptest::collection::vec(one, 0..120), 3)
 }
 

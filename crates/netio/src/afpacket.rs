@@ -413,7 +413,8 @@ impl RxQueue for AfPacketRx {
                 unread += u64::from(self.left);
             } else if self.status().load(Ordering::Acquire) & sys::TP_STATUS_USER != 0 {
                 // SAFETY: header of a block handed to user space.
-                unread += u64::from(unsafe { self.block_ptr().add(bd::NUM_PKTS).cast::<u32>().read() });
+                unread +=
+                    u64::from(unsafe { self.block_ptr().add(bd::NUM_PKTS).cast::<u32>().read() });
             }
         }
         self.block = current;
@@ -425,8 +426,13 @@ impl RxQueue for AfPacketRx {
     /// kernel's counters, so `tp_drops` is accumulated here.
     fn counters(&mut self) -> QueueCounters {
         let mut st = sys::TpacketStatsV3::default();
-        if sys::getsockopt(self.fd.as_raw_fd(), libc::SOL_PACKET, sys::PACKET_STATISTICS, &mut st)
-            .is_ok()
+        if sys::getsockopt(
+            self.fd.as_raw_fd(),
+            libc::SOL_PACKET,
+            sys::PACKET_STATISTICS,
+            &mut st,
+        )
+        .is_ok()
         {
             self.counters
                 .add(QueueCounter::AfPacketTpDrops, u64::from(st.tp_drops));

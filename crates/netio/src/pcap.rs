@@ -346,7 +346,11 @@ mod tests {
     fn mtu_larger_than_buffers_is_rejected_at_open() {
         let port = PcapPort::in_memory("jumbo", [0; 6], 9000, Capture::new());
         let mut pool = Pool::new(16, 2048).unwrap();
-        let e = port.open_rx(0, &mut pool).err().expect("rejected").to_string();
+        let e = port
+            .open_rx(0, &mut pool)
+            .err()
+            .expect("rejected")
+            .to_string();
         assert!(
             e.contains("jumbo") && e.contains("MTU 9000") && e.contains("frame_size"),
             "{e}"

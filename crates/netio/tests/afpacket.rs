@@ -222,12 +222,19 @@ fn afpacket_kernel_drops_are_counted() {
         let mut burst = netio::Burst::new();
         while Instant::now() < end {
             rx.rx_burst(&mut pool, &mut burst);
-            got += burst.as_slice().iter().filter(|b| seq_of(pool.data(**b)).is_some()).count() as u64;
+            got += burst
+                .as_slice()
+                .iter()
+                .filter(|b| seq_of(pool.data(**b)).is_some())
+                .count() as u64;
             pool.free_all(burst.as_slice());
             burst.clear();
         }
         let c = rx.counters();
-        assert!(c.get(Q::AfPacketTpDrops) >= first.get(Q::AfPacketTpDrops), "accumulated");
+        assert!(
+            c.get(Q::AfPacketTpDrops) >= first.get(Q::AfPacketTpDrops),
+            "accumulated"
+        );
         eprintln!("received {got} of {sent}, {c:?}");
         assert_eq!(got + c.total(netio::CounterKind::RxDrop), u64::from(sent));
 

@@ -412,10 +412,7 @@ fn afxdp_kernel_drops_are_counted() {
         return;
     }
     use netio::QueueCounter as Q;
-    for (rx_ring, fill_ring, reason) in [
-        (64, 256, Q::XdpRxRingFull),
-        (256, 64, Q::XdpRxDropped),
-    ] {
+    for (rx_ring, fill_ring, reason) in [(64, 256, Q::XdpRxRingFull), (256, 64, Q::XdpRxDropped)] {
         let (ns, v) = setup(1);
         let (a, b) = (v.a.clone(), v.b.clone());
         in_netns(ns.name(), move || {
@@ -441,11 +438,18 @@ fn afxdp_kernel_drops_are_counted() {
             assert!(c.get(reason) > 0, "{reason:?} counted: {c:?}");
             assert_eq!(before.get(reason), c.get(reason), "cumulative, not reset");
             let lost = c.total(netio::CounterKind::RxDrop);
-            assert_eq!(got as u64 + lost, u64::from(sent), "every frame received or counted");
+            assert_eq!(
+                got as u64 + lost,
+                u64::from(sent),
+                "every frame received or counted"
+            );
             if reason == Q::XdpRxDropped {
                 assert!(c.get(Q::XdpRxFillRingEmptyDescs) > 0, "{c:?}");
             }
-            assert_eq!(port.rx_stats(0).map(|s| s.rx_ring_full), Some(c.get(Q::XdpRxRingFull)));
+            assert_eq!(
+                port.rx_stats(0).map(|s| s.rx_ring_full),
+                Some(c.get(Q::XdpRxRingFull))
+            );
 
             // Frames the worker never read when it stopped.
             for i in 0..10 {
@@ -476,7 +480,11 @@ fn afxdp_mtu_larger_than_frames_is_rejected() {
             ..AfXdpConfig::new(&a, 2048)
         })
         .expect("open afxdp port");
-        let e = port.open_rx(0, &mut pool).err().expect("rejected").to_string();
+        let e = port
+            .open_rx(0, &mut pool)
+            .err()
+            .expect("rejected")
+            .to_string();
         assert!(e.contains("MTU 3000") && e.contains("frame_size"), "{e}");
     });
 }

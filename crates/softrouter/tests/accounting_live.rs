@@ -221,8 +221,15 @@ fn scenario(driver: &'static str) {
              held {}, drops {:?}",
             p.received, p.rx_packets, p.forwarded, p.local, p.held, p.drops
         );
-        assert!(s.queue_count(reason) > 0, "{driver}: kernel drops counted as {reason:?}");
-        assert_eq!(p.received, u64::from(burst), "{driver}: every frame of the burst");
+        assert!(
+            s.queue_count(reason) > 0,
+            "{driver}: kernel drops counted as {reason:?}"
+        );
+        assert_eq!(
+            p.received,
+            u64::from(burst),
+            "{driver}: every frame of the burst"
+        );
         assert!(p.forwarded > 0 && p.local > 0, "{driver}: {p:?}");
 
         // Real traffic with the worker running.
@@ -252,11 +259,23 @@ fn scenario(driver: &'static str) {
         std::thread::sleep(Duration::from_millis(100));
         let stats = w.stats();
         let pool = w.shutdown();
-        assert_eq!(pool.available(), pool.frames() as usize, "{driver}: buffers leaked");
+        assert_eq!(
+            pool.available(),
+            pool.frames() as usize,
+            "{driver}: buffers leaked"
+        );
         let s = stats.snapshot();
         assert_accounting(&s);
-        assert_eq!(s.queue_count(QueueCounter::RxUnreadAtShutdown), 7, "{driver}");
-        assert_eq!(s.ports[0].received, u64::from(burst + paced + 7), "{driver}");
+        assert_eq!(
+            s.queue_count(QueueCounter::RxUnreadAtShutdown),
+            7,
+            "{driver}"
+        );
+        assert_eq!(
+            s.ports[0].received,
+            u64::from(burst + paced + 7),
+            "{driver}"
+        );
         drop(port);
     });
 }
