@@ -150,7 +150,7 @@ fn frame(port: usize, kind: u8, seed: u16, junk: &[u8]) -> Vec<u8> {
             64,
             seed,
             &[3; 1000],
-            seed % 2 == 0,
+            seed.is_multiple_of(2),
         ),
         // Malformed: junk after our MAC, a truncated frame, a bad checksum.
         15 => {
