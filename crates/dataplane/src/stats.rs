@@ -698,7 +698,7 @@ pub fn accounting_violations(stats: &Value) -> Vec<String> {
         };
         check_port(&at, p, &mut out);
     }
-    check_totals("", stats, &mut out);
+    check_totals("all ports", stats, &mut out);
     if let Some(t) = stats.get("totals") {
         for (i, p) in t["ports"].as_array().into_iter().flatten().enumerate() {
             check_port(&format!("totals.ports[{i}]"), p, &mut out);
