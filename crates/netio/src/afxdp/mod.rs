@@ -57,6 +57,14 @@
 //! `rx_fill_ring_empty` in [`AfXdpPort::rx_stats`] mean the worker fell
 //! behind by that many frames: give it a bigger pool and fill ring.
 //!
+//! ## Statistics
+//! [`RxQueue::counters`] and [`TxQueue::counters`] return the socket's
+//! `XDP_STATISTICS` (RX and TX halves) as [`crate::QueueCounter`]s
+//! (`xdp_rx_dropped`, `xdp_rx_ring_full`, ...), plus the frames found in
+//! the RX ring at `release` (`rx_unread_at_shutdown`). A port whose MTU
+//! (the interface's or the configured one, the larger) does not fit a
+//! UMEM frame is refused by `open_rx` ([`crate::check_mtu_fits`]).
+//!
 //! ## Kernel behaviour seen on Linux 6.18 with veth
 //! - Native XDP works on veth (`Auto` picks it); zero-copy does not (bind
 //!   with `XDP_ZEROCOPY` fails with `EOPNOTSUPP`), so `Auto` ends in copy
