@@ -143,4 +143,3 @@ fn xdp_figures() {
         );
     }
 }
-

@@ -383,7 +383,8 @@ impl Engine {
             for (k, v) in ethtool_stats(name) {
                 if k.starts_with("tx_queue_") && k.ends_with("_xdp_xmit_errors") {
                     w.dut_ring_full += v;
-                } else if k.starts_with("rx_queue_") && k.ends_with("_drops") && !k.contains("xdp") {
+                } else if k.starts_with("rx_queue_") && k.ends_with("_drops") && !k.contains("xdp")
+                {
                     w.tester_rx_drops += v;
                 }
             }
