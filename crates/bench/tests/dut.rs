@@ -208,6 +208,7 @@ fn softrouter_mesh3() {
         fin["stats"]["ports"].as_array().unwrap().len() == 3,
         "{fin}"
     );
+    dataplane::assert_accounting(&fin["stats"]);
 }
 
 #[test]
@@ -360,7 +361,8 @@ port = "out"
     if ping_through(d.bed(), 0, 1, false).is_err() {
         ping_through(d.bed(), 0, 1, false).unwrap();
     }
-    stop_and_check_removed(d);
+    let fin = stop_and_check_removed(d);
+    dataplane::assert_accounting(&fin["stats"]);
 }
 
 /// Measured example for the documentation: a 2 s kernel ping flood through

@@ -71,7 +71,7 @@ impl Worker {
             pos += len;
         }
         self.pool.free(buf);
-        self.stats.forwarded.add(1);
+        self.count_forwarded();
         self.stats.fragmented.add(1);
         self.stats.fragments.add(count);
     }

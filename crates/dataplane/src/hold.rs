@@ -144,7 +144,7 @@ impl Worker {
             in_port: in_port as u16,
         };
         match self.holds.push(id, life, port, h, self.now_ms) {
-            Ok(()) => self.stats.held.add(1),
+            Ok(()) => self.stats.ports[in_port].held.add(1),
             Err(h) => self.drop_buf(h.buf, DropReason::HoldQueueFull),
         }
         if solicit {
@@ -167,7 +167,7 @@ impl Worker {
         };
         let Some(src) = src else { return };
         let Some(mut nb) = self.pool.alloc() else {
-            self.stats.count_drop(DropReason::ReplyNoBuffer);
+            self.stats.drop_on(port, DropReason::ReplyNoBuffer, 1);
             return;
         };
         let room = self.pool.room_mut(nb);
@@ -207,9 +207,8 @@ impl Worker {
                 Use::Send(mac) | Use::Probe(mac) => {
                     e.touch(self.now_ms);
                     for j in 0..self.holds.slots[s].q.len() {
-                        let h = self.holds.slots[s].q[j];
-                        self.stats.held.sub(1);
-                        self.emit(h.buf, port, mac);
+                        let buf = self.unhold(self.holds.slots[s].q[j]);
+                        self.emit(buf, port, mac);
                     }
                 }
                 Use::Hold => {
@@ -221,8 +220,8 @@ impl Worker {
                 Use::Failed => {
                     for j in 0..self.holds.slots[s].q.len() {
                         let h = self.holds.slots[s].q[j];
-                        self.stats.held.sub(1);
-                        self.unreachable(h.in_port as usize, h.buf);
+                        let buf = self.unhold(h);
+                        self.unreachable(h.in_port as usize, buf);
                     }
                 }
             }

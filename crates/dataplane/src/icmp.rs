@@ -19,7 +19,7 @@ impl Worker {
             self.icmp_tokens -= 1000;
             true
         } else {
-            self.stats.count_drop(DropReason::IcmpRateLimited);
+            self.count_drop(DropReason::IcmpRateLimited);
             false
         }
     }
@@ -59,7 +59,7 @@ impl Worker {
             return;
         }
         let Some(mut nb) = self.pool.alloc() else {
-            self.stats.count_drop(DropReason::ReplyNoBuffer);
+            self.stats.drop_on(in_port, DropReason::ReplyNoBuffer, 1);
             return;
         };
         let (r, w) = self.pool.pair_mut(orig, nb);
@@ -108,7 +108,7 @@ impl Worker {
             return;
         }
         let Some(mut nb) = self.pool.alloc() else {
-            self.stats.count_drop(DropReason::ReplyNoBuffer);
+            self.stats.drop_on(in_port, DropReason::ReplyNoBuffer, 1);
             return;
         };
         let (r, w) = self.pool.pair_mut(orig, nb);

@@ -54,5 +54,7 @@ mod worker;
 pub use drop::DropReason;
 pub use neighbor::NeighLimits;
 pub use router::{Router, Shared};
-pub use stats::{PortCounters, StageCycles, StatsSnapshot, WorkerStats};
+pub use stats::{
+    accounting_violations, assert_accounting, PortCounters, StageCycles, StatsSnapshot, WorkerStats,
+};
 pub use worker::Worker;

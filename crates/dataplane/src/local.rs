@@ -13,7 +13,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 impl Worker {
     fn reply(&mut self, port: usize, buf: Buf) {
-        self.stats.local.add(1);
+        self.count_local();
         self.stats.generated.add(1);
         self.send(port, buf);
     }
@@ -65,7 +65,7 @@ impl Worker {
             return self.drop_buf(buf, DropReason::ArpNotForUs);
         }
         if op == 2 {
-            self.stats.local.add(1);
+            self.count_local();
             return self.pool.free(buf);
         }
         let room = self.pool.room_mut(buf);
@@ -85,7 +85,10 @@ impl Worker {
         if !pc.has_v4(addr) || !self.shared.try_defend(in_port, false, self.now_ms) {
             return self.drop_buf(buf, DropReason::NeighborOwnAddress);
         }
-        self.stats.count_drop(DropReason::NeighborOwnAddress);
+        // The received frame is dropped (counted on its input port, the
+        // current one); its buffer carries the announcement, `generated`.
+        debug_assert_eq!(self.cur_port, in_port);
+        self.count_drop(DropReason::NeighborOwnAddress);
         let n = build_arp(
             self.pool.room_mut(buf),
             BROADCAST,
@@ -108,7 +111,10 @@ impl Worker {
         if !pc.has_v6(addr) || !self.shared.try_defend(in_port, true, self.now_ms) {
             return self.drop_buf(buf, DropReason::NeighborOwnAddress);
         }
-        self.stats.count_drop(DropReason::NeighborOwnAddress);
+        // The received frame is dropped (counted on its input port, the
+        // current one); its buffer carries the announcement, `generated`.
+        debug_assert_eq!(self.cur_port, in_port);
+        self.count_drop(DropReason::NeighborOwnAddress);
         let all = Ipv6Addr::new(0xff02, 0, 0, 0, 0, 0, 0, 1);
         let n = build_na(
             self.pool.room_mut(buf),
@@ -261,7 +267,7 @@ impl Worker {
                             return self.defend_v6(in_port, buf, target);
                         }
                     }
-                    self.stats.local.add(1);
+                    self.count_local();
                     return self.pool.free(buf);
                 }
                 if src == Ipv6Addr::UNSPECIFIED && (lla.is_some() || !dst.is_multicast()) {

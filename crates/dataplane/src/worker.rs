@@ -19,11 +19,11 @@
 //! (ARP, ND, echo), `icmp.rs` (errors), `frag.rs` (fragmentation).
 
 use crate::drop::DropReason;
-use crate::hold::Holds;
+use crate::hold::{Held, Holds};
 use crate::input;
 use crate::neighbor::Use;
 use crate::router::Shared;
-use crate::stats::WorkerStats;
+use crate::stats::{WorkerStats, PORT_COUNTERS_INTERVAL_MS};
 use crate::tsc;
 use crate::wire::*;
 use fib::{Lpm4Reader, Lpm6Reader, NextHopEpoch, NextHopId, NextHopKind, NextHopReader, Target};
@@ -90,6 +90,11 @@ pub struct Worker {
     /// ICMP token bucket, in thousandths of a token.
     pub(crate) icmp_tokens: u64,
     icmp_refill_ms: u64,
+    /// The input port of the frame being processed: drops, `forwarded`
+    /// and `local` are counted on it (see [`Worker::drop_buf`]).
+    pub(crate) cur_port: usize,
+    /// When the queues' counters are read next.
+    next_counters_ms: u64,
 }
 
 impl Worker {
@@ -109,6 +114,7 @@ impl Worker {
         let nports = shared.ports.len();
         let holds = Holds::new(shared.hold_packets as usize);
         let icmp_tokens = u64::from(shared.icmp_rate) * 1000;
+        let queues: Vec<(usize, u16)> = rx.iter().map(|(p, q)| (*p, q.queue_id())).collect();
         let mut w = Worker {
             id,
             pool,
@@ -119,13 +125,15 @@ impl Worker {
             lpm6,
             nh,
             nh_epoch,
-            stats: Arc::new(WorkerStats::new(nports)),
+            stats: Arc::new(WorkerStats::new(id, nports, &queues)),
             holds,
             scratch: Scratch::new(),
             now_ms: 0,
             clock_offset_ms: 0,
             icmp_tokens,
             icmp_refill_ms: 0,
+            cur_port: 0,
+            next_counters_ms: 0,
             shared,
         };
         w.update_clock();
@@ -212,6 +220,14 @@ impl Worker {
         self.lpm4.quiescent();
         self.lpm6.quiescent();
         self.nh_epoch.quiescent();
+        if self.now_ms >= self.next_counters_ms {
+            self.refresh_port_counters();
+        }
+        if let Some(ticket) = self.stats.pending_request() {
+            // Between two rounds every frame is in exactly one bucket.
+            self.refresh_port_counters();
+            self.stats.publish(ticket, self.stats.snapshot());
+        }
         if total > 0 {
             let s = &self.stats;
             s.cycles_rx.add(c_rx);
@@ -220,6 +236,23 @@ impl Worker {
             s.cycles_packets.add(total as u64);
         }
         total
+    }
+
+    /// Reads every queue's counters (frames lost before the worker saw
+    /// them, kernel drops: may be a system call per queue) into the
+    /// statistics. Done every [`PORT_COUNTERS_INTERVAL_MS`] at the end of
+    /// a round, on a snapshot request and at shutdown; tests call it before
+    /// reading a snapshot.
+    pub fn refresh_port_counters(&mut self) {
+        for (i, (_, q)) in self.rx.iter_mut().enumerate() {
+            let c = q.counters();
+            self.stats.set_rx_queue(i, &c);
+        }
+        for (p, t) in self.tx.iter_mut().enumerate() {
+            let c = t.counters();
+            self.stats.set_tx_queue(p, &c);
+        }
+        self.next_counters_ms = self.now_ms + PORT_COUNTERS_INTERVAL_MS;
     }
 
     /// True when every RX queue is exhausted (capture inputs).
@@ -244,14 +277,13 @@ impl Worker {
     }
 
     /// Drops held packets (counted `held_at_shutdown`), sends what is
-    /// staged, releases queue-held buffers and returns the pool.
+    /// staged, releases queue-held buffers, reads the queues' counters a
+    /// last time (frames left unread in a ring included) and returns the
+    /// pool.
     pub fn shutdown(mut self) -> Pool {
-        let (pool, stats) = (&mut self.pool, &self.stats);
-        self.holds.drain(|h| {
-            pool.free(h.buf);
-            stats.held.sub(1);
-            stats.count_drop(DropReason::HeldAtShutdown);
-        });
+        // `drop_held` needs the worker: the queues are taken out first.
+        let mut holds = std::mem::replace(&mut self.holds, Holds::new(0));
+        holds.drain(|h| self.drop_held(h, DropReason::HeldAtShutdown));
         for p in 0..self.tx.len() {
             self.flush_port(p);
         }
@@ -272,6 +304,8 @@ impl Worker {
         for (_, q) in self.rx.iter_mut() {
             q.release(&mut self.pool);
         }
+        self.refresh_port_counters();
+        self.stats.stopped();
         self.pool
     }
 
@@ -304,22 +338,67 @@ impl Worker {
                 self.pool.free(*b);
             }
             self.stats
-                .drop_n(DropReason::TxFull, (bufs.len() - n) as u64);
+                .drop_on(port, DropReason::TxFull, (bufs.len() - n) as u64);
         }
         ps.tx_packets.add(n as u64);
         ps.tx_bytes.add(bytes);
         staged.clear();
     }
 
+    // ---- counting ------------------------------------------------------
+    //
+    // Every received frame ends in one bucket of its input port (see
+    // `stats`). The pipeline counts on `self.cur_port`, which is the input
+    // port of the frame being processed: `process_burst` sets it for a
+    // burst, `unhold` for each packet taken out of a hold queue (`timers`
+    // in hold.rs, `shutdown`: `Held::in_port`). Code that ends a frame
+    // outside those (a new timer, a table flush) sets it first, or goes
+    // through `unhold` / `drop_held`.
+
+    /// Frees `buf` and counts it dropped for `r` on the current input port.
     #[inline]
     pub(crate) fn drop_buf(&mut self, buf: Buf, r: DropReason) {
         self.pool.free(buf);
-        self.stats.count_drop(r);
+        self.count_drop(r);
+    }
+
+    /// Counts `r` on the current input port (no buffer to free: ICMP
+    /// errors not generated, which are about the current frame).
+    #[inline]
+    pub(crate) fn count_drop(&self, r: DropReason) {
+        self.stats.drop_on(self.cur_port, r, 1);
+    }
+
+    /// Counts the current frame forwarded.
+    #[inline]
+    pub(crate) fn count_forwarded(&self) {
+        self.stats.ports[self.cur_port].forwarded.add(1);
+    }
+
+    /// Counts the current frame consumed by the router.
+    #[inline]
+    pub(crate) fn count_local(&self) {
+        self.stats.ports[self.cur_port].local.add(1);
+    }
+
+    /// Takes a packet out of a hold queue: no longer `held`, and from
+    /// here on counted on its input port (which becomes the current one).
+    pub(crate) fn unhold(&mut self, h: Held) -> Buf {
+        self.cur_port = h.in_port as usize;
+        self.stats.ports[self.cur_port].held.sub(1);
+        h.buf
+    }
+
+    /// Drops a packet taken out of a hold queue (no longer `held`).
+    pub(crate) fn drop_held(&mut self, h: Held, r: DropReason) {
+        let buf = self.unhold(h);
+        self.drop_buf(buf, r);
     }
 
     // ---- pipeline -----------------------------------------------------
 
     fn process_burst(&mut self, in_port: usize, bufs: &[Buf]) {
+        self.cur_port = in_port;
         let ps = &self.stats.ports[in_port];
         let mut bytes = 0u64;
         for b in bufs {
@@ -638,7 +717,7 @@ impl Worker {
         let d = self.pool.data_mut(buf);
         d[0..6].copy_from_slice(&mac);
         d[6..12].copy_from_slice(&src);
-        self.stats.forwarded.add(1);
+        self.count_forwarded();
         self.send(port, buf);
     }
 }

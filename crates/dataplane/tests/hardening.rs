@@ -157,6 +157,13 @@ fn gratuitous_arp_for_the_routers_address_does_not_take_it_over() {
     let s = r.stats();
     assert_eq!(s.drop_count(DropReason::NeighborOwnAddress), 1);
     assert_eq!(s.forwarded, 0, "nothing forwarded to the attacker");
+    // The spoof is p0's drop; the announcement built in its buffer is
+    // generated, like the three replies.
+    let p0 = &s.ports[0];
+    assert_eq!((p0.received, p0.local), (3, 2));
+    assert_eq!(p0.drops.get("neighbor_own_address"), Some(&1));
+    assert_eq!((s.ports[1].received, s.ports[1].local), (1, 1));
+    assert_eq!(s.generated, 4);
 
     // Again, later: still not learned; the defence is rate-limited.
     let again = echo4(HOST0, MAC0, "198.18.0.2", "198.18.0.1");

@@ -32,7 +32,10 @@
 
 use crate::ifinfo;
 use crate::sys::{self, bd, bind_ll, setsockopt, socket, Mmap, Tpacket3Hdr};
-use crate::{Buf, Burst, NetioError, Pool, Port, PortInfo, RxQueue, TxQueue, BURST_SIZE};
+use crate::{
+    Buf, Burst, NetioError, Pool, Port, PortInfo, QueueCounter, QueueCounters, RxQueue, TxQueue,
+    BURST_SIZE,
+};
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
@@ -78,7 +81,8 @@ impl AfPacketConfig {
 pub struct AfPacketStats {
     /// Frames whose kernel-stripped VLAN tag was put back.
     pub vlan_reinserted: u64,
-    /// Frames dropped because they did not fit a ring frame or a buffer.
+    /// Frames dropped because they did not fit a ring frame or a buffer
+    /// (also in the queues' `rx_oversize` counter).
     pub truncated: u64,
 }
 
@@ -90,6 +94,8 @@ struct SharedStats {
 
 pub struct AfPacketPort {
     info: PortInfo,
+    /// The interface's own MTU (what can arrive, whatever `info.mtu` says).
+    iface_mtu: u16,
     ifindex: u32,
     cfg: AfPacketConfig,
     /// Fanout group id, picked by the kernel for the first RX socket.
@@ -125,6 +131,7 @@ impl AfPacketPort {
                 mtu: cfg.mtu.unwrap_or(ifi.mtu),
                 rx_queues: cfg.queues.unwrap_or(1).max(1),
             },
+            iface_mtu: ifi.mtu,
             ifindex: ifi.ifindex,
             cfg,
             fanout_id: Mutex::new(None),
@@ -210,8 +217,9 @@ impl Port for AfPacketPort {
         &self.info
     }
 
-    fn open_rx(&self, queue: u16, _pool: &mut Pool) -> Result<Box<dyn RxQueue>, NetioError> {
+    fn open_rx(&self, queue: u16, pool: &mut Pool) -> Result<Box<dyn RxQueue>, NetioError> {
         sys::check_netns(self.netns, &self.info.name)?;
+        crate::check_mtu_fits(&self.info.name, self.info.mtu.max(self.iface_mtu), pool)?;
         if queue >= self.info.rx_queues {
             return Err(NetioError::port(
                 &self.info.name,
@@ -236,6 +244,9 @@ impl Port for AfPacketPort {
             vlan: 0,
             truncated: 0,
             stats: self.stats.clone(),
+            queue,
+            counters: QueueCounters::default(),
+            released: false,
         }))
     }
 
@@ -261,6 +272,11 @@ struct AfPacketRx {
     vlan: u64,
     truncated: u64,
     stats: Arc<SharedStats>,
+    queue: u16,
+    /// `rx_oversize`, `rx_unread_at_shutdown` and the accumulated
+    /// `tp_drops` (the kernel resets its counter on every read).
+    counters: QueueCounters,
+    released: bool,
 }
 
 impl AfPacketRx {
@@ -284,12 +300,16 @@ impl AfPacketRx {
         let mut buf = pool.alloc()?;
         let room = pool.room_mut(buf);
         let total = data.len() + extra;
-        if h.tp_snaplen < h.tp_len || total > room.len() || data.len() < 12 {
+        // Truncated by the ring, or too long for a buffer (an empty frame
+        // cannot arrive; it would be taken for the "dropped" marker).
+        if h.tp_snaplen < h.tp_len || total > room.len() || data.is_empty() {
             pool.free(buf);
             self.truncated += 1;
+            self.counters.add(QueueCounter::RxOversize, 1);
             return Some(Buf::EMPTY);
         }
-        if tagged {
+        let reinsert = tagged && data.len() >= 12;
+        if reinsert {
             let tpid = if h.tp_status & sys::TP_STATUS_VLAN_TPID_VALID != 0 && h.tp_vlan_tpid != 0 {
                 h.tp_vlan_tpid
             } else {
@@ -301,15 +321,20 @@ impl AfPacketRx {
             room[16..total].copy_from_slice(&data[12..]);
             self.vlan += 1;
         } else {
-            room[..total].copy_from_slice(data);
+            // A runt (no room for a tag) goes on untagged: the dataplane
+            // counts it as a truncated frame.
+            room[..data.len()].copy_from_slice(data);
         }
-        buf.len = total as u32;
+        buf.len = if reinsert { total } else { data.len() } as u32;
         Some(buf)
     }
 }
 
 impl RxQueue for AfPacketRx {
     fn rx_burst(&mut self, pool: &mut Pool, out: &mut Burst) -> usize {
+        if self.released {
+            return 0;
+        }
         let mut n = 0;
         'blocks: while !out.is_full() {
             if !self.in_block {
@@ -367,6 +392,52 @@ impl RxQueue for AfPacketRx {
 
     fn wait_fd(&self) -> Option<RawFd> {
         Some(self.fd.as_raw_fd())
+    }
+
+    fn queue_id(&self) -> u16 {
+        self.queue
+    }
+
+    /// Counts the frames still in the ring (never seen by the worker):
+    /// the rest of the block being read and every block handed to user
+    /// space after it.
+    fn release(&mut self, _pool: &mut Pool) {
+        if self.released {
+            return;
+        }
+        let mut unread = 0u64;
+        let current = self.block;
+        for i in 0..self.block_nr {
+            self.block = i;
+            if i == current && self.in_block {
+                unread += u64::from(self.left);
+            } else if self.status().load(Ordering::Acquire) & sys::TP_STATUS_USER != 0 {
+                // SAFETY: header of a block handed to user space.
+                unread +=
+                    u64::from(unsafe { self.block_ptr().add(bd::NUM_PKTS).cast::<u32>().read() });
+            }
+        }
+        self.block = current;
+        self.counters.add(QueueCounter::RxUnreadAtShutdown, unread);
+        self.released = true;
+    }
+
+    /// `PACKET_STATISTICS`: one `getsockopt`, which also resets the
+    /// kernel's counters, so `tp_drops` is accumulated here.
+    fn counters(&mut self) -> QueueCounters {
+        let mut st = sys::TpacketStatsV3::default();
+        if sys::getsockopt(
+            self.fd.as_raw_fd(),
+            libc::SOL_PACKET,
+            sys::PACKET_STATISTICS,
+            &mut st,
+        )
+        .is_ok()
+        {
+            self.counters
+                .add(QueueCounter::AfPacketTpDrops, u64::from(st.tp_drops));
+        }
+        self.counters
     }
 }
 

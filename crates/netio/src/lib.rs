@@ -23,6 +23,7 @@ pub mod afxdp;
 /// The raw `bpf(2)` wrappers (no libbpf), for other crates' XDP programs.
 pub use afxdp::bpf;
 pub mod burst;
+pub mod counters;
 pub mod error;
 pub mod ifinfo;
 pub mod mem;
@@ -34,6 +35,7 @@ mod sys;
 pub use sys::poll_in;
 
 pub use burst::{Burst, BURST_SIZE};
+pub use counters::{CounterKind, QueueCounter, QueueCounters};
 pub use error::NetioError;
 pub use pool::{Buf, Pool, HEADROOM};
-pub use port::{Port, PortInfo, RxQueue, TxQueue};
+pub use port::{check_mtu_fits, Port, PortInfo, RxQueue, TxQueue, FRAME_OVERHEAD};

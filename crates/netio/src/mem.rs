@@ -7,7 +7,9 @@
 
 use crate::pcap::{copy_in, load_capture};
 use crate::pcap_file::Capture;
-use crate::{Buf, Burst, NetioError, Pool, Port, PortInfo, RxQueue, TxQueue};
+use crate::{
+    Buf, Burst, NetioError, Pool, Port, PortInfo, QueueCounter, QueueCounters, RxQueue, TxQueue,
+};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -55,12 +57,15 @@ impl Port for MemPort {
         &self.info
     }
 
-    fn open_rx(&self, queue: u16, _pool: &mut Pool) -> Result<Box<dyn RxQueue>, NetioError> {
+    fn open_rx(&self, queue: u16, pool: &mut Pool) -> Result<Box<dyn RxQueue>, NetioError> {
+        crate::check_mtu_fits(&self.info.name, self.info.mtu, pool)?;
         let n = self.templates.len().max(1);
         Ok(Box::new(MemRx {
             templates: self.templates.clone(),
             // Queues start at different frames so workers see a mix.
             next: queue as usize % n,
+            queue,
+            oversize: 0,
         }))
     }
 
@@ -72,6 +77,9 @@ impl Port for MemPort {
 struct MemRx {
     templates: Arc<Capture>,
     next: usize,
+    queue: u16,
+    /// Template frames skipped because they do not fit a buffer.
+    oversize: u64,
 }
 
 impl RxQueue for MemRx {
@@ -81,19 +89,43 @@ impl RxQueue for MemRx {
         if count == 0 {
             return 0;
         }
+        let room = (pool.frame_size() - crate::HEADROOM) as usize;
         let mut n = 0;
-        while !out.is_full() {
-            let Some(buf) = copy_in(pool, self.templates.get(self.next)) else {
-                break;
-            };
-            let _ = out.push(buf);
+        // Oversize frames skipped in a row: a capture of nothing but
+        // oversize frames ends the burst after one pass instead of spinning.
+        let mut skipped = 0;
+        while !out.is_full() && skipped < count {
+            let frame = self.templates.get(self.next);
             self.next += 1;
             if self.next == count {
                 self.next = 0;
             }
+            if frame.len() > room {
+                // As a NIC would: dropped, counted (`rx_oversize`).
+                self.oversize += 1;
+                skipped += 1;
+                continue;
+            }
+            let Some(buf) = copy_in(pool, frame) else {
+                // Pool empty: replay this frame next time.
+                self.next = self.next.checked_sub(1).unwrap_or(count - 1);
+                break;
+            };
+            let _ = out.push(buf);
+            skipped = 0;
             n += 1;
         }
         n
+    }
+
+    fn queue_id(&self) -> u16 {
+        self.queue
+    }
+
+    fn counters(&mut self) -> QueueCounters {
+        let mut c = QueueCounters::default();
+        c.set(QueueCounter::RxOversize, self.oversize);
+        c
     }
 }
 
@@ -129,6 +161,29 @@ mod tests {
             burst.clear();
         }
         assert_eq!(pool.available(), 256);
+    }
+
+    #[test]
+    fn oversize_templates_are_skipped_and_counted() {
+        let mut cap = Capture::new();
+        cap.push(&[1; 64]);
+        cap.push(&[2; 4000]);
+        let port = MemPort::from_capture("m0", [0; 6], 1500, cap, 1);
+        let mut pool = Pool::new(256, 2048).unwrap();
+        let mut rx = port.open_rx(0, &mut pool).unwrap();
+        let mut burst = Burst::new();
+        // Before: the replay stopped for good at the first oversize frame.
+        assert_eq!(rx.rx_burst(&mut pool, &mut burst), crate::BURST_SIZE);
+        assert!(burst.as_slice().iter().all(|b| b.len == 64));
+        assert_eq!(rx.counters().get(QueueCounter::RxOversize), 63);
+        pool.free_all(burst.as_slice());
+        let mut only_big = Capture::new();
+        only_big.push(&[2; 4000]);
+        let port = MemPort::from_capture("m1", [0; 6], 1500, only_big, 1);
+        let mut rx = port.open_rx(0, &mut pool).unwrap();
+        burst.clear();
+        assert_eq!(rx.rx_burst(&mut pool, &mut burst), 0);
+        assert_eq!(rx.counters().get(QueueCounter::RxOversize), 1);
     }
 
     #[test]

@@ -8,7 +8,9 @@
 //! for speed; with one worker the output order is fully deterministic.
 
 use crate::pcap_file::{self, Capture, Writer};
-use crate::{Buf, Burst, NetioError, Pool, Port, PortInfo, RxQueue, TxQueue};
+use crate::{
+    Buf, Burst, NetioError, Pool, Port, PortInfo, QueueCounter, QueueCounters, RxQueue, TxQueue,
+};
 use std::fs::File;
 use std::io::BufWriter;
 use std::path::{Path, PathBuf};
@@ -171,7 +173,8 @@ impl Port for PcapPort {
         &self.info
     }
 
-    fn open_rx(&self, queue: u16, _pool: &mut Pool) -> Result<Box<dyn RxQueue>, NetioError> {
+    fn open_rx(&self, queue: u16, pool: &mut Pool) -> Result<Box<dyn RxQueue>, NetioError> {
+        crate::check_mtu_fits(&self.info.name, self.info.mtu, pool)?;
         if queue != 0 || self.rx_taken.swap(true, Ordering::AcqRel) {
             return Err(NetioError::port(
                 &self.info.name,
@@ -209,7 +212,8 @@ impl RxQueue for PcapRx {
         while !out.is_full() && self.next < self.capture.len() {
             let frame = self.capture.get(self.next);
             if frame.len() > (pool.frame_size() - crate::HEADROOM) as usize {
-                // Larger than any buffer: a NIC would drop it as well.
+                // Larger than any buffer: a NIC would drop it as well;
+                // counted (`rx_oversize`), never seen by the worker.
                 self.oversize += 1;
                 self.next += 1;
                 continue;
@@ -226,6 +230,12 @@ impl RxQueue for PcapRx {
 
     fn exhausted(&self) -> bool {
         self.next >= self.capture.len()
+    }
+
+    fn counters(&mut self) -> QueueCounters {
+        let mut c = QueueCounters::default();
+        c.set(QueueCounter::RxOversize, self.oversize);
+        c
     }
 }
 
@@ -311,6 +321,49 @@ mod tests {
         assert_eq!(sent.len(), 1);
         assert_eq!(sent.get(0), &[7; 60][..]);
         assert!(port.take_sent().is_empty());
+    }
+
+    #[test]
+    fn oversize_frames_are_counted_not_lost() {
+        let mut cap = Capture::new();
+        cap.push(&[1; 60]);
+        cap.push(&[2; 1793]); // one byte more than a 2048-byte buffer holds
+        cap.push(&[3; 1792]);
+        cap.push(&[4; 9000]);
+        let port = PcapPort::in_memory("p0", [0; 6], 1500, cap);
+        let mut pool = Pool::new(16, 2048).unwrap();
+        let mut rx = port.open_rx(0, &mut pool).unwrap();
+        let mut burst = Burst::new();
+        assert_eq!(rx.rx_burst(&mut pool, &mut burst), 2);
+        assert!(rx.exhausted());
+        let c = rx.counters();
+        assert_eq!(c.get(QueueCounter::RxOversize), 2);
+        assert_eq!(c.total(crate::CounterKind::RxDrop), 2);
+        pool.free_all(burst.as_slice());
+    }
+
+    #[test]
+    fn mtu_larger_than_buffers_is_rejected_at_open() {
+        let port = PcapPort::in_memory("jumbo", [0; 6], 9000, Capture::new());
+        let mut pool = Pool::new(16, 2048).unwrap();
+        let e = port
+            .open_rx(0, &mut pool)
+            .err()
+            .expect("rejected")
+            .to_string();
+        assert!(
+            e.contains("jumbo") && e.contains("MTU 9000") && e.contains("frame_size"),
+            "{e}"
+        );
+        // 1774 + 18 = 1792 = 2048 - 256: the largest MTU that fits.
+        let port = PcapPort::in_memory("p", [0; 6], 1774, Capture::new());
+        assert!(port.open_rx(0, &mut pool).is_ok());
+        let port = PcapPort::in_memory("p", [0; 6], 1775, Capture::new());
+        assert!(port.open_rx(0, &mut pool).is_err());
+        // With 16 KiB frames a 9000-byte MTU fits.
+        let mut big = Pool::new(4, 16384).unwrap();
+        let port = PcapPort::in_memory("jumbo", [0; 6], 9000, Capture::new());
+        assert!(port.open_rx(0, &mut big).is_ok());
     }
 
     #[test]

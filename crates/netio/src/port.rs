@@ -9,8 +9,36 @@
 //!
 //! Calls are per burst; dynamic dispatch costs one indirect call per burst.
 
-use crate::{Buf, Burst, NetioError, Pool};
+use crate::{Buf, Burst, NetioError, Pool, QueueCounters, HEADROOM};
 use std::os::fd::RawFd;
+
+/// Bytes of a frame beyond its IP packet: Ethernet header and one 802.1Q
+/// tag (the dataplane accepts one tag).
+pub const FRAME_OVERHEAD: u32 = 14 + 4;
+
+/// Rejects a port whose frames cannot fit a buffer of `pool`: an MTU of
+/// `mtu` means frames of up to `mtu + 18` bytes (Ethernet header and one
+/// VLAN tag), which must fit the `frame_size - 256` bytes of a buffer after
+/// its headroom. Every backend calls this in `open_rx`, so such a port
+/// fails at start with this message instead of losing its large frames.
+pub fn check_mtu_fits(port: &str, mtu: u16, pool: &Pool) -> Result<(), NetioError> {
+    let room = pool.frame_size().saturating_sub(HEADROOM);
+    let need = u32::from(mtu) + FRAME_OVERHEAD;
+    if need > room {
+        let fit = room.saturating_sub(FRAME_OVERHEAD);
+        let frame = (need + HEADROOM).next_power_of_two();
+        return Err(NetioError::port(
+            port,
+            format!(
+                "MTU {mtu} needs buffers of {need} bytes (Ethernet header and a VLAN tag \
+                 included) but a buffer holds {room} (frame_size {} minus {HEADROOM} bytes \
+                 of headroom): set router.frame_size to {frame} or the port's MTU to at most {fit}",
+                pool.frame_size()
+            ),
+        ));
+    }
+    Ok(())
+}
 
 /// What the dataplane needs to know about a port.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -40,8 +68,23 @@ pub trait RxQueue: Send {
     }
 
     /// Returns any buffers the queue holds (e.g. an AF_XDP fill ring) to the
-    /// pool; called once at shutdown so leaks can be checked.
+    /// pool; called once at shutdown so leaks can be checked. Frames left
+    /// unread in a ring are counted (`rx_unread_at_shutdown`).
     fn release(&mut self, _pool: &mut Pool) {}
+
+    /// This queue's number on its port (statistics).
+    fn queue_id(&self) -> u16 {
+        0
+    }
+
+    /// What the queue (or the kernel, for it) counted about frames the
+    /// worker never received, cumulative since the queue was opened; only
+    /// [`crate::CounterKind::RxDrop`] and `Event` counters. May make a
+    /// system call (`getsockopt`): call it off the fast path, every few
+    /// milliseconds at most.
+    fn counters(&mut self) -> QueueCounters {
+        QueueCounters::default()
+    }
 }
 
 pub trait TxQueue: Send {
@@ -62,6 +105,14 @@ pub trait TxQueue: Send {
 
     /// Returns buffers still held to the pool at shutdown.
     fn release(&mut self, _pool: &mut Pool) {}
+
+    /// The kernel's counters about frames this queue sent (AF_XDP
+    /// `tx_invalid_descs`, ...), cumulative; only
+    /// [`crate::CounterKind::TxDrop`] and `Event` counters. May make a
+    /// system call: call it off the fast path.
+    fn counters(&mut self) -> QueueCounters {
+        QueueCounters::default()
+    }
 }
 
 pub trait Port: Send + Sync {

@@ -120,10 +120,22 @@ pub(crate) fn raw(fd: &OwnedFd) -> RawFd {
 
 // ---- AF_PACKET and TPACKET_V3 (linux/if_packet.h) ----
 
+/// `struct tpacket_stats_v3` (`PACKET_STATISTICS` on a TPACKET_V3
+/// socket). The kernel zeroes its counters on every read.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct TpacketStatsV3 {
+    /// Frames received, drops included.
+    pub tp_packets: u32,
+    pub tp_drops: u32,
+    pub tp_freeze_q_cnt: u32,
+}
+
 pub(crate) const ETH_P_ALL: u16 = 0x0003;
 pub(crate) const PACKET_ADD_MEMBERSHIP: i32 = 1;
 pub(crate) const PACKET_RX_RING: i32 = 5;
 pub(crate) const PACKET_VERSION: i32 = 10;
+pub(crate) const PACKET_STATISTICS: i32 = 6;
 pub(crate) const PACKET_FANOUT: i32 = 18;
 pub(crate) const PACKET_QDISC_BYPASS: i32 = 20;
 pub(crate) const PACKET_IGNORE_OUTGOING: i32 = 23;

@@ -187,3 +187,63 @@ fn afpacket_missing_interface_is_named() {
         .to_string();
     assert!(e.contains("srnosuch1") && e.contains("not found"), "{e}");
 }
+
+/// A burst into a tiny ring nobody reads: the kernel drops and
+/// `PACKET_STATISTICS` says so (`afpacket_tp_drops`, accumulated: the
+/// kernel resets its counter on every read). Every frame sent is received
+/// or counted; frames left in the ring at release are counted.
+#[test]
+fn afpacket_kernel_drops_are_counted() {
+    if !require_root("afpacket_kernel_drops_are_counted") {
+        return;
+    }
+    use netio::QueueCounter as Q;
+    let (ns, v) = setup(1);
+    let (a, b) = (v.a.clone(), v.b.clone());
+    in_netns(ns.name(), move || {
+        let mut pool = Pool::new(1024, 2048).unwrap();
+        let port = AfPacketPort::open(AfPacketConfig {
+            block_size: 4096,
+            block_nr: 2,
+            ..AfPacketConfig::new(&a)
+        })
+        .expect("open");
+        let mut rx = port.open_rx(0, &mut pool).unwrap();
+        let peer = RawSock::open(&b);
+        let sent = 1000u32;
+        for i in 0..sent {
+            peer.send(&frame(i, (i % 64) as u16, 100));
+        }
+        std::thread::sleep(Duration::from_millis(100));
+        let first = rx.counters();
+        assert!(first.get(Q::AfPacketTpDrops) > 0, "{first:?}");
+        let mut got = 0u64;
+        let end = Instant::now() + Duration::from_millis(500);
+        let mut burst = netio::Burst::new();
+        while Instant::now() < end {
+            rx.rx_burst(&mut pool, &mut burst);
+            got += burst
+                .as_slice()
+                .iter()
+                .filter(|b| seq_of(pool.data(**b)).is_some())
+                .count() as u64;
+            pool.free_all(burst.as_slice());
+            burst.clear();
+        }
+        let c = rx.counters();
+        assert!(
+            c.get(Q::AfPacketTpDrops) >= first.get(Q::AfPacketTpDrops),
+            "accumulated"
+        );
+        eprintln!("received {got} of {sent}, {c:?}");
+        assert_eq!(got + c.total(netio::CounterKind::RxDrop), u64::from(sent));
+
+        for i in 0..5 {
+            peer.send(&frame(i, 0, 100));
+        }
+        std::thread::sleep(Duration::from_millis(100));
+        rx.release(&mut pool);
+        assert_eq!(rx.counters().get(Q::RxUnreadAtShutdown), 5);
+        assert_eq!(pool.available(), pool.frames() as usize, "buffers leaked");
+    });
+}

@@ -375,3 +375,116 @@ fn afxdp_queue_from_other_namespace_is_refused() {
     assert!(e.contains("namespace"), "{e}");
     assert_eq!(pool.available(), 256);
 }
+
+/// Counts test frames in `rx` (waiting up to `quiet` after the last one),
+/// freeing every buffer.
+fn drain_count(rx: &mut dyn netio::RxQueue, pool: &mut Pool, quiet: Duration) -> usize {
+    let mut n = 0;
+    let mut last = Instant::now();
+    let mut burst = netio::Burst::new();
+    while last.elapsed() < quiet {
+        if rx.rx_burst(pool, &mut burst) == 0 {
+            std::thread::sleep(Duration::from_millis(1));
+            continue;
+        }
+        n += burst
+            .as_slice()
+            .iter()
+            .filter(|b| seq_of(pool.data(**b)).is_some())
+            .count();
+        pool.free_all(burst.as_slice());
+        burst.clear();
+        last = Instant::now();
+    }
+    n
+}
+
+/// A burst into a socket nobody reads: the kernel drops, and the queue's
+/// counters (`XDP_STATISTICS`) say why. With a fill ring deeper than the RX
+/// ring the RX ring fills (`xdp_rx_ring_full`); with a shallow fill ring
+/// the kernel finds no free frame (`xdp_rx_dropped`, and
+/// `xdp_rx_fill_ring_empty_descs` as the event). Every frame sent is
+/// either received or counted. Then frames left in the ring at release
+/// are counted (`rx_unread_at_shutdown`).
+#[test]
+fn afxdp_kernel_drops_are_counted() {
+    if !require_root("afxdp_kernel_drops_are_counted") {
+        return;
+    }
+    use netio::QueueCounter as Q;
+    for (rx_ring, fill_ring, reason) in [(64, 256, Q::XdpRxRingFull), (256, 64, Q::XdpRxDropped)] {
+        let (ns, v) = setup(1);
+        let (a, b) = (v.a.clone(), v.b.clone());
+        in_netns(ns.name(), move || {
+            let mut pool = Pool::new(1024, 2048).unwrap();
+            let port = AfXdpPort::open(AfXdpConfig {
+                xdp_mode: XdpMode::Generic,
+                rx_ring,
+                fill_ring,
+                ..AfXdpConfig::new(&a, 2048)
+            })
+            .expect("open afxdp port");
+            let mut rx = port.open_rx(0, &mut pool).unwrap();
+            let peer = RawSock::open(&b);
+            let sent = 2000u32;
+            for i in 0..sent {
+                peer.send(&frame(i, (i % 64) as u16, 100));
+            }
+            std::thread::sleep(Duration::from_millis(200));
+            let before = rx.counters();
+            let got = drain_count(rx.as_mut(), &mut pool, Duration::from_millis(300));
+            let c = rx.counters();
+            eprintln!("rx_ring {rx_ring} fill {fill_ring}: received {got} of {sent}, {c:?}");
+            assert!(c.get(reason) > 0, "{reason:?} counted: {c:?}");
+            assert_eq!(before.get(reason), c.get(reason), "cumulative, not reset");
+            let lost = c.total(netio::CounterKind::RxDrop);
+            assert_eq!(
+                got as u64 + lost,
+                u64::from(sent),
+                "every frame received or counted"
+            );
+            if reason == Q::XdpRxDropped {
+                assert!(c.get(Q::XdpRxFillRingEmptyDescs) > 0, "{c:?}");
+            }
+            assert_eq!(
+                port.rx_stats(0).map(|s| s.rx_ring_full),
+                Some(c.get(Q::XdpRxRingFull))
+            );
+
+            // Frames the worker never read when it stopped.
+            for i in 0..10 {
+                peer.send(&frame(i, 0, 100));
+            }
+            std::thread::sleep(Duration::from_millis(100));
+            rx.release(&mut pool);
+            assert_eq!(rx.counters().get(Q::RxUnreadAtShutdown), 10);
+            assert_eq!(pool.available(), pool.frames() as usize, "buffers leaked");
+        });
+    }
+}
+
+/// An interface whose MTU is larger than the UMEM frames can hold is
+/// rejected when its queue opens, with a message that says what to change.
+#[test]
+fn afxdp_mtu_larger_than_frames_is_rejected() {
+    if !require_root("afxdp_mtu_larger_than_frames_is_rejected") {
+        return;
+    }
+    let (ns, v) = setup(1);
+    let a = v.a.clone();
+    ns.ip(&["link", "set", "dev", &a, "mtu", "3000"]).unwrap();
+    in_netns(ns.name(), move || {
+        let mut pool = Pool::new(256, 2048).unwrap();
+        let port = AfXdpPort::open(AfXdpConfig {
+            xdp_mode: XdpMode::Generic,
+            ..AfXdpConfig::new(&a, 2048)
+        })
+        .expect("open afxdp port");
+        let e = port
+            .open_rx(0, &mut pool)
+            .err()
+            .expect("rejected")
+            .to_string();
+        assert!(e.contains("MTU 3000") && e.contains("frame_size"), "{e}");
+    });
+}

@@ -3,10 +3,18 @@
 //! Field names are part of the interface: the benchmark and users' scripts
 //! read `elapsed_s`, `ports[].{name, rx_packets, tx_packets, rx_bytes,
 //! tx_bytes}`, `drops` and `cycles_per_packet.{rx, process, tx}`.
+//!
+//! Each port also carries its accounting (`received`, `forwarded`,
+//! `local`, `held`, `drops`, `output_drops`, `events`, `rx_queues`; see
+//! `dataplane::stats`), so that `received = forwarded + local + held +
+//! sum(drops)` can be checked per port (`dataplane::assert_accounting`).
+//! Snapshots of running workers are taken by the workers between two
+//! rounds, so the identity holds in every file written, not only the last.
 
 use anyhow::{Context, Result};
 use config::Config;
-use dataplane::{StatsSnapshot, WorkerStats};
+use dataplane::stats::RxQueueReport;
+use dataplane::{PortCounters, StatsSnapshot, WorkerStats};
 use netio::Port;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -14,6 +22,8 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
+/// One port, summed over workers: traffic and the port's accounting
+/// (`dataplane::PortCounters`, with the configured name).
 #[derive(Serialize, Debug, Clone)]
 pub struct PortReport {
     pub name: String,
@@ -21,6 +31,34 @@ pub struct PortReport {
     pub tx_packets: u64,
     pub rx_bytes: u64,
     pub tx_bytes: u64,
+    pub received: u64,
+    pub forwarded: u64,
+    pub local: u64,
+    pub held: u64,
+    pub drops: BTreeMap<&'static str, u64>,
+    pub output_drops: BTreeMap<&'static str, u64>,
+    pub events: BTreeMap<&'static str, u64>,
+    pub rx_queues: Vec<RxQueueReport>,
+}
+
+impl PortReport {
+    fn new(name: String, c: PortCounters) -> PortReport {
+        PortReport {
+            name,
+            rx_packets: c.rx_packets,
+            tx_packets: c.tx_packets,
+            rx_bytes: c.rx_bytes,
+            tx_bytes: c.tx_bytes,
+            received: c.received,
+            forwarded: c.forwarded,
+            local: c.local,
+            held: c.held,
+            drops: c.drops,
+            output_drops: c.output_drops,
+            events: c.events,
+            rx_queues: c.rx_queues,
+        }
+    }
 }
 
 #[derive(Serialize, Debug, Clone)]
@@ -50,6 +88,11 @@ pub struct Report {
     pub per_worker: Vec<StatsSnapshot>,
 }
 
+/// How long a snapshot waits for a running worker to answer (a worker
+/// sleeps at most 10 ms between rounds); a worker that does not answer is
+/// read directly.
+const SNAPSHOT_TIMEOUT: Duration = Duration::from_millis(500);
+
 pub fn build(
     cfg: &Config,
     ports: &[Arc<dyn Port>],
@@ -57,7 +100,14 @@ pub fn build(
     elapsed: Duration,
     notes: &[String],
 ) -> Report {
-    let per_worker: Vec<StatsSnapshot> = stats.iter().map(|s| s.snapshot()).collect();
+    // Ask every worker at once, then collect: each answers at the end of
+    // its current round (a stopped worker is read directly).
+    let tickets: Vec<u64> = stats.iter().map(|s| s.request_snapshot()).collect();
+    let per_worker: Vec<StatsSnapshot> = stats
+        .iter()
+        .zip(tickets)
+        .map(|(s, t)| s.wait_snapshot(t, SNAPSHOT_TIMEOUT))
+        .collect();
     let mut totals = StatsSnapshot::default();
     for s in &per_worker {
         totals.merge(s);
@@ -67,18 +117,13 @@ pub fn build(
         .enumerate()
         .map(|(i, p)| {
             let c = totals.ports.get(i).cloned().unwrap_or_default();
-            PortReport {
-                // The configured name, not the interface's: users and the
-                // benchmark look ports up by the names they wrote.
-                name: cfg
-                    .ports
-                    .get(i)
-                    .map_or_else(|| p.info().name.clone(), |c| c.name.clone()),
-                rx_packets: c.rx_packets,
-                tx_packets: c.tx_packets,
-                rx_bytes: c.rx_bytes,
-                tx_bytes: c.tx_bytes,
-            }
+            // The configured name, not the interface's: users and the
+            // benchmark look ports up by the names they wrote.
+            let name = cfg
+                .ports
+                .get(i)
+                .map_or_else(|| p.info().name.clone(), |c| c.name.clone());
+            PortReport::new(name, c)
         })
         .collect();
     let (rx, process, tx) = totals.cycles_per_packet();

@@ -168,6 +168,7 @@ fn run_on_captures_forwards_and_reports() {
 
     let s: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&stats).unwrap()).unwrap();
+    dataplane::assert_accounting(&s);
     assert!(s["elapsed_s"].as_f64().unwrap() > 0.0);
     let ports = s["ports"].as_array().unwrap();
     assert_eq!(ports[0]["name"], "p0");

@@ -518,6 +518,8 @@ fn afxdp_hostile_link() {
     }
 
     let stats = router.stop();
+    // Every frame of the attack is accounted for, on its input port.
+    dataplane::assert_accounting(&stats);
     let drops = &stats["drops"];
     eprintln!("router drops: {drops}");
     let count = |name: &str| drops[name].as_u64().unwrap_or(0);

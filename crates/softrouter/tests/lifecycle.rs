@@ -23,6 +23,20 @@ struct Router {
     dir: PathBuf,
 }
 
+impl Router {
+    /// Stops softrouter with SIGTERM and checks the accounting identity in
+    /// the statistics it writes at exit.
+    fn stop_checked(mut self) {
+        // SAFETY: signalling the child we started.
+        unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
+        let status = self.child.wait().unwrap();
+        assert!(status.success(), "softrouter exit: {status}");
+        let text = std::fs::read_to_string(self.dir.join("stats.json")).expect("stats written");
+        let stats: serde_json::Value = serde_json::from_str(&text).unwrap();
+        dataplane::assert_accounting(&stats);
+    }
+}
+
 impl Drop for Router {
     fn drop(&mut self) {
         let _ = self.child.kill();
@@ -63,7 +77,13 @@ fn start_with(th: &ThreeHosts, tag: &str, cfg: &str, extra: &[&str]) -> Router {
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("router.toml");
     std::fs::write(&path, cfg).unwrap();
+    // Statistics go to the router's folder unless the test names a file
+    // (the folder goes when the guard drops).
+    let stats = dir.join("stats.json");
     let mut args = vec!["run", "--config", path.to_str().unwrap()];
+    if !extra.contains(&"--stats-json") {
+        args.extend_from_slice(&["--stats-json", stats.to_str().unwrap()]);
+    }
     args.extend_from_slice(extra);
     let child = th
         .router()
@@ -177,7 +197,7 @@ fn idle_router_sleeps_in_interrupt_and_adaptive_modes() {
         );
         // Control: the same measurement sees a polling router spin, so the
         // check above can fail.
-        drop(r);
+        r.stop_checked();
     }
     let th = testbed::three_hosts_with(TopologyOptions::user_space_router(1)).unwrap();
     let r = start(&th, "poll", &config(&th, "afxdp", "poll", &th.router_in));
@@ -191,6 +211,7 @@ fn idle_router_sleeps_in_interrupt_and_adaptive_modes() {
         "poll mode spins ({:.0} % of a core)",
         used * 100.0
     );
+    r.stop_checked();
 }
 
 #[test]
@@ -231,7 +252,7 @@ fn xdp_program_detached_after_sigkill() {
         &config(&th, "afxdp", "interrupt", &th.router_in),
     );
     wait_forwarding(&th);
-    drop(r2);
+    r2.stop_checked();
 }
 
 #[test]
@@ -270,6 +291,8 @@ fn deleted_interface_stops_the_router_with_a_clear_error() {
             "{driver}: the error names port and interface: {err}"
         );
         assert!(stats.is_file(), "{driver}: statistics written: {err}");
+        let text = std::fs::read_to_string(&stats).unwrap();
+        dataplane::assert_accounting(&serde_json::from_str::<serde_json::Value>(&text).unwrap());
         let _ = std::fs::remove_file(&stats);
     }
 }

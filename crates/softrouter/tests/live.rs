@@ -346,6 +346,7 @@ fn scenario(driver: &str, mode: &str, workers: usize) {
     );
 
     let stats = router.stop();
+    dataplane::assert_accounting(&stats);
     let fwd: u64 = stats["ports"]
         .as_array()
         .unwrap()
@@ -434,6 +435,7 @@ fn more_workers_than_queues(driver: &str) {
     tcp_transfer(&th, RECEIVER_V4, 1 << 20);
     tcp_transfer(&th, RECEIVER_V6, 1 << 20);
     let stats = router.stop();
+    dataplane::assert_accounting(&stats);
     assert_eq!(stats["workers"], 2, "{ctx} {stats}");
 }
 

@@ -218,6 +218,7 @@ fn sigusr1_that_cannot_write_keeps_forwarding() {
     let s: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&stats).unwrap()).unwrap();
     assert!(s["elapsed_s"].as_f64().unwrap() > 0.0);
+    dataplane::assert_accounting(&s);
     let _ = std::fs::remove_dir_all(dir);
 }
 
@@ -267,6 +268,7 @@ fn worker_panic_stops_the_router_with_an_error_and_statistics() {
         serde_json::from_str(&std::fs::read_to_string(&stats).unwrap()).unwrap();
     let notes = s["notes"].to_string();
     assert!(notes.contains("worker 0 panicked"), "{notes}");
+    dataplane::assert_accounting(&s);
     let _ = std::fs::remove_dir_all(dir);
 }
 

@@ -57,6 +57,14 @@
 //! `rx_fill_ring_empty` in [`AfXdpPort::rx_stats`] mean the worker fell
 //! behind by that many frames: give it a bigger pool and fill ring.
 //!
+//! ## Statistics
+//! [`RxQueue::counters`] and [`TxQueue::counters`] return the socket's
+//! `XDP_STATISTICS` (RX and TX halves) as [`crate::QueueCounter`]s
+//! (`xdp_rx_dropped`, `xdp_rx_ring_full`, ...), plus the frames found in
+//! the RX ring at `release` (`rx_unread_at_shutdown`). A port whose MTU
+//! (the interface's or the configured one, the larger) does not fit a
+//! UMEM frame is refused by `open_rx` ([`crate::check_mtu_fits`]).
+//!
 //! ## Kernel behaviour seen on Linux 6.18 with veth
 //! - Native XDP works on veth (`Auto` picks it); zero-copy does not (bind
 //!   with `XDP_ZEROCOPY` fails with `EOPNOTSUPP`), so `Auto` ends in copy
@@ -75,7 +83,9 @@ pub mod xdp_prog;
 use crate::afpacket::PacketTx;
 use crate::ifinfo;
 use crate::sys;
-use crate::{Buf, Burst, NetioError, Pool, Port, PortInfo, RxQueue, TxQueue};
+use crate::{
+    Buf, Burst, NetioError, Pool, Port, PortInfo, QueueCounter, QueueCounters, RxQueue, TxQueue,
+};
 use ring::{ConsRing, ProdRing};
 use socket::{XdpDesc, Xsk, XskParams};
 use std::fmt;
@@ -179,6 +189,22 @@ pub struct XskStats {
 
 const XDP_STATISTICS: i32 = 7;
 
+/// `getsockopt(SOL_XDP, XDP_STATISTICS)` of one socket. Kernels before 5.9
+/// fill only the first three fields; the others stay zero.
+fn read_stats(fd: RawFd) -> Option<XskStats> {
+    // SAFETY: all-zero is a valid xdp_statistics.
+    let mut s: libc::xdp_statistics = unsafe { std::mem::zeroed() };
+    sys::getsockopt(fd, libc::SOL_XDP, XDP_STATISTICS, &mut s).ok()?;
+    Some(XskStats {
+        rx_dropped: s.rx_dropped,
+        rx_invalid_descs: s.rx_invalid_descs,
+        tx_invalid_descs: s.tx_invalid_descs,
+        rx_ring_full: s.rx_ring_full,
+        rx_fill_ring_empty: s.rx_fill_ring_empty_descs,
+        tx_ring_empty: s.tx_ring_empty_descs,
+    })
+}
+
 struct Parked {
     pool_base: usize,
     queue: u16,
@@ -201,6 +227,8 @@ struct Shared {
     name: String,
     netns: Option<u64>,
     ifindex: u32,
+    /// The interface's own MTU (what can arrive, whatever `info.mtu` says).
+    iface_mtu: u16,
     real_queues: u16,
     rx_queues: u16,
     cfg: AfXdpConfig,
@@ -314,6 +342,7 @@ impl AfXdpPort {
                 name,
                 netns: sys::netns_id(),
                 ifindex: ifi.ifindex,
+                iface_mtu: ifi.mtu,
                 real_queues: real,
                 rx_queues,
                 cfg,
@@ -352,17 +381,7 @@ impl AfXdpPort {
     pub fn rx_stats(&self, queue: u16) -> Option<XskStats> {
         let st = self.sh.state.lock().unwrap();
         let xsk = st.rx_socks.get(queue as usize)?.as_ref()?.upgrade()?;
-        // SAFETY: all-zero is a valid xdp_statistics.
-        let mut s: libc::xdp_statistics = unsafe { std::mem::zeroed() };
-        sys::getsockopt(xsk.raw(), libc::SOL_XDP, XDP_STATISTICS, &mut s).ok()?;
-        Some(XskStats {
-            rx_dropped: s.rx_dropped,
-            rx_invalid_descs: s.rx_invalid_descs,
-            tx_invalid_descs: s.tx_invalid_descs,
-            rx_ring_full: s.rx_ring_full,
-            rx_fill_ring_empty: s.rx_fill_ring_empty_descs,
-            tx_ring_empty: s.tx_ring_empty_descs,
-        })
+        read_stats(xsk.raw())
     }
 
     /// Which TX paths `open_tx` handed out so far.
@@ -437,6 +456,9 @@ impl Port for AfXdpPort {
     fn open_rx(&self, queue: u16, pool: &mut Pool) -> Result<Box<dyn RxQueue>, NetioError> {
         let name = &self.sh.name;
         self.check_pool(pool)?;
+        // A UMEM frame must hold the largest frame the interface accepts;
+        // the kernel would drop bigger ones (`xdp_rx_dropped`).
+        crate::check_mtu_fits(name, self.info.mtu.max(self.sh.iface_mtu), pool)?;
         if queue >= self.sh.rx_queues {
             return Err(err(
                 name,
@@ -486,6 +508,7 @@ impl Port for AfXdpPort {
             fill_target,
             outstanding: 0,
             released: false,
+            unread_at_shutdown: 0,
         };
         q.refill(pool);
         Ok(Box::new(q))
@@ -614,6 +637,8 @@ struct XskRx {
     /// Frames on the fill ring or in the kernel's hands.
     outstanding: u32,
     released: bool,
+    /// Frames in the RX ring when the queue was released.
+    unread_at_shutdown: u64,
 }
 
 impl XskRx {
@@ -668,10 +693,39 @@ impl RxQueue for XskRx {
         Some(self.xsk.raw())
     }
 
+    fn queue_id(&self) -> u16 {
+        self.queue
+    }
+
+    /// The RX half of `XDP_STATISTICS` (one `getsockopt`; the kernel's
+    /// counters are cumulative per socket) and the frames left unread.
+    fn counters(&mut self) -> QueueCounters {
+        let mut c = QueueCounters::default();
+        if let Some(s) = read_stats(self.xsk.raw()) {
+            c.set(QueueCounter::XdpRxDropped, s.rx_dropped);
+            c.set(QueueCounter::XdpRxRingFull, s.rx_ring_full);
+            c.set(QueueCounter::XdpRxInvalidDescs, s.rx_invalid_descs);
+            c.set(QueueCounter::XdpRxFillRingEmptyDescs, s.rx_fill_ring_empty);
+        }
+        c.set(QueueCounter::RxUnreadAtShutdown, self.unread_at_shutdown);
+        c
+    }
+
     fn release(&mut self, pool: &mut Pool) {
         // No more redirects to this socket, then every frame it was given
-        // (fill ring, in the kernel, RX ring) goes back to the pool.
+        // (fill ring, in the kernel, RX ring) goes back to the pool. The
+        // frames waiting in the RX ring were received for us and never
+        // processed: counted.
         let _ = bpf::map_delete(&self.sh.xskmap, self.queue as u32);
+        if !self.released {
+            loop {
+                let (_, n) = self.rx.peek(u32::MAX);
+                if n == 0 {
+                    break;
+                }
+                self.unread_at_shutdown += u64::from(n);
+            }
+        }
         self.owned.drain(pool);
         self.outstanding = 0;
         self.released = true;
@@ -801,6 +855,16 @@ impl TxQueue for XskTx {
         self.reap(pool);
         self.owned.drain(pool);
         self.in_flight = 0;
+    }
+
+    /// The TX half of `XDP_STATISTICS` of the socket this queue sends on.
+    fn counters(&mut self) -> QueueCounters {
+        let mut c = QueueCounters::default();
+        if let Some(s) = read_stats(self.xsk.raw()) {
+            c.set(QueueCounter::XdpTxInvalidDescs, s.tx_invalid_descs);
+            c.set(QueueCounter::XdpTxRingEmptyDescs, s.tx_ring_empty);
+        }
+        c
     }
 }
 
