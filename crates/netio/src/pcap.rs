@@ -13,6 +13,7 @@ use crate::{
 };
 use std::fs::File;
 use std::io::BufWriter;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -57,10 +58,18 @@ impl PcapPort {
         let rx = rx_pcap.map(load_capture).transpose()?.map(Arc::new);
         let tx = match tx_pcap {
             Some(path) => {
-                let file = File::create(path).map_err(|source| NetioError::File {
-                    path: path.to_path_buf(),
-                    source,
-                })?;
+                // Never through a symlink someone planted where the
+                // capture goes (the router often runs as root).
+                let file = std::fs::OpenOptions::new()
+                    .write(true)
+                    .create(true)
+                    .truncate(true)
+                    .custom_flags(libc::O_NOFOLLOW)
+                    .open(path)
+                    .map_err(|source| NetioError::File {
+                        path: path.to_path_buf(),
+                        source,
+                    })?;
                 let w = Writer::new(BufWriter::new(file)).map_err(|source| NetioError::File {
                     path: path.to_path_buf(),
                     source,
@@ -378,5 +387,24 @@ mod tests {
         .err()
         .unwrap();
         assert!(e.to_string().contains("/nonexistent/x.pcap"));
+    }
+}
+
+#[cfg(test)]
+mod nofollow_tests {
+    use super::*;
+
+    #[test]
+    fn tx_capture_never_follows_a_planted_symlink() {
+        let dir = std::env::temp_dir().join(format!("sr-nofollow-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let victim = dir.join("victim");
+        std::fs::write(&victim, b"keep").unwrap();
+        let link = dir.join("out.pcap");
+        std::os::unix::fs::symlink(&victim, &link).unwrap();
+        let r = PcapPort::open("p", [2, 0, 0, 0, 0, 1], 1500, None, Some(&link));
+        assert!(r.is_err(), "opened a capture through a symlink");
+        assert_eq!(std::fs::read(&victim).unwrap(), b"keep");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

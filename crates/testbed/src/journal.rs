@@ -168,11 +168,10 @@ fn reap_in(dir: &Path) -> Result<Reaped> {
                     out.namespaces.push(n.to_string());
                 }
                 ["setting", path, value]
-                    if path.starts_with("/proc/sys/") || path.starts_with("/sys/") =>
+                    if (path.starts_with("/proc/sys/") || path.starts_with("/sys/"))
+                        && std::fs::write(path, value).is_ok() =>
                 {
-                    if std::fs::write(path, value).is_ok() {
-                        out.settings.push((path.to_string(), value.to_string()));
-                    }
+                    out.settings.push((path.to_string(), value.to_string()));
                 }
                 _ => {}
             }
