@@ -690,16 +690,16 @@ impl Router {
 /// Reads a routes file of `prefix next-hop` lines (the format of
 /// `fib::routes_file`; `.gz` is decompressed).
 fn load_routes_file(path: &std::path::Path) -> Result<Vec<(Cidr, IpAddr)>> {
-    use std::io::Read;
-    let mut text = Vec::new();
+    // Streamed line by line (the file was validated, line lengths
+    // bounded, by `config::routes_file::check` before this runs).
     let f = std::fs::File::open(path).with_context(|| format!("{}", path.display()))?;
-    if path.extension().is_some_and(|e| e == "gz") {
-        flate2::read::GzDecoder::new(f).read_to_end(&mut text)?;
+    let reader: Box<dyn std::io::Read> = if path.extension().is_some_and(|e| e == "gz") {
+        Box::new(flate2::read::GzDecoder::new(f))
     } else {
-        std::io::BufReader::new(f).read_to_end(&mut text)?;
-    }
+        Box::new(f)
+    };
     let routes =
-        fib::routes_file::parse(&text[..]).map_err(|e| anyhow!("{}: {e}", path.display()))?;
+        fib::routes_file::parse(reader).map_err(|e| anyhow!("{}: {e}", path.display()))?;
     Ok(routes
         .into_iter()
         .map(|(p, nh)| {
