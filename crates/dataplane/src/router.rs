@@ -698,8 +698,7 @@ fn load_routes_file(path: &std::path::Path) -> Result<Vec<(Cidr, IpAddr)>> {
     } else {
         Box::new(f)
     };
-    let routes =
-        fib::routes_file::parse(reader).map_err(|e| anyhow!("{}: {e}", path.display()))?;
+    let routes = fib::routes_file::parse(reader).map_err(|e| anyhow!("{}: {e}", path.display()))?;
     Ok(routes
         .into_iter()
         .map(|(p, nh)| {

@@ -40,27 +40,6 @@ fn icmp6_of(frame: &[u8]) -> (etherparse::Ipv6Header, Icmpv6Type, Vec<u8>) {
     (h, icmp.icmp_type(), icmp.payload().to_vec())
 }
 
-fn arp_frame(
-    eth_src: [u8; 6],
-    eth_dst: [u8; 6],
-    op: u8,
-    sha: [u8; 6],
-    spa: &str,
-    tha: [u8; 6],
-    tpa: &str,
-) -> Vec<u8> {
-    let mut v = Vec::new();
-    v.extend_from_slice(&eth_dst);
-    v.extend_from_slice(&eth_src);
-    v.extend_from_slice(&[0x08, 0x06, 0, 1, 8, 0, 6, 4, 0, op]);
-    v.extend_from_slice(&sha);
-    v.extend_from_slice(&ip4(spa));
-    v.extend_from_slice(&tha);
-    v.extend_from_slice(&ip4(tpa));
-    v.resize(60, 0);
-    v
-}
-
 #[test]
 fn forwards_v4_and_v6_with_static_neighbor() {
     let a = udp4(

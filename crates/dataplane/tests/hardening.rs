@@ -10,28 +10,6 @@ use etherparse::{Icmpv4Type, NetSlice, SlicedPacket, TransportSlice};
 
 const ATTACKER: [u8; 6] = [2, 0, 0, 0, 0, 0x66];
 
-#[allow(clippy::too_many_arguments)]
-fn arp_frame(
-    eth_src: [u8; 6],
-    eth_dst: [u8; 6],
-    op: u8,
-    sha: [u8; 6],
-    spa: &str,
-    tha: [u8; 6],
-    tpa: &str,
-) -> Vec<u8> {
-    let mut v = Vec::new();
-    v.extend_from_slice(&eth_dst);
-    v.extend_from_slice(&eth_src);
-    v.extend_from_slice(&[0x08, 0x06, 0, 1, 8, 0, 6, 4, 0, op]);
-    v.extend_from_slice(&sha);
-    v.extend_from_slice(&ip4(spa));
-    v.extend_from_slice(&tha);
-    v.extend_from_slice(&ip4(tpa));
-    v.resize(60, 0);
-    v
-}
-
 fn echo4(src_mac: [u8; 6], dst_mac: [u8; 6], src: &str, dst: &str) -> Vec<u8> {
     let mut v = Vec::new();
     etherparse::PacketBuilder::ethernet2(src_mac, dst_mac)

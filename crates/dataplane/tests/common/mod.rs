@@ -322,3 +322,26 @@ pub fn forwarded6(input: &[u8], src_mac: [u8; 6], dst_mac: [u8; 6]) -> Vec<u8> {
     v[21] -= 1;
     v
 }
+
+/// An ARP frame (Ethernet II, padded to 60 bytes).
+#[allow(clippy::too_many_arguments)]
+pub fn arp_frame(
+    eth_src: [u8; 6],
+    eth_dst: [u8; 6],
+    op: u8,
+    sha: [u8; 6],
+    spa: &str,
+    tha: [u8; 6],
+    tpa: &str,
+) -> Vec<u8> {
+    let mut v = Vec::new();
+    v.extend_from_slice(&eth_dst);
+    v.extend_from_slice(&eth_src);
+    v.extend_from_slice(&[0x08, 0x06, 0, 1, 8, 0, 6, 4, 0, op]);
+    v.extend_from_slice(&sha);
+    v.extend_from_slice(&ip4(spa));
+    v.extend_from_slice(&tha);
+    v.extend_from_slice(&ip4(tpa));
+    v.resize(60, 0);
+    v
+}
