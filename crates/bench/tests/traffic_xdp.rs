@@ -34,11 +34,17 @@ fn kernel_dut(ipv6: bool, flows: u32) -> (Star, TrafficPlan) {
 
 /// `xdp` over a tester-to-tester wire: exact counts, latency, learning,
 /// bursts, phases and timeline.
+/// The tests of this file one at a time: each generator spins on a CPU
+/// for its whole trial, and three at once on two CPUs starve each other
+/// (a late start beyond the grace cuts a trial short).
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 #[test]
 fn xdp_loopback_counts_exactly() {
     if !testbed::require_root("xdp_loopback_counts_exactly") {
         return;
     }
+    let _one = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
     for ipv6 in [false, true] {
         let w = wire("xw", TesterBackend::Xdp, ipv6, 4);
         let mut t = NetTrial::new(w.plan.clone(), None, quick()).unwrap();
@@ -70,6 +76,7 @@ fn xdp_calibration_gives_a_positive_rate() {
     if !testbed::require_root("xdp_calibration_gives_a_positive_rate") {
         return;
     }
+    let _one = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
     let c = calibrate(TesterBackend::Xdp, &[FrameSize::Fixed(64)], false).unwrap();
     eprintln!("{}", serde_json::to_string(&c).unwrap());
     let s = &c.sizes[0];
@@ -82,6 +89,7 @@ fn xdp_kernel_dut_forwards_v4_and_v6_without_loss() {
     if !testbed::require_root("xdp_kernel_dut_forwards_v4_and_v6_without_loss") {
         return;
     }
+    let _one = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
     for ipv6 in [false, true] {
         let (star, plan) = kernel_dut(ipv6, 8);
         let mut t = NetTrial::new(plan, None, quick()).unwrap();

@@ -340,6 +340,9 @@ impl Generator {
         let mut calls = 0;
         loop {
             let c = self.ctl_ref();
+            // A late first frame moved the schedule (`shift_ns`): the
+            // deadline moves with it, and an interrupted call continues.
+            let deadline = deadline + c.shift_ns;
             if c.cur_phase as usize >= plan.phases.len() || mono_ns() >= deadline {
                 break;
             }
