@@ -48,7 +48,8 @@ pub struct Router {
     pub icmp_rate: u32,
     /// Packets held per unresolved next hop (per worker).
     pub hold_packets: u32,
-    /// Seconds a learned neighbor stays valid without confirmation.
+    /// Reachable time, seconds: a learned neighbour not confirmed for this
+    /// long goes STALE (still used, probed by unicast; RFC 4861 7.3.3).
     pub neighbor_timeout_s: u32,
     /// Frames in each worker's buffer pool.
     pub pool_frames: u32,
