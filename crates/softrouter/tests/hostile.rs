@@ -27,10 +27,12 @@
 //! to well under a minute.
 
 use std::ffi::CString;
-use std::path::PathBuf;
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 use testbed::{Netns, Testbed};
+
+mod common;
+use common::RouterProcess;
 
 const ROUTER_IN_V4: &str = "198.18.0.1";
 const ROUTER_IN_V6: &str = "2001:2::1";
@@ -119,19 +121,10 @@ fn mac_of(ns: &Netns, ifname: &str) -> [u8; 6] {
     mac
 }
 
-/// softrouter in the router namespace; killed on drop.
-struct RouterProcess {
-    child: Child,
-    stats: PathBuf,
-    dir: PathBuf,
-}
-
-impl RouterProcess {
-    fn start(lab: &Lab) -> RouterProcess {
-        let dir = std::env::temp_dir().join(format!("sr-hostile-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let cfg = format!(
-            r#"
+/// The router under attack: one worker on AF_XDP ports.
+fn start_router(lab: &Lab) -> RouterProcess {
+    let cfg = format!(
+        r#"
 [router]
 workers = 1
 mode = "interrupt"
@@ -148,67 +141,10 @@ driver = "afxdp"
 iface = "{rout}"
 addresses = ["198.19.0.1/16", "2001:2:0:1::1/64"]
 "#,
-            rin = lab.router_in,
-            rout = lab.router_out,
-        );
-        let path = dir.join("router.toml");
-        std::fs::write(&path, cfg).unwrap();
-        let stats = dir.join("stats.json");
-        let log = std::fs::File::create(dir.join("router.log")).unwrap();
-        let child = lab
-            .ns("router")
-            .command(
-                env!("CARGO_BIN_EXE_softrouter"),
-                &[
-                    "run",
-                    "--config",
-                    path.to_str().unwrap(),
-                    "--stats-json",
-                    stats.to_str().unwrap(),
-                ],
-            )
-            .stdin(Stdio::null())
-            .stderr(log)
-            .spawn()
-            .expect("starting softrouter");
-        RouterProcess { child, stats, dir }
-    }
-
-    fn log(&self) -> String {
-        std::fs::read_to_string(self.dir.join("router.log")).unwrap_or_default()
-    }
-
-    fn stop(mut self) -> serde_json::Value {
-        unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
-        let deadline = Instant::now() + Duration::from_secs(10);
-        loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                assert!(
-                    status.success(),
-                    "softrouter exited with {status}: {}",
-                    self.log()
-                );
-                break;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "softrouter did not stop on SIGTERM"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        let text = std::fs::read_to_string(&self.stats).expect("stats JSON written at exit");
-        serde_json::from_str(&text).unwrap()
-    }
-}
-
-impl Drop for RouterProcess {
-    fn drop(&mut self) {
-        if let Ok(None) = self.child.try_wait() {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
+        rin = lab.router_in,
+        rout = lab.router_out,
+    );
+    RouterProcess::start(lab.ns("router"), "hostile", &cfg)
 }
 
 fn ping_ok(ns: &Netns, args: &[&str]) -> (bool, String) {
@@ -409,7 +345,7 @@ fn afxdp_hostile_link() {
     }
     let started = Instant::now();
     let lab = build_lab();
-    let router = RouterProcess::start(&lab);
+    let router = start_router(&lab);
     let (s, d) = (lab.ns("sender"), lab.ns("receiver"));
 
     // Up and forwarding (this also resolves both legitimate hosts).

@@ -11,38 +11,27 @@
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream, UdpSocket};
-use std::path::PathBuf;
-use std::process::{Child, Stdio};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
+mod common;
+
+use common::RouterProcess;
 use testbed::three_hosts_addr::*;
 use testbed::{Netns, ThreeHosts, TopologyOptions};
 
 static SERIAL: Mutex<()> = Mutex::new(());
 
-/// softrouter running in the router namespace; killed (SIGTERM, then
-/// SIGKILL) on drop so a failing test never leaves it behind.
-struct RouterProcess {
-    child: Child,
-    stats: PathBuf,
-    dir: PathBuf,
-}
-
-impl RouterProcess {
-    fn start(
-        th: &ThreeHosts,
-        driver: &str,
-        mode: &str,
-        workers: usize,
-        out_mtu: u16,
-    ) -> RouterProcess {
-        let dir = std::env::temp_dir().join(format!(
-            "sr-live-{}-{driver}-{mode}-{workers}",
-            std::process::id()
-        ));
-        std::fs::create_dir_all(&dir).unwrap();
-        let cfg = format!(
-            r#"
+/// The live tests' router: `driver` ports in and out (out with MTU
+/// `out_mtu`), `workers` workers in `mode`.
+fn start_router(
+    th: &ThreeHosts,
+    driver: &str,
+    mode: &str,
+    workers: usize,
+    out_mtu: u16,
+) -> RouterProcess {
+    let cfg = format!(
+        r#"
 [router]
 workers = {workers}
 mode = "{mode}"
@@ -61,58 +50,14 @@ iface = "{rout}"
 addresses = ["{ROUTER_OUT_V4}/24", "{ROUTER_OUT_V6}/64"]
 mtu = {out_mtu}
 "#,
-            rin = th.router_in,
-            rout = th.router_out,
-        );
-        let path = dir.join("router.toml");
-        std::fs::write(&path, cfg).unwrap();
-        let stats = dir.join("stats.json");
-        let child = th
-            .router()
-            .command(
-                env!("CARGO_BIN_EXE_softrouter"),
-                &[
-                    "run",
-                    "--config",
-                    path.to_str().unwrap(),
-                    "--stats-json",
-                    stats.to_str().unwrap(),
-                ],
-            )
-            .stdin(Stdio::null())
-            .spawn()
-            .expect("starting softrouter");
-        RouterProcess { child, stats, dir }
-    }
-
-    /// Stops with SIGTERM and returns the statistics it wrote.
-    fn stop(mut self) -> serde_json::Value {
-        unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
-        let deadline = Instant::now() + Duration::from_secs(10);
-        loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                assert!(status.success(), "softrouter exited with {status}");
-                break;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "softrouter did not stop on SIGTERM"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        let text = std::fs::read_to_string(&self.stats).expect("stats JSON written at exit");
-        serde_json::from_str(&text).unwrap()
-    }
-}
-
-impl Drop for RouterProcess {
-    fn drop(&mut self) {
-        if let Ok(None) = self.child.try_wait() {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
+        rin = th.router_in,
+        rout = th.router_out,
+    );
+    RouterProcess::start(
+        th.router(),
+        &format!("live-{driver}-{mode}-{workers}"),
+        &cfg,
+    )
 }
 
 fn run_in(ns: &Netns, argv: &[&str]) -> (bool, String) {
@@ -254,7 +199,7 @@ fn scenario(driver: &str, mode: &str, workers: usize) {
     }
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let th = testbed::three_hosts_with(TopologyOptions::user_space_router(workers as u32)).unwrap();
-    let router = RouterProcess::start(&th, driver, mode, workers, 1400);
+    let router = start_router(&th, driver, mode, workers, 1400);
     wait_until_forwarding(&th);
     let (s, d) = (th.sender(), th.receiver());
     let ctx = format!("[{driver} {mode} workers={workers}]");
@@ -425,7 +370,7 @@ fn more_workers_than_queues(driver: &str) {
     }
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let th = testbed::three_hosts_with(TopologyOptions::user_space_router(1)).unwrap();
-    let router = RouterProcess::start(&th, driver, "interrupt", 2, 1500);
+    let router = start_router(&th, driver, "interrupt", 2, 1500);
     wait_until_forwarding(&th);
     let ctx = format!("[{driver} 2 workers, 1 queue]");
     for dst in [RECEIVER_V4, RECEIVER_V6, ROUTER_IN_V4] {

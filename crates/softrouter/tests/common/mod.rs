@@ -1,0 +1,85 @@
+//! Shared by the live tests (`live.rs`, `hostile.rs`): softrouter run as a
+//! child process in a namespace.
+
+use std::path::PathBuf;
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+use testbed::Netns;
+
+/// softrouter running in a namespace with a configuration the test wrote;
+/// killed on drop so a failing test never leaves it behind. Its stderr
+/// goes to a log that a failed stop quotes.
+pub struct RouterProcess {
+    child: Child,
+    stats: PathBuf,
+    dir: PathBuf,
+}
+
+impl RouterProcess {
+    /// Start `softrouter run` in `ns` with `config`; `tag` names its
+    /// private directory (config, statistics, log).
+    pub fn start(ns: &Netns, tag: &str, config: &str) -> RouterProcess {
+        let dir = std::env::temp_dir().join(format!("sr-{tag}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("router.toml");
+        std::fs::write(&path, config).unwrap();
+        let stats = dir.join("stats.json");
+        let log = std::fs::File::create(dir.join("router.log")).unwrap();
+        let child = ns
+            .command(
+                env!("CARGO_BIN_EXE_softrouter"),
+                &[
+                    "run",
+                    "--config",
+                    path.to_str().unwrap(),
+                    "--stats-json",
+                    stats.to_str().unwrap(),
+                ],
+            )
+            .stdin(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .expect("starting softrouter");
+        RouterProcess { child, stats, dir }
+    }
+
+    /// What it logged so far.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.join("router.log")).unwrap_or_default()
+    }
+
+    /// Stops with SIGTERM and returns the statistics it wrote.
+    pub fn stop(mut self) -> serde_json::Value {
+        // SAFETY: signalling our own child.
+        unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                assert!(
+                    status.success(),
+                    "softrouter exited with {status}: {}",
+                    self.log()
+                );
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "softrouter did not stop on SIGTERM"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let text = std::fs::read_to_string(&self.stats).expect("stats JSON written at exit");
+        serde_json::from_str(&text).unwrap()
+    }
+}
+
+impl Drop for RouterProcess {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
