@@ -22,9 +22,13 @@
 //!   is that trial's forwarding rate (offered rate x (1 - loss ratio), as
 //!   MLRsearch starts from the maximum receive rate); then an *external
 //!   search* steps away from the one bound it has with a width that starts
-//!   at the resolution and doubles each step, and once both bounds are
-//!   within twice that width, *bisection* until they are within the
-//!   resolution. The goals are served in order: NDR, then PDR.
+//!   at the resolution and doubles each step (going down, at most halving
+//!   the rate per step, to a floor of 1,000 frames/s, MLRsearch's minimum
+//!   load, so that a DUT far below the maximum is measured rather than
+//!   reported as forwarding nothing), and once both bounds are within
+//!   twice that width, *bisection* until they are within the resolution
+//!   (`resolution_pct` of the maximum rate). The goals are served in
+//!   order: NDR, then PDR.
 //! * **Final phase, final-duration trials** (`confirm_duration`, when
 //!   longer than `trial_duration`): per goal, a trial of the final
 //!   duration at the rate the short trials found; if it is high-loss, the
@@ -67,6 +71,12 @@ use crate::sizes::{l2_bps, wire_bps, FrameSize};
 /// At most this many trials per search (a DUT whose loss is not monotonic
 /// in the rate could otherwise keep moving the bounds).
 const MAX_TRIALS: usize = 200;
+
+/// The lowest rate the search tries, frames/s (MLRsearch's minimum load):
+/// a DUT that loses frames even there has no throughput. Far below any
+/// maximum rate, so that a slow DUT (a debug build, a loaded machine) is
+/// measured rather than reported as forwarding nothing.
+const MIN_RATE_FPS: f64 = 1_000.0;
 
 /// The two search goals.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -277,6 +287,9 @@ struct GoalState {
 struct Search<'a> {
     cfg: &'a ThroughputConfig,
     resolution: f64,
+    /// The lowest rate tried ([`MIN_RATE_FPS`], or the resolution when
+    /// that is lower).
+    floor: f64,
     final_duration: Duration,
     points: Vec<Point>,
 }
@@ -341,7 +354,7 @@ impl Search<'_> {
                 let first = &self.points[0];
                 let fr = first.rate * (1.0 - first.loss_pct / 100.0);
                 (first.target >= max && !first.low_loss(g.loss_pct))
-                    .then_some(fr.max(res))
+                    .then_some(fr.max(self.floor))
                     .filter(|&r| top.is_some_and(|t| r < t - res / 2.0))
             }
             // Where the short trials put the goal; none passed: done.
@@ -350,11 +363,12 @@ impl Search<'_> {
         if let Some(r) = guess.filter(|&r| !self.tried(r, d) && top.is_none_or(|t| r < t)) {
             return Some(r);
         }
+        // Down from the top, at most halving the rate per step, to the floor.
         let top = top?;
-        if top <= res {
+        if top <= self.floor {
             return None; // nothing passes
         }
-        let c = (top - g.width).max(res.min(top / 2.0));
+        let c = (top - g.width).max(top / 2.0).max(self.floor);
         g.width *= 2.0;
         Some(c)
     }
@@ -421,6 +435,7 @@ pub fn throughput(trial: &mut dyn Trial, cfg: &ThroughputConfig) -> Result<Throu
     let mut search = Search {
         cfg,
         resolution,
+        floor: MIN_RATE_FPS.min(resolution),
         final_duration,
         points: Vec::new(),
     };
@@ -584,6 +599,45 @@ mod tests {
             }
             assert!(r.trials.len() <= 20, "{} trials", r.trials.len());
         }
+    }
+
+    /// A DUT at 1 % of the maximum (a debug build against a fast
+    /// tester) is found, within the resolution; one that loses frames
+    /// even at the floor has no rate.
+    #[test]
+    fn a_dut_far_below_the_maximum_is_measured_down_to_the_floor() {
+        let mut c = cfg(1_500_000.0);
+        c.resolution_pct = 5.0;
+        let cap = 15_000.0;
+        let r = throughput(
+            &mut sim(SimConfig {
+                capacity_fps: cap,
+                buffer: 8,
+                ..SimConfig::default()
+            }),
+            &c,
+        )
+        .unwrap();
+        check(&r, &c);
+        let (f, u) = (r.ndr.fps.unwrap(), r.ndr.upper_fps.unwrap());
+        assert!(f <= cap + 16.0 && u > cap, "{:?}", r.ndr);
+        assert!(r.trials.len() <= 30, "{} trials", r.trials.len());
+        let r = throughput(
+            &mut sim(SimConfig {
+                capacity_fps: 500.0,
+                buffer: 8,
+                ..SimConfig::default()
+            }),
+            &c,
+        )
+        .unwrap();
+        assert_eq!(r.ndr.fps, None);
+        let lowest = r
+            .trials
+            .iter()
+            .map(|t| t.spec.rate_fps)
+            .fold(f64::MAX, f64::min);
+        assert_eq!(lowest, MIN_RATE_FPS, "tried down to the floor");
     }
 
     #[test]
