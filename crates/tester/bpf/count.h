@@ -27,7 +27,9 @@
 #define G_LAT_SUM 5
 #define G_LAT_MIN 6
 #define G_LAT_MAX 7
-#define G_BUCKETS 8
+#define G_SAMPLE_MASK 8	/* set by user space: latency of frames whose
+			 * sequence has these bits clear (2^k - 1) */
+#define G_BUCKETS 16
 #define NBUCKETS 2048	/* a power of two: an AND bounds the index */
 #define G_WORDS (G_BUCKETS + NBUCKETS)
 #define LAT_CAP ((1ULL << 40) - 1)

@@ -17,12 +17,16 @@
 #define GEN_TMPL_CAP 1536	/* bytes of a template: frames up to 1518 B */
 
 /* A stretch at one rate: `frames` frames (all ports together), one every
- * `interval_ps` picoseconds from `t0_ns` (CLOCK_MONOTONIC); interval 0 is
- * a burst at full speed. */
+ * `interval_ns` + `interval_frac_ps` / 1000 ns from `t0_ns`
+ * (CLOCK_MONOTONIC), or a burst at full speed if not `paced`. The
+ * interval comes split so that the program never divides (a 64-bit
+ * division costs tens of cycles a frame). */
 struct gen_phase {
 	__u64 frames;
-	__u64 interval_ps;
+	__u64 interval_ns;
 	__u64 t0_ns;
+	__u32 interval_frac_ps;	/* 0..999 */
+	__u32 paced;
 };
 
 /* A sending port: its frames go out of `ifindex` (the tester's end of a
@@ -45,6 +49,10 @@ struct gen_ctl {
 	__u32 nsizes;
 	__u32 sched_len;
 	__u32 nphases;
+	/* Latency samples: frames whose sequence has these bits clear carry
+	 * an exact send time (2^k - 1: one frame in 2^k per stream). */
+	__u32 sample_mask;
+	__u32 _pad0;
 	struct gen_phase phase[GEN_MAX_PHASES];
 	struct gen_port port[GEN_MAX_PORTS];
 	__u16 schedule[GEN_MAX_SCHED];
@@ -54,6 +62,7 @@ struct gen_ctl {
 	__u64 phase_sent;
 	__u64 due_ns;
 	__u64 due_rem_ps;
+	__u64 clock_ns;		/* the last clock reading */
 	/* Results. */
 	__u64 sent;		/* frames redirected */
 	__u64 early;		/* iterations that found no frame due */
@@ -63,11 +72,12 @@ struct gen_ctl {
 	__u64 first_ns;		/* time of the first frame */
 	__u64 last_ns;		/* time of the last frame */
 	__u64 shift_ns;		/* how late the first frame was: the schedule moved */
+	__u64 clock_reads;	/* bpf_ktime_get_ns calls */
 	__u32 error;		/* last error: GEN_ERR_* */
 	__u32 _pad2;
 };
 
-_Static_assert(sizeof(struct gen_ctl) == 2616, "mirrored by gen.rs: CCtl");
+_Static_assert(sizeof(struct gen_ctl) == 2704, "mirrored by gen.rs: CCtl");
 
 #define GEN_ERR_NO_TEMPLATE 1
 #define GEN_ERR_BAD_LEN 2

@@ -33,7 +33,8 @@ pub const G_LAT_COUNT: usize = 4;
 pub const G_LAT_SUM: usize = 5;
 pub const G_LAT_MIN: usize = 6;
 pub const G_LAT_MAX: usize = 7;
-pub const G_BUCKETS: usize = 8;
+pub const G_SAMPLE_MASK: usize = 8;
+pub const G_BUCKETS: usize = 16;
 pub const NBUCKETS: usize = 2048;
 pub const G_WORDS: usize = G_BUCKETS + NBUCKETS;
 /// Latencies are clamped below this (about 18 minutes).
@@ -80,15 +81,18 @@ pub struct Counts {
     pub latency: Latency,
 }
 
-/// Latency and delay variation as counted.
+/// Latency and delay variation of the sampled frames
+/// ([`Counter::set_latency_every`]).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Latency {
+    /// Samples.
     pub count: u64,
     pub sum_ns: u64,
     pub min_ns: u64,
     pub max_ns: u64,
     pub hist: Vec<u64>,
-    /// RFC 3393 IPDV between consecutive frames of a stream, all streams.
+    /// RFC 3393 IPDV between consecutive samples of a stream, all
+    /// streams.
     pub ipdv_sum_ns: u64,
     pub ipdv_count: u64,
     pub ipdv_max_ns: u64,
@@ -179,9 +183,23 @@ impl Counter {
         &self.ifindexes
     }
 
-    /// Zero every count (between trials, with no traffic).
+    /// Measure the latency of one frame in `every` per stream (a power of
+    /// two, as the generator's `Plan::latency_every`): the frames whose
+    /// sequence is a multiple of it. Kept across [`Counter::reset`].
+    pub fn set_latency_every(&self, every: u32) -> Result<()> {
+        if !every.is_power_of_two() || every > crate::gen::MAX_LATENCY_EVERY {
+            bail!("latency sampling must be a power of two, not {every}");
+        }
+        self.glob.set(G_SAMPLE_MASK, u64::from(every - 1));
+        Ok(())
+    }
+
+    /// Zero every count (between trials, with no traffic); the latency
+    /// sampling stays.
     pub fn reset(&self) {
+        let mask = self.glob.get(G_SAMPLE_MASK);
         self.glob.zero();
+        self.glob.set(G_SAMPLE_MASK, mask);
         self.glob.set(G_LAT_MIN, u64::MAX);
         self.stats.zero();
         self.bits.zero();

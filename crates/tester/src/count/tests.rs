@@ -107,6 +107,34 @@ fn duplicates_reordering_learning_and_strangers() {
 }
 
 #[test]
+fn only_sampled_frames_are_timed_and_sampling_survives_a_reset() {
+    if !can_run("only_sampled_frames_are_timed_and_sampling_survives_a_reset") {
+        return;
+    }
+    let mut c = counter(2);
+    assert!(c.set_latency_every(3).is_err(), "not a power of two");
+    c.set_latency_every(4).unwrap();
+    c.reset();
+    // Unsampled frames carry a stale time (as the generator leaves them):
+    // it must not reach the latency figures.
+    let now = mono_ns();
+    for seq in 0..10u64 {
+        let ts = if seq % 4 == 0 {
+            now - 5_000
+        } else {
+            now - 900_000_000
+        };
+        feed(&mut c, &frame(0, 128, false, seq, ts).0);
+        feed(&mut c, &frame(1, 64, false, seq, ts).0);
+    }
+    let got = c.read(&[10, 10]);
+    assert_eq!((got.received, got.lost), (20, 0), "every frame is counted");
+    assert_eq!(got.latency.count, 6, "seq 0, 4, 8 of both streams");
+    assert!(got.latency.max_ns < 100_000_000, "{:?}", got.latency);
+    assert_eq!(got.latency.ipdv_count, 4, "between consecutive samples");
+}
+
+#[test]
 fn ipdv_is_the_latency_change_between_consecutive_frames() {
     if !can_run("ipdv_is_the_latency_change_between_consecutive_frames") {
         return;

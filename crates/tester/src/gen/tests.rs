@@ -26,6 +26,7 @@ fn plan(ports: Vec<Port>, phases: Vec<Phase>, schedule: Vec<u16>) -> Plan {
         batch: 16,
         grace: Duration::from_millis(20),
         lead: Duration::from_millis(1),
+        latency_every: 1,
     }
 }
 
@@ -36,8 +37,24 @@ fn step(g: &mut Generator, page: &[u8]) -> (u32, Vec<u8>) {
 }
 
 #[test]
+fn latency_sampling_keeps_tens_of_thousands_of_samples_a_second() {
+    assert_eq!(latency_every(Some(1_000.0)), 1);
+    assert_eq!(latency_every(Some(65_536.0)), 1);
+    for rate in [70e3, 1e6, 3e6, 14.88e6, 60e6] {
+        let every = latency_every(Some(rate));
+        assert!(every.is_power_of_two(), "{rate}");
+        let per_s = rate / f64::from(every);
+        assert!(
+            (32_768.0..=65_536.0).contains(&per_s) || every == MAX_LATENCY_EVERY,
+            "{rate}: one in {every}"
+        );
+    }
+    assert_eq!(latency_every(None), MAX_LATENCY_EVERY);
+}
+
+#[test]
 fn layouts_match_the_c_side() {
-    assert_eq!(std::mem::size_of::<CCtl>(), 2616);
+    assert_eq!(std::mem::size_of::<CCtl>(), 2704);
     assert_eq!(TMPL_SIZE, 1544);
 }
 
@@ -92,6 +109,51 @@ fn every_run_writes_the_whole_frame_then_stamps_it() {
     assert_eq!(s.port_frames, vec![12]);
     assert_eq!(s.stream_frames, vec![6, 6]);
     assert_eq!(s.errors, 0);
+}
+
+/// A burst reads the clock for the first frame, the latency samples and
+/// every 16th frame only, and stamps each sample with a fresh reading.
+#[test]
+fn a_burst_reads_the_clock_only_for_samples() {
+    if !can_run("a_burst_reads_the_clock_only_for_samples") {
+        return;
+    }
+    let mut g = generator(1, &[256]);
+    let mut p = plan(
+        vec![Port {
+            ifindex: 1,
+            streams: vec![0],
+        }],
+        vec![Phase {
+            frames: 64,
+            rate_fps: None,
+        }],
+        vec![0],
+    );
+    p.latency_every = 8;
+    g.check(&p).unwrap();
+    g.write_plan(&p, 0);
+    let page = [0u8; 252];
+    let mut last_sample = 0;
+    for k in 0..64u64 {
+        let before = crate::timer::mono_ns();
+        let (_, out) = step(&mut g, &page);
+        let t = parse(&out).expect("a test frame");
+        assert_eq!(t.seq, k);
+        if k % 8 == 0 {
+            assert!(t.tx_ns >= before, "sample {k}: a stale time");
+            last_sample = t.tx_ns;
+        } else {
+            assert_eq!(t.tx_ns, last_sample, "frame {k}: the last reading");
+        }
+    }
+    let reads = g.ctl_ref().clock_reads;
+    assert_eq!(
+        reads, 8,
+        "seq 0, 8, .., 56 (every 16th frame is a sample too)"
+    );
+    p.latency_every = 3;
+    assert!(g.check(&p).is_err(), "not a power of two");
 }
 
 #[test]

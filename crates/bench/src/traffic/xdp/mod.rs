@@ -291,6 +291,7 @@ impl Engine {
                     batch: 16,
                     grace: Duration::from_millis(20),
                     lead: Duration::ZERO,
+                    latency_every: 1,
                 };
                 rep.sent += gen.run(&plan)?.sent;
             }
@@ -318,7 +319,9 @@ impl Engine {
             gen.set_frame(s as u32, size, &Frame::from_layout(&t.bytes, &t.layout))?;
         }
         gen.reset_sequences();
+        let plan_sampling = sampling(&job.phases);
         self.counter.reset();
+        self.counter.set_latency_every(plan_sampling)?;
         let np = job.ports.len() as u64;
         // The program round-robins over the ports: rates and frame counts
         // are for all of them together.
@@ -343,6 +346,7 @@ impl Engine {
             batch: job.batch,
             grace: grace(&job.phases),
             lead: Duration::from_micros(500),
+            latency_every: plan_sampling,
         };
         let before = self.veth_drops();
         let sent = self.gen.as_mut().expect("loaded").run(&plan)?;
@@ -434,6 +438,16 @@ fn ethtool_stats(iface: &str) -> Vec<(String, u64)> {
             Some((k.trim().to_string(), v.trim().parse().ok()?))
         })
         .collect()
+}
+
+/// Latency sampling for a trial: by its fastest phase (per port); a
+/// burst samples sparsest.
+fn sampling(phases: &[GenPhase]) -> u32 {
+    let fastest = phases
+        .iter()
+        .map(|p| p.paced.then_some(p.rate_fps))
+        .try_fold(0.0f64, |m, r| r.map(|r| m.max(r)));
+    tester::gen::latency_every(fastest)
 }
 
 /// How long past its schedule a trial may run before it counts as behind:

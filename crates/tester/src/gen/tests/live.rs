@@ -54,6 +54,7 @@ fn paced_imix_arrives_exactly_and_on_time() {
             batch: 16,
             grace: Duration::from_millis(50),
             lead: Duration::from_millis(2),
+            latency_every: 1,
         };
         let s = g.run(&p).unwrap();
         c.drain(
@@ -108,6 +109,7 @@ fn bursts_and_phases_send_every_frame() {
             batch: 32,
             grace: Duration::from_millis(200),
             lead: Duration::from_millis(2),
+            latency_every: 1,
         };
         let s = g.run(&p).unwrap();
         c.drain(
@@ -171,7 +173,9 @@ fn gen_capacity() {
                     batch,
                     grace: Duration::from_millis(50),
                     lead: Duration::ZERO,
+                    latency_every: crate::gen::latency_every(None),
                 };
+                c.set_latency_every(p.latency_every).unwrap();
                 let s = g.run(&p).unwrap();
                 c.drain(
                     s.sent,
@@ -181,6 +185,7 @@ fn gen_capacity() {
                 );
                 let got = c.read(&s.stream_frames);
                 let secs = (s.last_ns - s.first_ns) as f64 / 1e9;
+                assert!(got.latency.count > 0 && s.clock_reads < s.sent / 8, "{s:?}");
                 (
                     s.sent as f64 / secs / 1e6,
                     got.received as f64 / s.sent as f64,
