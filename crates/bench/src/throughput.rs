@@ -528,6 +528,20 @@ mod tests {
         SimDut::new(cfg)
     }
 
+    /// The search against a simulated DUT of `capacity_fps` with a
+    /// `buffer`-frame queue.
+    fn search_sim(capacity_fps: f64, buffer: usize, c: &ThroughputConfig) -> ThroughputResult {
+        throughput(
+            &mut sim(SimConfig {
+                capacity_fps,
+                buffer,
+                ..SimConfig::default()
+            }),
+            c,
+        )
+        .unwrap()
+    }
+
     /// The invariants of every result: bounds within the resolution unless
     /// a lower bound, the bound trial marked, passes classified per goal.
     fn check(r: &ThroughputResult, c: &ThroughputConfig) {
@@ -574,15 +588,7 @@ mod tests {
             (90_000.0, 100_000.0),
         ] {
             let c = cfg(max);
-            let r = throughput(
-                &mut sim(SimConfig {
-                    capacity_fps: cap,
-                    buffer: 8,
-                    ..SimConfig::default()
-                }),
-                &c,
-            )
-            .unwrap();
+            let r = search_sim(cap, 8, &c);
             check(&r, &c);
             let res = max * 0.001;
             // A trial of T seconds cannot see an excess below buffer / T
@@ -609,28 +615,12 @@ mod tests {
         let mut c = cfg(1_500_000.0);
         c.resolution_pct = 5.0;
         let cap = 15_000.0;
-        let r = throughput(
-            &mut sim(SimConfig {
-                capacity_fps: cap,
-                buffer: 8,
-                ..SimConfig::default()
-            }),
-            &c,
-        )
-        .unwrap();
+        let r = search_sim(cap, 8, &c);
         check(&r, &c);
         let (f, u) = (r.ndr.fps.unwrap(), r.ndr.upper_fps.unwrap());
         assert!(f <= cap + 16.0 && u > cap, "{:?}", r.ndr);
         assert!(r.trials.len() <= 30, "{} trials", r.trials.len());
-        let r = throughput(
-            &mut sim(SimConfig {
-                capacity_fps: 500.0,
-                buffer: 8,
-                ..SimConfig::default()
-            }),
-            &c,
-        )
-        .unwrap();
+        let r = search_sim(500.0, 8, &c);
         assert_eq!(r.ndr.fps, None);
         let lowest = r
             .trials
