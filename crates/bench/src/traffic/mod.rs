@@ -351,7 +351,7 @@ impl NetTrial {
                 } else {
                     "198.19.x.0/24"
                 },
-                crate::dut::bed::format_mac(&p.peer_mac),
+                testbed::link::format_mac(&p.peer_mac),
                 p.iface,
                 self.neighbor_answers(),
                 rep.sent,
