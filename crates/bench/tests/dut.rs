@@ -15,6 +15,7 @@ use std::time::Duration;
 
 use bench::dut::{self, bed, ping_through, Dut, DutOptions};
 use bench::settings::{DutSettings, Pattern, RpsMode, SoftrouterMode};
+use testbed::link::format_mac;
 
 static SERIAL: Mutex<()> = Mutex::new(());
 
@@ -51,10 +52,10 @@ fn check_plan(d: &dyn Dut, pattern: Pattern) {
     for (i, p) in plan.ports.iter().enumerate() {
         assert_eq!(p.netns.as_deref(), Some(names[0].as_str()));
         let shown = bed::ip_in(Some(&names[0]), &["link", "show", "dev", &p.iface]).unwrap();
-        assert!(shown.contains(&bed::format_mac(&p.mac)), "{shown}");
+        assert!(shown.contains(&format_mac(&p.mac)), "{shown}");
         let dut_if = &d.bed().ports[i].dut_if;
         let shown = bed::ip_in(Some(&names[1]), &["link", "show", "dev", dut_if]).unwrap();
-        assert!(shown.contains(&bed::format_mac(&p.peer_mac)), "{shown}");
+        assert!(shown.contains(&format_mac(&p.peer_mac)), "{shown}");
         assert_eq!(p.v4.to_string(), format!("198.18.{i}.2"));
         assert_eq!(p.peer_v4.to_string(), format!("198.18.{i}.1"));
         assert_eq!(p.dest_v4.to_string(), format!("198.19.{i}.0"));
@@ -238,8 +239,8 @@ fn command_gets_env_and_forwards_with_the_kernel() {
         format!("SR_IFACES={} {}", b.ports[0].dut_if, b.ports[1].dut_if),
         format!(
             "SR_TESTER_MACS={} {}",
-            bed::format_mac(&b.ports[0].tester_mac),
-            bed::format_mac(&b.ports[1].tester_mac)
+            format_mac(&b.ports[0].tester_mac),
+            format_mac(&b.ports[1].tester_mac)
         ),
         "SR_DEST_V4=198.19.0.0/24 198.19.1.0/24".to_string(),
     ] {

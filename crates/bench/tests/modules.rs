@@ -33,11 +33,6 @@ const CORE: &[&str] = &[
 /// The engine, the launchers and the command line.
 const TOP: &[&str] = &["cli", "dut", "run", "traffic"];
 
-/// Edges that close a cycle today and are being removed elsewhere: the
-/// engine borrows the testbed's MAC helpers (`dut::bed::{format_mac,
-/// read_mac}`); the traffic engine rework of issue 8 owns that code.
-const KNOWN: &[(&str, &str)] = &[("traffic", "dut")];
-
 fn non_test_code(text: &str) -> String {
     let end = text.find("#[cfg(test)]\nmod tests").unwrap_or(text.len());
     text[..end]
@@ -117,15 +112,9 @@ fn settings_depend_on_nothing_but_frame_sizes() {
     );
 }
 
-#[test]
-fn no_module_cycle() {
-    let mut g = graph();
-    for (a, b) in KNOWN {
-        if let Some(d) = g.get_mut(*a) {
-            d.remove(*b);
-        }
-    }
-    // Depth-first search for a back edge.
+/// A cycle of `g` (its modules in order, the first repeated at the end),
+/// found by a depth-first search for a back edge.
+fn find_cycle(g: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>> {
     fn visit(
         m: &str,
         g: &BTreeMap<String, BTreeSet<String>>,
@@ -154,9 +143,30 @@ fn no_module_cycle() {
         None
     }
     let mut state = BTreeMap::new();
-    for m in g.keys() {
-        if let Some(c) = visit(m, &g, &mut state, &mut Vec::new()) {
-            panic!("module cycle: {}", c.join(" -> "));
-        }
+    g.keys()
+        .find_map(|m| visit(m, g, &mut state, &mut Vec::new()))
+}
+
+#[test]
+fn no_module_cycle() {
+    if let Some(c) = find_cycle(&graph()) {
+        panic!("module cycle: {}", c.join(" -> "));
     }
+}
+
+/// The check can fail: the edge that closed a cycle until the MAC helpers
+/// moved to `testbed::link` (the engine using the launchers' `dut::bed`,
+/// while the launchers' probes use the engine's soakers) is found again if
+/// it comes back.
+#[test]
+fn the_cycle_check_finds_a_cycle() {
+    let mut g = graph();
+    assert!(
+        g["dut"].contains("traffic"),
+        "the DUT probes use the engine's soakers (else pick another edge)"
+    );
+    g.get_mut("traffic").unwrap().insert("dut".to_string());
+    let c = find_cycle(&g).expect("traffic -> dut -> traffic is a cycle");
+    assert_eq!(c.first(), c.last(), "{c:?}");
+    assert!(c.len() >= 3, "{c:?}");
 }

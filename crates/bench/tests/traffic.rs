@@ -10,13 +10,13 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use bench::dut::bed::{format_mac, read_mac};
 use bench::plan::{TesterBackend, TrafficPlan};
 use bench::search::{Trial, TrialSpec};
 use bench::sizes::{FrameSize, Mix};
 use bench::throughput;
 use bench::traffic::{calibrate, NetTrial, TrafficOptions};
 use common::{kernel_dut_plan, phases_with_timeline_lose_nothing, quick, wire};
+use testbed::link::{format_mac, read_mac};
 use testbed::Star;
 
 /// star(2) with the Linux kernel forwarding in the DUT namespace, and the

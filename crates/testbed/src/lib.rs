@@ -14,6 +14,8 @@
 //! - [`netns`]: [`Netns`] (one namespace; run commands inside it) and
 //!   [`VethPair`] (a veth between two namespaces, optionally multi-queue),
 //!   plus the process-wide registry and [`cleanup_all`].
+//! - [`link`]: an interface's MAC address, read back from the kernel
+//!   (veth ends get random ones) and parsed/formatted.
 //! - [`journal`]: what this process changed (namespaces, global
 //!   settings), on disk, so the next process undoes it after a SIGKILL.
 //! - [`napi`]: threaded NAPI: a veth end's receive work in kthreads
@@ -25,6 +27,7 @@
 //!   their addressing plan.
 
 pub mod journal;
+pub mod link;
 pub mod napi;
 pub mod netns;
 pub mod rps;

@@ -6,7 +6,8 @@
 //!
 //! Why the MACs are read rather than set: veth ends get random MACs; the
 //! plan must carry the ones the kernel actually uses, and softrouter takes
-//! its port MACs from the interfaces too.
+//! its port MACs from the interfaces too. Reading, parsing and formatting
+//! them is `testbed::link`'s (the traffic engine needs it as well).
 
 use std::net::{Ipv4Addr, Ipv6Addr};
 use std::process::{Command, Stdio};
@@ -14,6 +15,7 @@ use std::process::{Command, Stdio};
 use anyhow::{anyhow, bail, Context, Result};
 use serde::Serialize;
 use serde_json::Value;
+use testbed::link::{format_mac, read_mac};
 use testbed::{Netns, RouterMode, Star, TopologyOptions};
 
 use crate::plan::{TesterBackend, TesterPort, TrafficPlan};
@@ -327,28 +329,6 @@ pub fn pairs(pattern: Pattern) -> Vec<(usize, usize)> {
     }
 }
 
-/// `02:00:00:00:00:0a` -> bytes.
-pub fn parse_mac(s: &str) -> Option<[u8; 6]> {
-    let mut m = [0u8; 6];
-    let mut parts = s.trim().split(':');
-    for b in &mut m {
-        let p = parts.next()?;
-        if p.is_empty() || p.len() > 2 {
-            return None;
-        }
-        *b = u8::from_str_radix(p, 16).ok()?;
-    }
-    parts.next().is_none().then_some(m)
-}
-
-/// Bytes -> `02:00:00:00:00:0a`.
-pub fn format_mac(m: &[u8; 6]) -> String {
-    m.iter()
-        .map(|b| format!("{b:02x}"))
-        .collect::<Vec<_>>()
-        .join(":")
-}
-
 /// `ip [-n ns] <args>`, failing with the command and its stderr.
 pub fn ip_in(ns: Option<&str>, args: &[&str]) -> Result<String> {
     let mut c = Command::new("ip");
@@ -368,19 +348,6 @@ pub fn ip_in(ns: Option<&str>, args: &[&str]) -> Result<String> {
         );
     }
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
-}
-
-/// The MAC of `iface` in namespace `ns` (`None`: the current one), from
-/// `ip -j link show`.
-pub fn read_mac(ns: Option<&str>, iface: &str) -> Result<[u8; 6]> {
-    let out = ip_in(ns, &["-j", "link", "show", "dev", iface])?;
-    let v: Value = serde_json::from_str(&out).context("parsing `ip -j link` output")?;
-    let addr = v
-        .get(0)
-        .and_then(|l| l.get("address"))
-        .and_then(Value::as_str)
-        .with_context(|| format!("no MAC address for {iface} in `ip -j link`: {out}"))?;
-    parse_mac(addr).with_context(|| format!("{iface}: bad MAC {addr:?}"))
 }
 
 /// Kernel counters of one interface.
@@ -599,16 +566,6 @@ mod tests {
             vec![(0, 1), (0, 2), (1, 0), (1, 2), (2, 0), (2, 1)]
         );
         assert_eq!(pairs(Pattern::ManyToOne(3)), vec![(0, 3), (1, 3), (2, 3)]);
-    }
-
-    #[test]
-    fn macs_round_trip() {
-        let m = parse_mac("02:0a:ff:00:01:7e").unwrap();
-        assert_eq!(m, [2, 10, 255, 0, 1, 0x7e]);
-        assert_eq!(format_mac(&m), "02:0a:ff:00:01:7e");
-        assert!(parse_mac("02:0a:ff:00:01").is_none());
-        assert!(parse_mac("02:0a:ff:00:01:7e:00").is_none());
-        assert!(parse_mac("zz:0a:ff:00:01:7e").is_none());
     }
 
     #[test]

@@ -28,9 +28,10 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use serde_json::{json, Value};
+use testbed::link::format_mac;
 use testbed::RouterMode;
 
-use super::bed::{format_mac, if_counters, Bed, IfCounters};
+use super::bed::{if_counters, Bed, IfCounters};
 use super::probe::{merge, CpuMeter, Direct};
 use super::{
     counters_since, describe_bed, dut_ns, log_tail, named_counters, shell_output, terminate_group,

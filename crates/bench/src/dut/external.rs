@@ -15,8 +15,9 @@
 
 use anyhow::{bail, Context, Result};
 use serde_json::{json, Value};
+use testbed::link::{format_mac, parse_mac, read_mac};
 
-use super::bed::{format_mac, if_counters, ip_in, parse_mac, read_mac, Bed, BedPort, IfCounters};
+use super::bed::{if_counters, ip_in, Bed, BedPort, IfCounters};
 use super::{counters_since, named_counters, Dut, DutOptions};
 use crate::plan::{DutProbe, DutSample, TesterBackend, TrafficPlan};
 use crate::settings::{DutSettings, Pattern};

@@ -28,9 +28,10 @@ use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context, Result};
 use serde_json::{json, Value};
+use testbed::link::format_mac;
 use testbed::RouterMode;
 
-use super::bed::{format_mac, if_counters, ping_from_tester, Bed, RxMechanism};
+use super::bed::{if_counters, ping_from_tester, Bed, RxMechanism};
 use super::probe::{merge, CpuMeter, Direct};
 use super::{
     counters_since, describe_bed, dut_ns, log_tail, named_counters, terminate_group, Dut,

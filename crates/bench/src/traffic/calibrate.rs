@@ -17,11 +17,11 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use serde::Serialize;
+use testbed::link::read_mac;
 use testbed::{Netns, VethPair};
 
 use super::{NetTrial, TrafficOptions};
 use crate::analyzer::LatencySummary;
-use crate::dut::bed::read_mac;
 use crate::plan::{TesterBackend, TesterPort, TrafficPlan};
 use crate::search::{Trial, TrialSpec};
 use crate::sizes::FrameSize;

@@ -5,11 +5,11 @@
 
 use std::time::Duration;
 
-use bench::dut::bed::read_mac;
 use bench::plan::{TesterBackend, TesterPort, TrafficPlan};
 use bench::search::{Phase, Trial, TrialSpec};
 use bench::sizes::FrameSize;
 use bench::traffic::{wire_plan, NetTrial, TrafficOptions};
+use testbed::link::read_mac;
 use testbed::{Netns, Star, VethPair};
 
 /// Trial options with a short drain.

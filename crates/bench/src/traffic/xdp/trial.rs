@@ -4,7 +4,9 @@
 
 use anyhow::{Context, Result};
 
-use super::super::{gen_phases, outcome, Counted, NetTrial, SendTiming};
+use super::super::limits::{outcome, Counted, SendTiming};
+use super::super::trial::gen_phases;
+use super::super::NetTrial;
 use super::{XdpJob, XdpOut};
 use crate::analyzer::LatencySummary;
 use crate::search::{LossTimeline, TrialOutcome, TrialSpec};

@@ -1,0 +1,177 @@
+//! What one trial measured ([`TrialOutcome`], with its loss timeline for
+//! phased trials), the record a procedure keeps of it ([`TrialRecord`]),
+//! and [`run_checked`], through which every procedure runs its trials.
+//!
+//! Why `run_checked` is here and not in each procedure: the tester-limit
+//! check (an achieved rate short of the target marks the trial
+//! tester-limited even if the engine did not say so) must be the same for
+//! all of them, so a tester limit is never reported as the DUT's.
+
+use anyhow::Result;
+use serde::{Deserialize, Serialize};
+
+use super::{Trial, TrialSpec};
+use crate::analyzer::LatencySummary;
+use crate::sysstat::SysStats;
+
+/// Per-interval loss accounting of a multi-phase trial (R12).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct LossTimeline {
+    /// Bucket width, ns.
+    pub interval_ns: u64,
+    /// Frames sent per bucket (by transmit time from trial start).
+    pub sent: Vec<u64>,
+    /// Frames lost per bucket (by their transmit time).
+    pub lost: Vec<u64>,
+    /// Transmit time offset of the last lost frame, ns from trial start.
+    pub last_lost_ns: Option<u64>,
+}
+
+impl LossTimeline {
+    /// Build from every frame's transmit offset and whether it was lost.
+    pub fn from_frames(
+        interval_ns: u64,
+        frames: impl Iterator<Item = (u64, bool)>,
+    ) -> LossTimeline {
+        let mut t = LossTimeline {
+            interval_ns: interval_ns.max(1),
+            ..LossTimeline::default()
+        };
+        for (off, lost) in frames {
+            let b = (off / t.interval_ns) as usize;
+            if b >= t.sent.len() {
+                t.sent.resize(b + 1, 0);
+                t.lost.resize(b + 1, 0);
+            }
+            t.sent[b] += 1;
+            if lost {
+                t.lost[b] += 1;
+                t.last_lost_ns = Some(t.last_lost_ns.map_or(off, |l| l.max(off)));
+            }
+        }
+        t
+    }
+}
+
+/// What one trial measured.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TrialOutcome {
+    /// The rate the trial was asked for, frames/s per port.
+    pub offered_rate_fps: f64,
+    /// Frames sent (handed to the wire).
+    pub sent: u64,
+    /// Test frames received (duplicates included).
+    pub received: u64,
+    /// `sent - unique received`.
+    pub lost: u64,
+    /// Reordered frames.
+    pub reordered: u64,
+    /// Duplicated frames.
+    pub duplicates: u64,
+    /// Non-test frames seen (ignored).
+    pub non_test: u64,
+    /// Achieved transmit rate, frames/s per port.
+    pub achieved_tx_rate_fps: f64,
+    /// The tester, not the DUT, limited this trial.
+    pub tester_limited: bool,
+    /// Why it was tester-limited.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tester_limit_reason: Option<String>,
+    /// Latency of the received test frames.
+    pub latency: LatencySummary,
+    /// Loss timeline (phased trials).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeline: Option<LossTimeline>,
+    /// DUT CPU / interrupt / softirq rates during the trial.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sys: Option<SysStats>,
+    /// The DUT's own statistics (e.g. softrouter's per-stage cycles and
+    /// drop reasons), as reported by it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dut_stats: Option<serde_json::Value>,
+}
+
+impl TrialOutcome {
+    /// Frame loss rate in percent: `(sent - received) * 100 / sent` (R10),
+    /// with `received` counted as unique frames (`lost`).
+    pub fn loss_pct(&self) -> f64 {
+        if self.sent == 0 {
+            0.0
+        } else {
+            self.lost as f64 * 100.0 / self.sent as f64
+        }
+    }
+
+    /// Whether the loss is within `tolerance_pct` (0 = not a single frame).
+    pub fn within_tolerance(&self, tolerance_pct: f64) -> bool {
+        if tolerance_pct <= 0.0 {
+            self.lost == 0
+        } else {
+            self.loss_pct() <= tolerance_pct
+        }
+    }
+}
+
+/// One trial as run by a procedure, for the results file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TrialRecord {
+    /// Which step of which procedure (e.g. "search", "confirm", "b2b 3/50").
+    pub purpose: String,
+    /// What was asked.
+    pub spec: TrialSpec,
+    /// What was measured.
+    pub outcome: TrialOutcome,
+    /// Whether it passed the procedure's criterion (tester-limited trials
+    /// never pass; throughput: the criterion of the goal in `purpose`).
+    pub passed: bool,
+    /// Throughput: the goals (`ndr`, `pdr`) whose reported rate is this
+    /// trial's; empty otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub bound_for: Vec<String>,
+}
+
+impl TrialRecord {
+    /// A record of a trial that is no goal's bound.
+    pub fn new(
+        purpose: String,
+        spec: TrialSpec,
+        outcome: TrialOutcome,
+        passed: bool,
+    ) -> TrialRecord {
+        TrialRecord {
+            purpose,
+            spec,
+            outcome,
+            passed,
+            bound_for: Vec::new(),
+        }
+    }
+}
+
+/// Run a trial and apply the tester-limit check: a trial whose achieved
+/// rate falls short of the target by more than `rate_tolerance_pct` is
+/// marked tester-limited even if the engine did not say so.
+pub fn run_checked(
+    trial: &mut dyn Trial,
+    spec: &TrialSpec,
+    rate_tolerance_pct: f64,
+) -> Result<TrialOutcome> {
+    let mut o = trial.run(spec)?;
+    o.offered_rate_fps = spec.rate_fps;
+    let target = spec.rate_fps;
+    if spec.burst.is_none()
+        && spec.phases.is_empty()
+        && o.achieved_tx_rate_fps < target * (1.0 - rate_tolerance_pct / 100.0)
+        && !o.tester_limited
+    {
+        o.tester_limited = true;
+        o.tester_limit_reason = Some(format!(
+            "achieved {:.0} fps of {:.0} fps target (tolerance {}%)",
+            o.achieved_tx_rate_fps, target, rate_tolerance_pct
+        ));
+    }
+    if o.tester_limited && o.tester_limit_reason.is_none() {
+        o.tester_limit_reason = Some("tester reported a limit".into());
+    }
+    Ok(o)
+}
