@@ -142,6 +142,21 @@ impl fmt::Display for Cidr {
     }
 }
 
+/// As the configuration writes it: `"198.18.0.1/24"`.
+impl serde::Serialize for Cidr {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+/// From `"198.18.0.1/24"`, by [`Cidr::from_str`] (the validator's parser).
+impl<'de> serde::Deserialize<'de> for Cidr {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

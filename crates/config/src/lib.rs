@@ -8,10 +8,12 @@
 //! meaning (unique names, addresses, next hops on a connected subnet, ...)
 //! and produces the plain [`Config`] the rest of the router uses.
 //! [`routes_file::check`] checks the routes file a configuration names by
-//! the same rules, streamed, with file:line errors.
+//! the same rules, streamed, with file:line errors. [`file`] is the file's
+//! own shape as serde types, for programs that write a configuration.
 
 mod addr;
 mod error;
+pub mod file;
 mod model;
 mod raw;
 pub mod routes_file;

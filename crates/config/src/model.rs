@@ -1,6 +1,7 @@
 //! The validated configuration, as the router uses it.
 
 use crate::{Cidr, MacAddr};
+use serde::{Deserialize, Serialize};
 use std::net::IpAddr;
 use std::path::PathBuf;
 
@@ -22,7 +23,10 @@ impl Config {
 }
 
 /// How a worker waits for packets (paper 000's reception mechanisms).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Written `poll`, `interrupt`, `adaptive` (serde: the [`crate::file`]
+/// form).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Mode {
     /// Spin on the queues: lowest latency, one full core per worker.
     Poll,
@@ -64,7 +68,9 @@ pub struct QueueMap {
     pub worker: usize,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Written `pcap`, `mem`, `afxdp`, `afpacket`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Driver {
     Pcap,
     Mem,
@@ -72,7 +78,9 @@ pub enum Driver {
     AfPacket,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Written `auto`, `native`, `generic`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum XdpMode {
     Auto,
     Native,

@@ -1,5 +1,7 @@
 //! The configuration as written: serde structures that keep every value's
-//! position so validation errors can name the line.
+//! position so validation errors can name the line. [`crate::file`] has the
+//! same tables and keys without positions, for writing files; a key added
+//! here goes there too (its tests compare the two).
 
 use serde::Deserialize;
 use toml::Spanned;
