@@ -13,7 +13,8 @@
 //!   timers, per-port bounds, rate limits and garbage collection);
 //!   `neigh_table.rs` is its control side.
 //! * [`WorkerStats`] are per-worker counters; see [`stats`] for the
-//!   accounting identity every frame satisfies.
+//!   accounting identity every frame satisfies, and [`report`] for the
+//!   statistics file softrouter writes from them.
 //!
 //! Documented behaviour choices:
 //! * One 802.1Q tag is accepted and removed: the packet is forwarded
@@ -45,6 +46,7 @@ mod input;
 mod local;
 mod neigh_table;
 pub mod neighbor;
+pub mod report;
 pub mod router;
 pub mod stats;
 pub mod tsc;

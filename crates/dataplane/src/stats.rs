@@ -58,12 +58,19 @@
 
 use crate::drop::DropReason;
 use netio::{CounterKind, QueueCounter, QueueCounters};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Acquire, Ordering::Relaxed};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
+
+/// The name of a drop reason, queue counter or event in a snapshot: the
+/// router's own static name ([`DropReason::name`], [`QueueCounter::name`]),
+/// so counting allocates nothing, or an owned copy when a snapshot is read
+/// back from statistics JSON (the bench reads softrouter's file this way).
+pub type CounterName = Cow<'static, str>;
 
 /// How often a worker reads its queues' counters (kernel statistics cost a
 /// system call per queue): at the end of a round, at most this often.
@@ -244,7 +251,7 @@ impl WorkerStats {
                         } else {
                             &mut pc.output_drops
                         };
-                        map.insert(r.name(), v);
+                        map.insert(r.name().into(), v);
                     }
                 }
                 pc.add_queue_counters(&queue_counters(&p.tx_queue));
@@ -261,7 +268,7 @@ impl WorkerStats {
                     counters: c
                         .iter()
                         .filter(|&(_, v)| v > 0)
-                        .map(|(c, v)| (c.name(), v))
+                        .map(|(c, v)| (c.name().into(), v))
                         .collect(),
                 });
             }
@@ -342,16 +349,16 @@ impl WorkerStats {
 }
 
 /// The counters of one RX queue in a snapshot: non-zero values by name.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RxQueueReport {
     pub worker: usize,
     pub queue: u16,
-    pub counters: BTreeMap<&'static str, u64>,
+    pub counters: BTreeMap<CounterName, u64>,
 }
 
 /// One port in a snapshot (see the module documentation for the meaning
 /// of each field and the identities between them).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PortCounters {
     pub rx_packets: u64,
     pub tx_packets: u64,
@@ -363,11 +370,11 @@ pub struct PortCounters {
     pub local: u64,
     pub held: u64,
     /// Input drop reasons, the worker's and the port side's (non-zero).
-    pub drops: BTreeMap<&'static str, u64>,
+    pub drops: BTreeMap<CounterName, u64>,
     /// Output drop reasons (non-zero).
-    pub output_drops: BTreeMap<&'static str, u64>,
+    pub output_drops: BTreeMap<CounterName, u64>,
     /// Kernel events that are not frames (non-zero).
-    pub events: BTreeMap<&'static str, u64>,
+    pub events: BTreeMap<CounterName, u64>,
     /// Per RX queue detail of the port-side counters.
     pub rx_queues: Vec<RxQueueReport>,
 }
@@ -383,7 +390,7 @@ impl PortCounters {
                 CounterKind::TxDrop => &mut self.output_drops,
                 CounterKind::Event => &mut self.events,
             };
-            *map.entry(k.name()).or_default() += v;
+            *map.entry(k.name().into()).or_default() += v;
         }
     }
 
@@ -404,7 +411,7 @@ impl PortCounters {
             (&mut self.events, &b.events),
         ] {
             for (k, v) in theirs {
-                let e = mine.entry(k).or_default();
+                let e = mine.entry(k.clone()).or_default();
                 *e = e.wrapping_add(*v);
             }
         }
@@ -421,7 +428,7 @@ impl PortCounters {
 }
 
 /// TSC cycles spent per stage, and the packets they were spent on.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StageCycles {
     pub rx: u64,
     pub process: u64,
@@ -429,12 +436,15 @@ pub struct StageCycles {
     pub packets: u64,
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+/// The counters of one worker, or summed over workers. Serialized in
+/// softrouter's statistics file ([`crate::report`]) and deserialized from
+/// it by the bench.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StatsSnapshot {
     pub ports: Vec<PortCounters>,
     /// Reason name -> count over all ports (only reasons that occurred):
     /// input and output reasons, the worker's and the ports' (not events).
-    pub drops: BTreeMap<&'static str, u64>,
+    pub drops: BTreeMap<CounterName, u64>,
     pub cycles: StageCycles,
     /// Sums over the ports.
     pub forwarded: u64,
@@ -456,7 +466,7 @@ impl StatsSnapshot {
         self.drops.clear();
         for p in &self.ports {
             for (k, v) in p.drops.iter().chain(&p.output_drops) {
-                let e = self.drops.entry(k).or_default();
+                let e = self.drops.entry(k.clone()).or_default();
                 *e = e.wrapping_add(*v);
             }
         }

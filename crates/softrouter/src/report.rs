@@ -1,92 +1,21 @@
-//! The statistics file written by `softrouter run --stats-json`.
+//! The statistics file written by `softrouter run --stats-json`: filled
+//! from the workers' counters and written atomically.
 //!
-//! Field names are part of the interface: the benchmark and users' scripts
-//! read `elapsed_s`, `ports[].{name, rx_packets, tx_packets, rx_bytes,
-//! tx_bytes}`, `drops` and `cycles_per_packet.{rx, process, tx}`.
-//!
-//! Each port also carries its accounting (`received`, `forwarded`,
-//! `local`, `held`, `drops`, `output_drops`, `events`, `rx_queues`; see
-//! `dataplane::stats`), so that `received = forwarded + local + held +
-//! sum(drops)` can be checked per port (`dataplane::assert_accounting`).
+//! The file's schema, [`Report`], lives in `dataplane::report` (its field
+//! names are part of the interface; see there), so the bench, which reads
+//! the file and cannot depend on this crate, reads it as the same type.
 //! Snapshots of running workers are taken by the workers between two
-//! rounds, so the identity holds in every file written, not only the last.
+//! rounds, so the accounting identity holds in every file written, not
+//! only the last.
 
 use anyhow::{Context, Result};
 use config::Config;
-use dataplane::stats::RxQueueReport;
-use dataplane::{PortCounters, StatsSnapshot, WorkerStats};
+pub use dataplane::report::{Cycles, PortReport, Report};
+use dataplane::{StatsSnapshot, WorkerStats};
 use netio::Port;
-use serde::Serialize;
-use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
-
-/// One port, summed over workers: traffic and the port's accounting
-/// (`dataplane::PortCounters`, with the configured name).
-#[derive(Serialize, Debug, Clone)]
-pub struct PortReport {
-    pub name: String,
-    pub rx_packets: u64,
-    pub tx_packets: u64,
-    pub rx_bytes: u64,
-    pub tx_bytes: u64,
-    pub received: u64,
-    pub forwarded: u64,
-    pub local: u64,
-    pub held: u64,
-    pub drops: BTreeMap<&'static str, u64>,
-    pub output_drops: BTreeMap<&'static str, u64>,
-    pub events: BTreeMap<&'static str, u64>,
-    pub rx_queues: Vec<RxQueueReport>,
-}
-
-impl PortReport {
-    fn new(name: String, c: PortCounters) -> PortReport {
-        PortReport {
-            name,
-            rx_packets: c.rx_packets,
-            tx_packets: c.tx_packets,
-            rx_bytes: c.rx_bytes,
-            tx_bytes: c.tx_bytes,
-            received: c.received,
-            forwarded: c.forwarded,
-            local: c.local,
-            held: c.held,
-            drops: c.drops,
-            output_drops: c.output_drops,
-            events: c.events,
-            rx_queues: c.rx_queues,
-        }
-    }
-}
-
-#[derive(Serialize, Debug, Clone)]
-pub struct Cycles {
-    pub rx: f64,
-    pub process: f64,
-    pub tx: f64,
-    pub total: f64,
-}
-
-#[derive(Serialize, Debug, Clone)]
-pub struct Report {
-    pub version: &'static str,
-    pub elapsed_s: f64,
-    pub workers: usize,
-    pub mode: String,
-    pub ports: Vec<PortReport>,
-    pub drops: BTreeMap<String, u64>,
-    pub cycles_per_packet: Cycles,
-    /// Times idle workers went to sleep (interrupt/adaptive modes).
-    pub sleeps: u64,
-    /// Anything accepted and not delivered, or other problems at exit.
-    pub notes: Vec<String>,
-    /// The summed worker counters in full.
-    pub totals: StatsSnapshot,
-    /// Each worker's counters.
-    pub per_worker: Vec<StatsSnapshot>,
-}
 
 /// How long a snapshot waits for a running worker to answer (a worker
 /// sleeps at most 10 ms between rounds); a worker that does not answer is
@@ -128,7 +57,7 @@ pub fn build(
         .collect();
     let (rx, process, tx) = totals.cycles_per_packet();
     Report {
-        version: env!("CARGO_PKG_VERSION"),
+        version: env!("CARGO_PKG_VERSION").to_string(),
         elapsed_s: elapsed.as_secs_f64(),
         workers: cfg.router.workers,
         mode: format!("{:?}", cfg.router.mode).to_lowercase(),

@@ -1,0 +1,149 @@
+//! The statistics file written by `softrouter run --stats-json`: its
+//! schema, as one type its writer (softrouter's `report`, which fills it
+//! from the workers' counters) and its readers (the bench's softrouter
+//! launcher) share.
+//!
+//! Why here and not in softrouter, which writes it: the bench reads the
+//! file, and the bench cannot depend on softrouter (softrouter depends on
+//! the bench, through its `bench` feature). The file is made of this
+//! crate's [`StatsSnapshot`]s, so the crate that defines the counters
+//! defines the file too, and both sides depend on it.
+//!
+//! Field names are part of the interface: the benchmark and users' scripts
+//! read `elapsed_s`, `ports[].{name, rx_packets, tx_packets, rx_bytes,
+//! tx_bytes}`, `drops`, `cycles_per_packet.{rx, process, tx}` and
+//! `totals`.
+//!
+//! Each port also carries its accounting (`received`, `forwarded`,
+//! `local`, `held`, `drops`, `output_drops`, `events`, `rx_queues`; see
+//! [`crate::stats`]), so that `received = forwarded + local + held +
+//! sum(drops)` can be checked per port ([`crate::assert_accounting`]).
+//!
+//! Unknown fields are ignored when reading, so a reader built before a
+//! field was added still reads the file.
+
+use crate::stats::{CounterName, PortCounters, RxQueueReport, StatsSnapshot};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// One port, summed over workers: traffic and the port's accounting
+/// ([`PortCounters`], with the configured name).
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+pub struct PortReport {
+    pub name: String,
+    pub rx_packets: u64,
+    pub tx_packets: u64,
+    pub rx_bytes: u64,
+    pub tx_bytes: u64,
+    pub received: u64,
+    pub forwarded: u64,
+    pub local: u64,
+    pub held: u64,
+    pub drops: BTreeMap<CounterName, u64>,
+    pub output_drops: BTreeMap<CounterName, u64>,
+    pub events: BTreeMap<CounterName, u64>,
+    pub rx_queues: Vec<RxQueueReport>,
+}
+
+impl PortReport {
+    pub fn new(name: String, c: PortCounters) -> PortReport {
+        PortReport {
+            name,
+            rx_packets: c.rx_packets,
+            tx_packets: c.tx_packets,
+            rx_bytes: c.rx_bytes,
+            tx_bytes: c.tx_bytes,
+            received: c.received,
+            forwarded: c.forwarded,
+            local: c.local,
+            held: c.held,
+            drops: c.drops,
+            output_drops: c.output_drops,
+            events: c.events,
+            rx_queues: c.rx_queues,
+        }
+    }
+}
+
+/// Cycles per packet in each stage, and their sum.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+pub struct Cycles {
+    pub rx: f64,
+    pub process: f64,
+    pub tx: f64,
+    pub total: f64,
+}
+
+/// The whole file.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+pub struct Report {
+    /// The version of the softrouter that wrote it.
+    pub version: String,
+    pub elapsed_s: f64,
+    pub workers: usize,
+    pub mode: String,
+    pub ports: Vec<PortReport>,
+    pub drops: BTreeMap<String, u64>,
+    pub cycles_per_packet: Cycles,
+    /// Times idle workers went to sleep (interrupt/adaptive modes).
+    pub sleeps: u64,
+    /// Anything accepted and not delivered, or other problems at exit.
+    pub notes: Vec<String>,
+    /// The summed worker counters in full.
+    pub totals: StatsSnapshot,
+    /// Each worker's counters.
+    pub per_worker: Vec<StatsSnapshot>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::WorkerStats;
+    use crate::DropReason;
+
+    /// What is written reads back as the same report, and the names the
+    /// bench and scripts rely on are where the module says.
+    #[test]
+    fn a_written_report_reads_back() {
+        let w = WorkerStats::new(0, 2, &[(0, 0)]);
+        w.ports[0].rx_packets.add(5);
+        w.ports[0].forwarded.add(4);
+        w.drop_on(0, DropReason::NoRoute, 1);
+        w.ports[1].tx_packets.add(4);
+        w.cycles_rx.add(100);
+        w.cycles_packets.add(5);
+        let s = w.snapshot();
+        let r = Report {
+            version: "0.1.0".into(),
+            elapsed_s: 1.25,
+            workers: 1,
+            mode: "poll".into(),
+            ports: vec![
+                PortReport::new("p0".into(), s.ports[0].clone()),
+                PortReport::new("p1".into(), s.ports[1].clone()),
+            ],
+            drops: [("no_route".to_string(), 1)].into(),
+            cycles_per_packet: Cycles {
+                rx: 20.0,
+                process: 0.0,
+                tx: 0.0,
+                total: 20.0,
+            },
+            sleeps: 3,
+            notes: vec![],
+            totals: s.clone(),
+            per_worker: vec![s],
+        };
+        let text = serde_json::to_string_pretty(&r).unwrap();
+        let back: Report = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, r);
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(v["ports"][0]["name"], "p0");
+        assert_eq!(v["ports"][1]["tx_packets"], 4);
+        assert_eq!(v["drops"]["no_route"], 1);
+        assert_eq!(v["totals"]["forwarded"], 4);
+        assert_eq!(v["totals"]["cycles"]["rx"], 100);
+        assert_eq!(v["cycles_per_packet"]["total"], 20.0);
+        crate::assert_accounting(&v);
+    }
+}
