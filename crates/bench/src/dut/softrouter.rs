@@ -25,10 +25,12 @@
 //! the error carries its stderr.
 //!
 //! Per-trial statistics: the probe sends SIGUSR1 at begin and end, waits
-//! for the stats JSON to be rewritten (its `elapsed_s` changes) and reports
-//! the difference: packets per port, forwarded, drops by reason, TSC cycles
-//! per stage.
+//! for the statistics file to be rewritten (its `elapsed_s` changes),
+//! reads it as the router's own type (`dataplane::report::Report`) and
+//! reports the difference ([`TrialStats`]): packets per port, forwarded,
+//! drops by reason, TSC cycles per stage.
 
+use std::collections::BTreeMap;
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -37,6 +39,9 @@ use std::time::{Duration, Instant};
 use anyhow::{anyhow, bail, Context, Result};
 use config::file::{ConfigFile, NeighborTable, PortTable, RouteTable, RouterTable};
 use config::{Cidr, Driver, Mode, XdpMode};
+use dataplane::report::{Cycles, PortReport, Report};
+use dataplane::StageCycles;
+use serde::Serialize;
 use serde_json::{json, Value};
 use testbed::link::format_mac;
 use testbed::RouterMode;
@@ -489,6 +494,9 @@ impl Dut for SoftrouterDut {
 
     fn stop(mut self: Box<Self>) -> Result<Value> {
         let status = self.terminate(Duration::from_secs(10));
+        // The final statistics go into the results as the router wrote
+        // them: nothing here reads them, so they are kept verbatim rather
+        // than through `Report` (a field this bench does not know stays).
         let stats: Option<Value> = std::fs::read_to_string(&self.stats_path)
             .ok()
             .and_then(|t| serde_json::from_str(&t).ok());
@@ -517,12 +525,28 @@ impl Drop for SoftrouterDut {
     }
 }
 
+/// softrouter's statistics file, `None` while there is none yet.
+fn read_stats(path: &Path) -> Result<Option<Report>> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
+    };
+    // The router replaces the file atomically: what is read is whole, so
+    // a file that does not parse is one this bench cannot read (a
+    // softrouter of another version), not one half written.
+    serde_json::from_str(&text).map(Some).with_context(|| {
+        format!(
+            "{}: not softrouter's statistics as this bench reads them (use the softrouter built with it)",
+            path.display()
+        )
+    })
+}
+
 /// Asks the running softrouter for a statistics snapshot: SIGUSR1, then
 /// wait until the file's `elapsed_s` differs from `before`'s.
-fn snapshot(pid: i32, path: &Path) -> Result<Value> {
-    let read =
-        || -> Option<Value> { serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok() };
-    let before = read().and_then(|v| v["elapsed_s"].as_f64());
+fn snapshot(pid: i32, path: &Path) -> Result<Report> {
+    let before = read_stats(path)?.map(|r| r.elapsed_s);
     // SAFETY: signalling the softrouter process we started.
     if unsafe { libc::kill(pid, libc::SIGUSR1) } != 0 {
         bail!(
@@ -532,9 +556,9 @@ fn snapshot(pid: i32, path: &Path) -> Result<Value> {
     }
     let deadline = Instant::now() + Duration::from_secs(2);
     loop {
-        if let Some(v) = read() {
-            if v["elapsed_s"].as_f64() != before {
-                return Ok(v);
+        if let Some(r) = read_stats(path)? {
+            if Some(r.elapsed_s) != before {
+                return Ok(r);
             }
         }
         if Instant::now() > deadline {
@@ -547,66 +571,94 @@ fn snapshot(pid: i32, path: &Path) -> Result<Value> {
     }
 }
 
-/// `b - a` of softrouter's statistics JSON: what happened in the trial.
-pub fn stats_delta(a: &Value, b: &Value) -> Value {
-    let n = |v: &Value, p: &str| v.pointer(p).and_then(Value::as_u64).unwrap_or(0);
-    let d = |p: &str| n(b, p).saturating_sub(n(a, p));
-    let ports: Vec<Value> = b["ports"]
-        .as_array()
-        .map(|ps| {
-            ps.iter()
-                .enumerate()
-                .map(|(i, p)| {
-                    let q = |k: &str| {
-                        p[k].as_u64()
-                            .unwrap_or(0)
-                            .saturating_sub(a["ports"][i][k].as_u64().unwrap_or(0))
-                    };
-                    json!({
-                        "name": p["name"],
-                        "rx_packets": q("rx_packets"),
-                        "tx_packets": q("tx_packets"),
-                        "rx_bytes": q("rx_bytes"),
-                        "tx_bytes": q("tx_bytes"),
-                    })
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    let mut drops = serde_json::Map::new();
-    if let Some(m) = b["drops"].as_object() {
-        for (k, v) in m {
-            let x = v
-                .as_u64()
-                .unwrap_or(0)
-                .saturating_sub(a["drops"][k].as_u64().unwrap_or(0));
-            if x > 0 {
-                drops.insert(k.clone(), x.into());
+/// What softrouter counted in one trial: the difference of two statistics
+/// files. It is a trial's `dut_stats.softrouter` (docs/bench-results.md).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TrialStats {
+    pub forwarded: u64,
+    pub local: u64,
+    pub generated: u64,
+    /// `held` is a gauge (packets waiting for neighbor resolution): its
+    /// growth over the trial, 0 if it shrank.
+    pub held: u64,
+    /// Sums over `ports`.
+    pub rx_packets: u64,
+    pub tx_packets: u64,
+    pub ports: Vec<PortTraffic>,
+    /// Reason -> count, the reasons that occurred in the trial.
+    pub drops: BTreeMap<String, u64>,
+    pub cycles: StageCycles,
+    /// `cycles` per packet (0 without packets).
+    pub cycles_per_packet: Cycles,
+}
+
+/// One port's traffic in a trial.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PortTraffic {
+    pub name: String,
+    pub rx_packets: u64,
+    pub tx_packets: u64,
+    pub rx_bytes: u64,
+    pub tx_bytes: u64,
+}
+
+/// `b - a` of softrouter's statistics: what happened in the trial. Ports
+/// are matched by position (the router's port order is fixed); counters
+/// that went down (they do not, but a gauge may) count 0.
+pub fn stats_delta(a: &Report, b: &Report) -> TrialStats {
+    let ports: Vec<PortTraffic> = b
+        .ports
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let d = |f: fn(&PortReport) -> u64| f(p).saturating_sub(a.ports.get(i).map_or(0, f));
+            PortTraffic {
+                name: p.name.clone(),
+                rx_packets: d(|p| p.rx_packets),
+                tx_packets: d(|p| p.tx_packets),
+                rx_bytes: d(|p| p.rx_bytes),
+                tx_bytes: d(|p| p.tx_bytes),
             }
+        })
+        .collect();
+    let drops = b
+        .drops
+        .iter()
+        .map(|(k, &v)| (k, v.saturating_sub(a.drops.get(k).copied().unwrap_or(0))))
+        .filter(|&(_, v)| v > 0)
+        .map(|(k, v)| (k.clone(), v))
+        .collect();
+    let (ta, tb) = (&a.totals, &b.totals);
+    let cycles = StageCycles {
+        rx: tb.cycles.rx.saturating_sub(ta.cycles.rx),
+        process: tb.cycles.process.saturating_sub(ta.cycles.process),
+        tx: tb.cycles.tx.saturating_sub(ta.cycles.tx),
+        packets: tb.cycles.packets.saturating_sub(ta.cycles.packets),
+    };
+    let per = |x: u64| {
+        if cycles.packets > 0 {
+            x as f64 / cycles.packets as f64
+        } else {
+            0.0
         }
+    };
+    TrialStats {
+        forwarded: tb.forwarded.saturating_sub(ta.forwarded),
+        local: tb.local.saturating_sub(ta.local),
+        generated: tb.generated.saturating_sub(ta.generated),
+        held: tb.held.saturating_sub(ta.held),
+        rx_packets: ports.iter().map(|p| p.rx_packets).sum(),
+        tx_packets: ports.iter().map(|p| p.tx_packets).sum(),
+        ports,
+        drops,
+        cycles,
+        cycles_per_packet: Cycles {
+            rx: per(cycles.rx),
+            process: per(cycles.process),
+            tx: per(cycles.tx),
+            total: per(cycles.rx + cycles.process + cycles.tx),
+        },
     }
-    let cyc = |k: &str| d(&format!("/totals/cycles/{k}"));
-    let pk = cyc("packets");
-    let per = |x: u64| if pk > 0 { x as f64 / pk as f64 } else { 0.0 };
-    json!({
-        "forwarded": d("/totals/forwarded"),
-        "local": d("/totals/local"),
-        "generated": d("/totals/generated"),
-        "held": d("/totals/held"),
-        "rx_packets": ports.iter().map(|p| p["rx_packets"].as_u64().unwrap_or(0)).sum::<u64>(),
-        "tx_packets": ports.iter().map(|p| p["tx_packets"].as_u64().unwrap_or(0)).sum::<u64>(),
-        "ports": ports,
-        "drops": drops,
-        "cycles": {
-            "rx": cyc("rx"), "process": cyc("process"), "tx": cyc("tx"), "packets": pk,
-        },
-        "cycles_per_packet": {
-            "rx": per(cyc("rx")),
-            "process": per(cyc("process")),
-            "tx": per(cyc("tx")),
-            "total": per(cyc("rx") + cyc("process") + cyc("tx")),
-        },
-    })
 }
 
 struct SoftrouterProbe {
@@ -615,7 +667,7 @@ struct SoftrouterProbe {
     stats_path: PathBuf,
     ns: Option<String>,
     ifaces: Vec<String>,
-    start: Option<(Value, Vec<super::bed::IfCounters>)>,
+    start: Option<(Report, Vec<super::bed::IfCounters>)>,
 }
 
 impl DutProbe for SoftrouterProbe {
@@ -634,11 +686,16 @@ impl DutProbe for SoftrouterProbe {
         let s1 = snapshot(self.pid, &self.stats_path)?;
         let c1 = if_counters(self.ns.as_deref(), &self.ifaces)?;
         let sr = stats_delta(&s0, &s1);
-        let fwd = sr["forwarded"].as_u64().unwrap_or(0);
-        let (sys, cpu) = self.meter.end(Some((fwd, "softrouter forwarded")))?;
+        let (sys, cpu) = self
+            .meter
+            .end(Some((sr.forwarded, "softrouter forwarded")))?;
         let ifs = named_counters(&self.ifaces, &counters_since(&c1, &c0));
         let stats = merge(
-            json!({ "kind": "softrouter", "softrouter": sr, "interfaces": ifs }),
+            json!({
+                "kind": "softrouter",
+                "softrouter": serde_json::to_value(&sr)?,
+                "interfaces": ifs,
+            }),
             cpu,
         );
         Ok(DutSample {
@@ -651,6 +708,7 @@ impl DutProbe for SoftrouterProbe {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use dataplane::{PortCounters, StatsSnapshot};
 
     /// A two-port bed without namespaces: the addressing plan with made-up
     /// interface names and MACs.
@@ -815,5 +873,92 @@ port = "out"
         )
         .unwrap_err();
         assert!(format!("{e:#}").contains("no port 5"), "{e:#}");
+    }
+
+    fn report(
+        elapsed_s: f64,
+        ports: [(u64, u64); 2],
+        drops: &[(&str, u64)],
+        cycles: u64,
+    ) -> Report {
+        let port = |(rx, tx): (u64, u64)| PortCounters {
+            rx_packets: rx,
+            tx_packets: tx,
+            rx_bytes: rx * 60,
+            tx_bytes: tx * 60,
+            received: rx,
+            forwarded: rx,
+            ..PortCounters::default()
+        };
+        let totals = StatsSnapshot {
+            ports: ports.map(port).to_vec(),
+            cycles: StageCycles {
+                rx: cycles,
+                process: 2 * cycles,
+                tx: cycles,
+                packets: ports[0].0 + ports[1].0,
+            },
+            forwarded: ports[0].0 + ports[1].0,
+            held: 1,
+            generated: 2,
+            ..StatsSnapshot::default()
+        };
+        Report {
+            version: "0.1.0".into(),
+            elapsed_s,
+            workers: 1,
+            mode: "interrupt".into(),
+            ports: ["p0", "p1"]
+                .iter()
+                .zip(&totals.ports)
+                .map(|(n, c)| PortReport::new(n.to_string(), c.clone()))
+                .collect(),
+            drops: drops.iter().map(|&(k, v)| (k.to_string(), v)).collect(),
+            cycles_per_packet: Cycles {
+                rx: 0.0,
+                process: 0.0,
+                tx: 0.0,
+                total: 0.0,
+            },
+            sleeps: 0,
+            notes: Vec::new(),
+            per_worker: vec![totals.clone()],
+            totals,
+        }
+    }
+
+    /// The trial's `dut_stats.softrouter`, field for field as the bench
+    /// has always written it.
+    #[test]
+    fn trial_statistics_are_the_difference_of_two_files() {
+        let a = report(1.0, [(10, 0), (0, 10)], &[("no_route", 1)], 1000);
+        let b = report(
+            2.0,
+            [(110, 0), (0, 100)],
+            &[("no_route", 1), ("ttl_exceeded", 10)],
+            5000,
+        );
+        // Through the file, as the probe reads it.
+        let b: Report = serde_json::from_str(&serde_json::to_string(&b).unwrap()).unwrap();
+        let d = serde_json::to_value(stats_delta(&a, &b)).unwrap();
+        assert_eq!(
+            d,
+            json!({
+                "forwarded": 100, "local": 0, "generated": 0, "held": 0,
+                "rx_packets": 100, "tx_packets": 90,
+                "ports": [
+                    {"name": "p0", "rx_packets": 100, "tx_packets": 0,
+                     "rx_bytes": 6000, "tx_bytes": 0},
+                    {"name": "p1", "rx_packets": 0, "tx_packets": 90,
+                     "rx_bytes": 0, "tx_bytes": 5400},
+                ],
+                "drops": {"ttl_exceeded": 10},
+                "cycles": {"rx": 4000, "process": 8000, "tx": 4000, "packets": 100},
+                "cycles_per_packet": {"rx": 40.0, "process": 80.0, "tx": 40.0, "total": 160.0},
+            })
+        );
+        // No packets: no cycles per packet, rather than a division by 0.
+        let d = stats_delta(&a, &a);
+        assert_eq!(d.cycles_per_packet.total, 0.0);
     }
 }
