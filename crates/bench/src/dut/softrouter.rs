@@ -9,7 +9,9 @@
 //! ARP/ND, so the router must not depend on resolving them). A user's file
 //! may name the testbed's random interfaces as `iface = "{if0}"`,
 //! `"{if1}"`, ... and the tester MACs as `mac = "{tester_mac0}"`, ...;
-//! they are filled in before the run.
+//! they are filled in before the run. Its relative paths (captures,
+//! `routes_file`) keep meaning what they mean next to it, although the
+//! router reads a copy in a private folder.
 //!
 //! Both are the router's own configuration model, `config::file`: the
 //! generated one is filled in as a [`ConfigFile`], a user's file is read
@@ -178,9 +180,16 @@ pub fn generate_config(bed: &Bed, k: &Knobs) -> ConfigFile {
 
 /// A user's configuration adapted to `bed`: every `iface` that is
 /// `{ifN}` becomes port N's DUT interface, every `mac` (of a port or a
-/// neighbor) that is `{tester_macN}` the MAC of port N's tester end.
-/// Anything else is kept as the user wrote it.
-pub fn adapt_config(mut file: ConfigFile, bed: &Bed) -> Result<ConfigFile> {
+/// neighbor) that is `{tester_macN}` the MAC of port N's tester end, and
+/// relative paths are made relative to `folder`, the user's file's (the
+/// router reads the adapted copy elsewhere, and resolves relative paths
+/// against the copy's folder). Anything else is kept as the user wrote it.
+pub fn adapt_config(mut file: ConfigFile, bed: &Bed, folder: &Path) -> Result<ConfigFile> {
+    let anchor = |path: &mut PathBuf| {
+        if path.is_relative() {
+            *path = folder.join(&*path);
+        }
+    };
     let dut_if = |p: &BedPort| p.dut_if.clone();
     let tester_mac = |p: &BedPort| format_mac(&p.tester_mac);
     for p in &mut file.port {
@@ -191,6 +200,12 @@ pub fn adapt_config(mut file: ConfigFile, bed: &Bed) -> Result<ConfigFile> {
             fill(mac, "tester_mac", bed, tester_mac)
                 .with_context(|| format!("port {:?}: mac", p.name))?;
         }
+        for path in [&mut p.rx_pcap, &mut p.tx_pcap].into_iter().flatten() {
+            anchor(path);
+        }
+    }
+    if let Some(r) = &mut file.routes_file {
+        anchor(&mut r.path);
     }
     for n in &mut file.neighbor {
         fill(&mut n.mac, "tester_mac", bed, tester_mac)
@@ -331,7 +346,12 @@ impl SoftrouterDut {
                     .with_context(|| format!("reading softrouter config {}", p.display()))?;
                 let file: ConfigFile = toml::from_str(&t)
                     .with_context(|| format!("reading softrouter config {}", p.display()))?;
-                let file = adapt_config(file, &bed)
+                let folder = std::path::absolute(p)
+                    .with_context(|| format!("softrouter config {}", p.display()))?
+                    .parent()
+                    .map(Path::to_path_buf)
+                    .unwrap_or_default();
+                let file = adapt_config(file, &bed, &folder)
                     .with_context(|| format!("softrouter config {}", p.display()))?;
                 let header = format!(
                     "# {}, adapted by the benchmark to its namespace testbed",
@@ -856,7 +876,8 @@ address = "198.18.1.2"
 mac = "{tester_mac1}"
 port = "out"
 "#;
-        let file = adapt_config(toml::from_str(text).unwrap(), &bed).unwrap();
+        let folder = Path::new("/etc/sr");
+        let file = adapt_config(toml::from_str(text).unwrap(), &bed, folder).unwrap();
         let c = validate(&file).unwrap();
         assert_eq!(c.ports[0].iface.as_deref(), Some("srd0x7"));
         assert_eq!(c.ports[1].iface.as_deref(), Some("srd1x7"));
@@ -870,9 +891,19 @@ port = "out"
         let e = adapt_config(
             toml::from_str(&text.replace("{if1}", "{if5}")).unwrap(),
             &bed,
+            folder,
         )
         .unwrap_err();
         assert!(format!("{e:#}").contains("no port 5"), "{e:#}");
+
+        // Relative paths mean what they meant next to the user's file.
+        let paths = "[routes_file]\npath = \"routes.txt\"\n";
+        let file = adapt_config(toml::from_str(paths).unwrap(), &bed, folder).unwrap();
+        let path = file.routes_file.unwrap().path;
+        assert_eq!(path, Path::new("/etc/sr/routes.txt"));
+        let paths = "[routes_file]\npath = \"/srv/routes.txt\"\n";
+        let file = adapt_config(toml::from_str(paths).unwrap(), &bed, folder).unwrap();
+        assert_eq!(file.routes_file.unwrap().path, Path::new("/srv/routes.txt"));
     }
 
     fn report(
