@@ -270,6 +270,7 @@ impl Trial for SimDut {
                     cfg.tester_max_fps, target
                 )
             }),
+            tester_dropped: 0,
             latency: rep.latency,
             timeline,
             sys: None,

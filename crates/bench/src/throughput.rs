@@ -196,9 +196,12 @@ struct Point {
     /// The rate asked for.
     target: f64,
     duration: Duration,
+    sent: u64,
     lost: u64,
     loss_pct: f64,
     limited: bool,
+    /// Of `lost`, what the tester's receive side dropped.
+    tester_dropped: u64,
 }
 
 impl Point {
@@ -211,9 +214,22 @@ impl Point {
             },
             target: spec.rate_fps,
             duration: spec.duration,
+            sent: o.sent,
             lost: o.lost,
             loss_pct: o.loss_pct(),
             limited: o.tester_limited,
+            tester_dropped: o.tester_dropped,
+        }
+    }
+
+    /// The DUT lost more than the goal allows even if every frame the
+    /// tester dropped had arrived: a failure whatever limited the tester.
+    fn dut_alone_fails(&self, goal_loss_pct: f64) -> bool {
+        let dut_lost = self.lost.saturating_sub(self.tester_dropped);
+        if goal_loss_pct <= 0.0 {
+            dut_lost > 0
+        } else {
+            dut_lost as f64 * 100.0 > goal_loss_pct * self.sent.max(1) as f64
         }
     }
 
@@ -234,7 +250,8 @@ struct Bounds {
     lo: Option<usize>,
     /// Lowest high-loss point (any duration).
     hi: Option<usize>,
-    /// Lowest rate the tester was asked for and could not reach.
+    /// Lowest rate the tester was asked for and could not serve (not
+    /// reached, or its receiver dropped what decided the trial).
     cap: Option<f64>,
 }
 
@@ -258,9 +275,12 @@ fn bounds(points: &[Point], goal_loss_pct: f64, min_duration: Duration) -> Bound
         })
         .max_by(by_rate)
         .map(|(i, _)| i);
+    // A limited trial caps the search, unless the DUT failed it on its
+    // own (its loss beyond what the tester dropped): then it is an
+    // ordinary failure and says nothing about the tester.
     let cap = points
         .iter()
-        .filter(|p| p.limited)
+        .filter(|p| p.limited && !p.dut_alone_fails(goal_loss_pct))
         .map(|p| p.target)
         .min_by(f64::total_cmp);
     Bounds { lo, hi, cap }
@@ -860,6 +880,42 @@ mod tests {
 
     /// A DUT whose loss has nothing to do with the rate: the search still
     /// ends, within its trial limit, with consistent bounds.
+    /// Above its capacity the DUT loses frames, and the tester's receiver
+    /// drops a few of those it did forward (its ring overflowed too): the
+    /// trials are tester-limited, but the DUT failed them on its own, so
+    /// they neither cap the search nor make the result a lower bound.
+    #[test]
+    fn a_dut_failure_is_not_hidden_by_a_few_tester_drops() {
+        struct TesterDrops(SimDut);
+        impl Trial for TesterDrops {
+            fn run(&mut self, spec: &TrialSpec) -> Result<TrialOutcome> {
+                let mut o = self.0.run(spec)?;
+                if o.lost > 0 {
+                    o.tester_dropped = o.lost.min(10);
+                    o.tester_limited = true;
+                    o.tester_limit_reason = Some("the tester's ring dropped frames".into());
+                }
+                Ok(o)
+            }
+        }
+        let c = cfg(200_000.0);
+        let r = throughput(
+            &mut TesterDrops(sim(SimConfig {
+                capacity_fps: 100_000.0,
+                buffer: 8,
+                ..SimConfig::default()
+            })),
+            &c,
+        )
+        .unwrap();
+        check(&r, &c);
+        for g in [&r.ndr, &r.pdr] {
+            let t = g.fps.unwrap();
+            assert!((99_000.0..=100_100.0).contains(&t), "{g:?}");
+            assert!(!g.tester_limited && !g.lower_bound, "{g:?}");
+        }
+    }
+
     #[test]
     fn a_random_dut_does_not_keep_the_search_going() {
         struct Coin(SimDut, u64);

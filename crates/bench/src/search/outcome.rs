@@ -77,6 +77,11 @@ pub struct TrialOutcome {
     /// Why it was tester-limited.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tester_limit_reason: Option<String>,
+    /// Of `lost`, the frames the tester's own receive side dropped (the
+    /// DUT had forwarded them): with more loss than that, the DUT failed
+    /// whatever the tester did.
+    #[serde(default)]
+    pub tester_dropped: u64,
     /// Latency of the received test frames.
     pub latency: LatencySummary,
     /// Loss timeline (phased trials).

@@ -116,10 +116,12 @@ pub(crate) fn outcome(
     mut reasons: Vec<String>,
     sample: Option<DutSample>,
 ) -> TrialOutcome {
-    let refused = sample
-        .as_ref()
-        .and_then(|s| s.dut_stats.as_ref())
-        .map_or(0, refused_by_tester);
+    let dut_stats = sample.as_ref().and_then(|s| s.dut_stats.as_ref());
+    let refused = dut_stats.map_or(0, refused_by_tester);
+    // The xdp tester's own ring drops (its reason is in `reasons` already).
+    let tester_rx = dut_stats
+        .and_then(|d| d.pointer("/wire/tester_rx_drops")?.as_u64())
+        .unwrap_or(0);
     if refused > 0 {
         reasons.push(format!(
             "{refused} frames forwarded by the DUT were dropped entering the tester's \
@@ -138,6 +140,7 @@ pub(crate) fn outcome(
         achieved_tx_rate_fps: achieved,
         tester_limited: limited,
         tester_limit_reason: limited.then(|| reasons.join("; ")),
+        tester_dropped: (refused + tester_rx).min(c.lost),
         latency: c.latency,
         timeline: c.timeline,
         sys: sample.as_ref().and_then(|s| s.sys.clone()),
