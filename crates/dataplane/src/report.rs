@@ -22,7 +22,7 @@
 //! Unknown fields are ignored when reading, so a reader built before a
 //! field was added still reads the file.
 
-use crate::stats::{CounterName, PortCounters, RxQueueReport, StatsSnapshot};
+use crate::stats::{PortCounters, StatsSnapshot};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -31,37 +31,15 @@ use std::collections::BTreeMap;
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
 pub struct PortReport {
     pub name: String,
-    pub rx_packets: u64,
-    pub tx_packets: u64,
-    pub rx_bytes: u64,
-    pub tx_bytes: u64,
-    pub received: u64,
-    pub forwarded: u64,
-    pub local: u64,
-    pub held: u64,
-    pub drops: BTreeMap<CounterName, u64>,
-    pub output_drops: BTreeMap<CounterName, u64>,
-    pub events: BTreeMap<CounterName, u64>,
-    pub rx_queues: Vec<RxQueueReport>,
+    /// The counters, flattened into the port's object (one list of
+    /// fields: `PortCounters`'s).
+    #[serde(flatten)]
+    pub counters: PortCounters,
 }
 
 impl PortReport {
-    pub fn new(name: String, c: PortCounters) -> PortReport {
-        PortReport {
-            name,
-            rx_packets: c.rx_packets,
-            tx_packets: c.tx_packets,
-            rx_bytes: c.rx_bytes,
-            tx_bytes: c.tx_bytes,
-            received: c.received,
-            forwarded: c.forwarded,
-            local: c.local,
-            held: c.held,
-            drops: c.drops,
-            output_drops: c.output_drops,
-            events: c.events,
-            rx_queues: c.rx_queues,
-        }
+    pub fn new(name: String, counters: PortCounters) -> PortReport {
+        PortReport { name, counters }
     }
 }
 

@@ -114,7 +114,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                 stats_json,
             };
             let r = engine::run(&cfg, &opts)?;
-            let fwd: u64 = r.ports.iter().map(|p| p.tx_packets).sum();
+            let fwd: u64 = r.ports.iter().map(|p| p.counters.tx_packets).sum();
             eprintln!(
                 "softrouter: {:.3} s, {} packets sent ({:.3} Mpps), {:.1} cycles/packet (rx {:.1}, process {:.1}, tx {:.1})",
                 r.elapsed_s,

@@ -634,10 +634,10 @@ pub fn stats_delta(a: &Report, b: &Report) -> TrialStats {
             let d = |f: fn(&PortReport) -> u64| f(p).saturating_sub(a.ports.get(i).map_or(0, f));
             PortTraffic {
                 name: p.name.clone(),
-                rx_packets: d(|p| p.rx_packets),
-                tx_packets: d(|p| p.tx_packets),
-                rx_bytes: d(|p| p.rx_bytes),
-                tx_bytes: d(|p| p.tx_bytes),
+                rx_packets: d(|p| p.counters.rx_packets),
+                tx_packets: d(|p| p.counters.tx_packets),
+                rx_bytes: d(|p| p.counters.rx_bytes),
+                tx_bytes: d(|p| p.counters.tx_bytes),
             }
         })
         .collect();
