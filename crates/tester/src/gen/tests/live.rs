@@ -34,6 +34,20 @@ fn wire<T: Send + 'static>(f: impl FnOnce(Generator, Counter, u32) -> T + Send +
     out
 }
 
+/// Run `p`, wait for the counter to see every frame (or go quiet), and
+/// read its counts.
+fn send_and_count(g: &mut Generator, c: &Counter, p: &Plan) -> (Sent, crate::count::Counts) {
+    let s = g.run(p).unwrap();
+    c.drain(
+        s.sent,
+        Duration::from_millis(5),
+        Duration::from_millis(100),
+        Duration::from_secs(2),
+    );
+    let got = c.read(&s.stream_frames);
+    (s, got)
+}
+
 #[test]
 fn paced_imix_arrives_exactly_and_on_time() {
     if !crate::testutil::can_run("paced_imix_arrives_exactly_and_on_time") {
@@ -56,15 +70,7 @@ fn paced_imix_arrives_exactly_and_on_time() {
             lead: Duration::from_millis(2),
             latency_every: 1,
         };
-        let s = g.run(&p).unwrap();
-        c.drain(
-            s.sent,
-            Duration::from_millis(5),
-            Duration::from_millis(100),
-            Duration::from_secs(2),
-        );
-        let got = c.read(&s.stream_frames);
-        (s, got)
+        send_and_count(&mut g, &c, &p)
     });
     assert_eq!(s.errors, 0, "{:?}", s.last_error);
     assert_eq!(s.sent, 80_000, "{s:?}");
@@ -111,14 +117,7 @@ fn bursts_and_phases_send_every_frame() {
             lead: Duration::from_millis(2),
             latency_every: 1,
         };
-        let s = g.run(&p).unwrap();
-        c.drain(
-            s.sent,
-            Duration::from_millis(5),
-            Duration::from_millis(100),
-            Duration::from_secs(2),
-        );
-        (s.clone(), c.read(&s.stream_frames))
+        send_and_count(&mut g, &c, &p)
     });
     assert_eq!(s.sent, 50_000, "{s:?}");
     assert_eq!((got.received, got.lost), (50_000, 0), "{got:?}");
@@ -176,14 +175,7 @@ fn gen_capacity() {
                     latency_every: crate::gen::latency_every(None),
                 };
                 c.set_latency_every(p.latency_every).unwrap();
-                let s = g.run(&p).unwrap();
-                c.drain(
-                    s.sent,
-                    Duration::from_millis(5),
-                    Duration::from_millis(100),
-                    Duration::from_secs(2),
-                );
-                let got = c.read(&s.stream_frames);
+                let (s, got) = send_and_count(&mut g, &c, &p);
                 let secs = (s.last_ns - s.first_ns) as f64 / 1e9;
                 assert!(got.latency.count > 0 && s.clock_reads < s.sent / 8, "{s:?}");
                 (
