@@ -91,6 +91,27 @@ const _: () = assert!(std::mem::size_of::<CCtl>() == 2704);
 /// The most a late start may add to a trial's deadline.
 const MAX_SETUP_NS: u64 = 100_000_000;
 
+/// When a call must end: the last frame's due time plus a grace, moved by
+/// a late start (the schedule's shift).
+///
+/// The shift is known only once the first frame went, so the timer is
+/// armed for the usual late start (`setup`, how late recent calls began);
+/// a start later than that moves the deadline and the interrupted call
+/// continues (a second call costs a page pool and an RCU grace period,
+/// ~25 ms, so only then). The grace is kept in full either way.
+#[derive(Debug, Clone, Copy)]
+struct Deadline {
+    ideal_end: u64,
+    grace: u64,
+    setup: u64,
+}
+
+impl Deadline {
+    fn at(&self, shift_ns: u64) -> u64 {
+        self.ideal_end + self.grace + self.setup.max(shift_ns)
+    }
+}
+
 /// `struct gen_tmpl` header; `data` follows.
 const TMPL_HDR: usize = 8;
 const TMPL_SIZE: usize = TMPL_HDR + TMPL_CAP;
@@ -359,20 +380,18 @@ impl Generator {
             .filter(|p| p.rate_fps.is_none())
             .map(|p| p.frames * 1_000)
             .sum();
-        // A late start moves the schedule (see `shift_ns`); the grace
-        // covers that too, beyond it the trial is cut short.
-        let margin = plan.grace.as_nanos() as u64 + self.setup_ns.min(MAX_SETUP_NS);
-        let deadline = ideal_end + margin + burst_ns + if all_bursts { 1_000_000_000 } else { 0 };
+        let limit = Deadline {
+            ideal_end,
+            grace: plan.grace.as_nanos() as u64
+                + burst_ns
+                + if all_bursts { 1_000_000_000 } else { 0 },
+            setup: self.setup_ns.min(MAX_SETUP_NS),
+        };
         let frame = vec![0u8; self.max_len.max(60)];
         let mut calls = 0;
         loop {
             let c = self.ctl_ref();
-            // A late first frame moved the schedule (`shift_ns`). The
-            // margin covers a usual late start; beyond it the deadline
-            // moves and the interrupted call continues (a second call
-            // costs a page pool and an RCU grace period, ~25 ms, so not
-            // for less).
-            let deadline = deadline + c.shift_ns.saturating_sub(margin);
+            let deadline = limit.at(c.shift_ns);
             if c.cur_phase as usize >= plan.phases.len() || mono_ns() >= deadline {
                 break;
             }

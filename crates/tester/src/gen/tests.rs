@@ -36,6 +36,28 @@ fn step(g: &mut Generator, page: &[u8]) -> (u32, Vec<u8>) {
     run_once(prog, page)
 }
 
+/// CI once cut an IPv6 trial 7 frames short: its call started 20+ ms
+/// late, and the moved deadline had lost the grace.
+#[test]
+fn a_late_start_moves_the_deadline_and_keeps_the_grace() {
+    let d = Deadline {
+        ideal_end: 1_000_000_000,
+        grace: 20_000_000,
+        setup: 5_000_000,
+    };
+    // On time or late within the usual setup: the timer's first arming.
+    assert_eq!(d.at(0), 1_025_000_000);
+    assert_eq!(d.at(5_000_000), 1_025_000_000);
+    // Later than usual: the schedule moved by the shift, the grace stays.
+    for shift in [6_000_000, 30_000_000, 90_000_000] {
+        assert_eq!(
+            d.at(shift) - (d.ideal_end + shift),
+            d.grace,
+            "shift {shift}"
+        );
+    }
+}
+
 #[test]
 fn latency_sampling_keeps_tens_of_thousands_of_samples_a_second() {
     assert_eq!(latency_every(Some(1_000.0)), 1);
