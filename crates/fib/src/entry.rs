@@ -47,39 +47,3 @@ pub(crate) fn target(e: u32) -> Option<Target> {
         None
     }
 }
-
-/// A zero-initialised slice of atomics. Uses `alloc_zeroed` so that the
-/// 64 MiB first-level tables and the tbl8 pool cost no time (and no resident
-/// memory) until touched.
-///
-/// On Linux the memory is also advised for transparent huge pages: lookups
-/// hit tbl24 at random, so with 4 KiB pages nearly every lookup is a TLB
-/// miss (16384 pages); with 2 MiB pages the whole tbl24 is 32 TLB entries.
-pub(crate) fn zeroed_atomics(n: usize) -> Box<[std::sync::atomic::AtomicU32]> {
-    let v: Vec<u32> = vec![0; n];
-    let raw = Box::into_raw(v.into_boxed_slice());
-    advise_huge_pages(raw as *mut u8, n * 4);
-    // SAFETY: AtomicU32 has the same size, alignment and bit validity as
-    // u32 (documented), so a boxed [u32] is a valid boxed [AtomicU32].
-    unsafe { Box::from_raw(raw as *mut [std::sync::atomic::AtomicU32]) }
-}
-
-#[cfg(target_os = "linux")]
-fn advise_huge_pages(start: *mut u8, len: usize) {
-    const PAGE: usize = 4096;
-    if len < 4 << 20 {
-        return;
-    }
-    // madvise wants a page-aligned start; the kernel uses huge pages for the
-    // 2 MiB-aligned parts of the range. Failure (THP disabled) is harmless.
-    let begin = (start as usize).next_multiple_of(PAGE);
-    let end = (start as usize + len) & !(PAGE - 1);
-    // SAFETY: the range lies inside an allocation we own; MADV_HUGEPAGE does
-    // not change its contents.
-    unsafe {
-        libc::madvise(begin as *mut libc::c_void, end - begin, libc::MADV_HUGEPAGE);
-    }
-}
-
-#[cfg(not(target_os = "linux"))]
-fn advise_huge_pages(_start: *mut u8, _len: usize) {}

@@ -27,4 +27,8 @@ pub enum FibError {
     /// A target, next hop or group id that is out of range or unknown.
     #[error("invalid id: {0}")]
     InvalidId(String),
+    /// The memory for a table could not be had (e.g. a shared BPF map
+    /// could not be created or mapped).
+    #[error("table memory: {0}")]
+    Memory(String),
 }

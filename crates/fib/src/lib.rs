@@ -5,6 +5,9 @@
 //! * [`nexthop`]: next hops and ECMP groups; [`flow_hash`] picks the member.
 //! * [`routes_file`]: route file parser and the shared test table loader.
 //! * [`mod@reference`]: a slow, obviously correct LPM for tests.
+//! * [`memory`]: where the readers' tables live (heap, or memory shared
+//!   with the XDP fast path); [`ExternalReader`]: grace periods for a
+//!   reader the kernel runs.
 //!
 //! Every table has one writer (the control thread, `&mut self`) and any
 //! number of lock-free readers (workers). Readers never block, allocate or
@@ -31,6 +34,7 @@ pub mod error;
 pub mod flow_hash;
 pub mod lpm4;
 pub mod lpm6;
+pub mod memory;
 pub mod nexthop;
 pub mod prefix;
 mod qsbr;
@@ -47,5 +51,6 @@ pub use nexthop::{
     NextHopWriter,
 };
 pub use prefix::{Prefix, Prefix4, Prefix6, PrefixParseError};
+pub use qsbr::{ExternalReader, GraceStart};
 pub use reference::ReferenceLpm;
 pub use target::Target;

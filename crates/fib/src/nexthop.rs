@@ -31,6 +31,7 @@ use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
 use std::sync::atomic::{AtomicU32, AtomicU64};
 use std::sync::Arc;
 
+use crate::memory::{names, Heap, Region, TableMemory};
 use crate::qsbr::{GroupAllocator, Qsbr, QsbrDomain};
 use crate::{FibError, Target};
 
@@ -77,13 +78,13 @@ const KIND_BLACKHOLE: u64 = 5;
 // Descriptor word of a group: bit 63 valid | count << 32 | first member.
 
 struct Shared {
-    nh: Box<[AtomicU64]>,
+    nh: Region<AtomicU64>,
     /// Gateway address of each next hop (u128, IPv4 in the low 32 bits),
     /// written before the descriptor is published.
-    gw_hi: Box<[AtomicU64]>,
-    gw_lo: Box<[AtomicU64]>,
-    groups: Box<[AtomicU64]>,
-    members: Box<[AtomicU32]>,
+    gw_hi: Region<AtomicU64>,
+    gw_lo: Region<AtomicU64>,
+    groups: Region<AtomicU64>,
+    members: Region<AtomicU32>,
     /// Grace periods for retired next-hop ids.
     qsbr: Arc<QsbrDomain>,
 }
@@ -103,14 +104,28 @@ impl NextHopTable {
         groups: u32,
         group_members: u32,
     ) -> (NextHopWriter, NextHopReader) {
+        Self::with_capacity_in(next_hops, groups, group_members, &mut Heap).expect("heap memory")
+    }
+
+    /// Like [`with_capacity`](Self::with_capacity), with the readers'
+    /// arrays in memory from `mem` (see [`crate::memory`]).
+    ///
+    /// # Panics
+    /// If a capacity exceeds what a [`Target`] can index (2^29).
+    pub fn with_capacity_in<M: TableMemory>(
+        next_hops: u32,
+        groups: u32,
+        group_members: u32,
+        mem: &mut M,
+    ) -> Result<(NextHopWriter, NextHopReader), FibError> {
         assert!(next_hops <= Target::MAX_INDEX + 1 && groups <= Target::MAX_INDEX + 1);
-        let atomics64 = |n: u32| (0..n).map(|_| AtomicU64::new(0)).collect::<Box<[_]>>();
+        let n = next_hops as usize;
         let shared = Arc::new(Shared {
-            nh: atomics64(next_hops),
-            gw_hi: atomics64(next_hops),
-            gw_lo: atomics64(next_hops),
-            groups: atomics64(groups),
-            members: (0..group_members).map(|_| AtomicU32::new(0)).collect(),
+            nh: mem.region(names::NH_DESC, n)?,
+            gw_hi: mem.region(names::NH_GW_HI, n)?,
+            gw_lo: mem.region(names::NH_GW_LO, n)?,
+            groups: mem.region(names::NH_GROUPS, groups as usize)?,
+            members: mem.region(names::NH_MEMBERS, group_members as usize)?,
             qsbr: Arc::new(QsbrDomain::new()),
         });
         let writer = NextHopWriter {
@@ -124,7 +139,7 @@ impl NextHopTable {
             group_index: HashMap::new(),
             _not_sync: PhantomData,
         };
-        (writer, NextHopReader { shared })
+        Ok((writer, NextHopReader { shared }))
     }
 }
 
@@ -306,6 +321,10 @@ impl NextHopEpoch {
 }
 
 impl NextHopReader {
+    pub(crate) fn domain(&self) -> Arc<QsbrDomain> {
+        self.shared.qsbr.clone()
+    }
+
     /// Registers a reader for id reuse: retired ids are not handed out
     /// again until every registration has passed a quiescent point.
     /// A thread that keeps ids across lookups must hold one and call

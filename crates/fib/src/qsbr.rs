@@ -196,3 +196,58 @@ impl GroupAllocator {
         self.next
     }
 }
+
+/// Registration of a reader that is not a thread of this process and has
+/// no quiescent points of its own: the XDP fast path, which the kernel
+/// runs inside RCU read-side sections (one program run per frame).
+///
+/// Its grace periods are the kernel's: whoever drives it reads
+/// [`start`](ExternalReader::start), waits for an RCU grace period that
+/// begins after that (e.g. an update of a map-in-map, which the kernel
+/// completes with `synchronize_rcu`), then calls
+/// [`passed`](ExternalReader::passed). Every program run that could have
+/// seen an unlinked tbl8 group or a retired next-hop id began before the
+/// grace period and has ended, so the writer may reuse what was retired
+/// before `start`. Until `passed` is called, the registration holds back
+/// reuse like an idle worker (the writer then runs out, it never waits).
+pub struct ExternalReader {
+    regs: Vec<Qsbr>,
+}
+
+/// The epochs of the tables when a grace period was asked for.
+#[derive(Debug, Clone)]
+pub struct GraceStart(Vec<u64>);
+
+impl ExternalReader {
+    /// Register with the tables of `lpm4`, `lpm6` and `next_hops`.
+    pub fn new(
+        lpm4: &crate::Lpm4Reader,
+        lpm6: &crate::Lpm6Reader,
+        next_hops: &crate::NextHopReader,
+    ) -> ExternalReader {
+        ExternalReader {
+            regs: [lpm4.domain(), lpm6.domain(), next_hops.domain()]
+                .into_iter()
+                .map(Qsbr::new)
+                .collect(),
+        }
+    }
+
+    /// Before the grace period: the tables' current epochs.
+    pub fn start(&self) -> GraceStart {
+        GraceStart(
+            self.regs
+                .iter()
+                .map(|r| r.domain.epoch.load(Ordering::Acquire))
+                .collect(),
+        )
+    }
+
+    /// After a grace period that began after `start`: nothing retired
+    /// before `start` is in use by this reader any more.
+    pub fn passed(&self, start: &GraceStart) {
+        for (r, &e) in self.regs.iter().zip(&start.0) {
+            r.slot.0.fetch_max(e, Ordering::AcqRel);
+        }
+    }
+}

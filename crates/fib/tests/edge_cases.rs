@@ -203,3 +203,89 @@ fn handle_traits() {
     send_sync_clone::<fib::Lpm6Reader>();
     send_sync_clone::<fib::NextHopReader>();
 }
+
+/// A reader outside the process (the XDP fast path) holds back reuse until
+/// a grace period that began after the retirement has passed: one that
+/// began before it does not count.
+#[test]
+fn external_reader_reuse_waits_for_a_grace_period_begun_after_the_retirement() {
+    let (mut w, r) = lpm4::new(Lpm4Config { tbl8_groups: 1 });
+    let (_w6, r6) = fib::lpm6::new(fib::Lpm6Config { tbl8_groups: 1 });
+    let (_nw, nr) = fib::NextHopTable::with_capacity(1, 1, 1);
+    let kernel = fib::ExternalReader::new(&r, &r6, &nr);
+    w.insert(p4("198.18.0.0/25"), T1).unwrap();
+    let early = kernel.start();
+    w.remove(p4("198.18.0.0/25")).unwrap();
+    r.quiescent();
+    kernel.passed(&early);
+    assert!(
+        w.insert(p4("198.18.1.0/25"), T2).is_err(),
+        "reused after a grace period that began before the retirement"
+    );
+    let later = kernel.start();
+    kernel.passed(&later);
+    w.insert(p4("198.18.1.0/25"), T2).unwrap();
+    // Passing an old start again does not move the reader backwards.
+    w.remove(p4("198.18.1.0/25")).unwrap();
+    r.quiescent();
+    let after = kernel.start();
+    kernel.passed(&after);
+    kernel.passed(&early);
+    w.insert(p4("198.18.2.0/26"), T3).unwrap();
+}
+
+/// Tables built in memory handed out by a `TableMemory` (as the XDP tier's
+/// mapped BPF arrays are) are asked for by name and read like heap ones.
+#[test]
+fn tables_in_provided_memory_are_asked_for_by_name() {
+    use fib::memory::{names, Region, TableMemory, Zeroed};
+    #[derive(Default)]
+    struct Recorder(Vec<(&'static str, usize)>);
+    impl TableMemory for Recorder {
+        fn region<T: Zeroed>(
+            &mut self,
+            name: &'static str,
+            len: usize,
+        ) -> Result<Region<T>, FibError> {
+            self.0.push((name, len));
+            Ok(Region::heap(len))
+        }
+    }
+    let mut mem = Recorder::default();
+    let (mut w, r) = lpm4::new_in(Lpm4Config { tbl8_groups: 3 }, &mut mem).unwrap();
+    let (_w6, _r6) = fib::lpm6::new_in(fib::Lpm6Config { tbl8_groups: 5 }, &mut mem).unwrap();
+    let (_nw, _nr) = fib::NextHopTable::with_capacity_in(7, 2, 4, &mut mem).unwrap();
+    assert_eq!(
+        mem.0,
+        [
+            (names::LPM4_TBL24, 1 << 24),
+            (names::LPM4_TBL8, 3 * 256),
+            (names::LPM6_TBL24, 1 << 24),
+            (names::LPM6_TBL8, 5 * 256),
+            (names::NH_DESC, 7),
+            (names::NH_GW_HI, 7),
+            (names::NH_GW_LO, 7),
+            (names::NH_GROUPS, 2),
+            (names::NH_MEMBERS, 4),
+        ]
+    );
+    w.insert(p4("198.18.0.0/15"), T1).unwrap();
+    w.insert(p4("198.18.0.64/26"), T2).unwrap();
+    assert_eq!(r.lookup(a4("198.18.0.65")), Some(T2));
+    assert_eq!(r.lookup(a4("198.19.0.1")), Some(T1));
+    // A provider that refuses is an error, not a panic.
+    struct Refuse;
+    impl TableMemory for Refuse {
+        fn region<T: Zeroed>(
+            &mut self,
+            name: &'static str,
+            _: usize,
+        ) -> Result<Region<T>, FibError> {
+            Err(FibError::Memory(format!("no room for {name}")))
+        }
+    }
+    assert!(matches!(
+        lpm4::new_in(Lpm4Config::default(), &mut Refuse),
+        Err(FibError::Memory(_))
+    ));
+}

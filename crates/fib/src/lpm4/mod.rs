@@ -33,7 +33,8 @@ use std::marker::PhantomData;
 use std::sync::atomic::AtomicU32;
 use std::sync::Arc;
 
-use crate::entry::{zeroed_atomics, GROUP_SIZE};
+use crate::entry::GROUP_SIZE;
+use crate::memory::{names, Heap, Region, TableMemory};
 use crate::qsbr::{GroupAllocator, Qsbr, QsbrDomain};
 
 const TBL24_SIZE: usize = 1 << 24;
@@ -57,8 +58,8 @@ impl Default for Lpm4Config {
 
 /// The tables the readers see.
 pub(crate) struct Tables4 {
-    tbl24: Box<[AtomicU32]>,
-    tbl8: Box<[AtomicU32]>,
+    tbl24: Region<AtomicU32>,
+    tbl8: Region<AtomicU32>,
     qsbr: Arc<QsbrDomain>,
 }
 
@@ -67,11 +68,23 @@ pub(crate) struct Tables4 {
 /// # Panics
 /// If `tbl8_groups` exceeds 2^30 (the entry's payload width).
 pub fn new(config: Lpm4Config) -> (Lpm4Writer, Lpm4Reader) {
+    new_in(config, &mut Heap).expect("heap memory")
+}
+
+/// Like [`new`], with the readers' tables in memory from `mem` (shared
+/// with the XDP fast path: see [`crate::memory`]).
+///
+/// # Panics
+/// If `tbl8_groups` exceeds 2^30.
+pub fn new_in<M: TableMemory>(
+    config: Lpm4Config,
+    mem: &mut M,
+) -> Result<(Lpm4Writer, Lpm4Reader), crate::FibError> {
     assert!(config.tbl8_groups <= crate::entry::PAYLOAD + 1);
     let qsbr = Arc::new(QsbrDomain::new());
     let tables = Arc::new(Tables4 {
-        tbl24: zeroed_atomics(TBL24_SIZE),
-        tbl8: zeroed_atomics(config.tbl8_groups as usize * GROUP_SIZE),
+        tbl24: mem.region(names::LPM4_TBL24, TBL24_SIZE)?,
+        tbl8: mem.region(names::LPM4_TBL8, config.tbl8_groups as usize * GROUP_SIZE)?,
         qsbr: qsbr.clone(),
     });
     let writer = Lpm4Writer {
@@ -87,7 +100,7 @@ pub fn new(config: Lpm4Config) -> (Lpm4Writer, Lpm4Reader) {
         qsbr: Qsbr::new(qsbr),
         tables,
     };
-    (writer, reader)
+    Ok((writer, reader))
 }
 
 /// A worker's handle for lookups. Cheap to clone (an `Arc` plus a
@@ -110,6 +123,12 @@ impl Clone for Lpm4Reader {
             tables: self.tables.clone(),
             qsbr: self.qsbr.clone(),
         }
+    }
+}
+
+impl Lpm4Reader {
+    pub(crate) fn domain(&self) -> Arc<QsbrDomain> {
+        self.tables.qsbr.clone()
     }
 }
 

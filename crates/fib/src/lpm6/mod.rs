@@ -26,7 +26,8 @@ use std::marker::PhantomData;
 use std::sync::atomic::AtomicU32;
 use std::sync::Arc;
 
-use crate::entry::{zeroed_atomics, GROUP_SIZE};
+use crate::entry::GROUP_SIZE;
+use crate::memory::{names, Heap, Region, TableMemory};
 use crate::qsbr::{GroupAllocator, Qsbr, QsbrDomain};
 
 pub use crate::lpm4::MemoryUse;
@@ -51,8 +52,8 @@ impl Default for Lpm6Config {
 }
 
 pub(crate) struct Tables6 {
-    tbl24: Box<[AtomicU32]>,
-    tbl8: Box<[AtomicU32]>,
+    tbl24: Region<AtomicU32>,
+    tbl8: Region<AtomicU32>,
     qsbr: Arc<QsbrDomain>,
 }
 
@@ -61,11 +62,23 @@ pub(crate) struct Tables6 {
 /// # Panics
 /// If `tbl8_groups` exceeds 2^30.
 pub fn new(config: Lpm6Config) -> (Lpm6Writer, Lpm6Reader) {
+    new_in(config, &mut Heap).expect("heap memory")
+}
+
+/// Like [`new`], with the readers' tables in memory from `mem` (shared
+/// with the XDP fast path: see [`crate::memory`]).
+///
+/// # Panics
+/// If `tbl8_groups` exceeds 2^30.
+pub fn new_in<M: TableMemory>(
+    config: Lpm6Config,
+    mem: &mut M,
+) -> Result<(Lpm6Writer, Lpm6Reader), crate::FibError> {
     assert!(config.tbl8_groups <= crate::entry::PAYLOAD + 1);
     let qsbr = Arc::new(QsbrDomain::new());
     let tables = Arc::new(Tables6 {
-        tbl24: zeroed_atomics(TBL24_SIZE),
-        tbl8: zeroed_atomics(config.tbl8_groups as usize * GROUP_SIZE),
+        tbl24: mem.region(names::LPM6_TBL24, TBL24_SIZE)?,
+        tbl8: mem.region(names::LPM6_TBL8, config.tbl8_groups as usize * GROUP_SIZE)?,
         qsbr: qsbr.clone(),
     });
     let writer = Lpm6Writer {
@@ -81,7 +94,7 @@ pub fn new(config: Lpm6Config) -> (Lpm6Writer, Lpm6Reader) {
         qsbr: Qsbr::new(qsbr),
         tables,
     };
-    (writer, reader)
+    Ok((writer, reader))
 }
 
 /// A worker's handle for IPv6 lookups; same contract as
@@ -98,6 +111,12 @@ impl Clone for Lpm6Reader {
             tables: self.tables.clone(),
             qsbr: self.qsbr.clone(),
         }
+    }
+}
+
+impl Lpm6Reader {
+    pub(crate) fn domain(&self) -> Arc<QsbrDomain> {
+        self.tables.qsbr.clone()
     }
 }
 
