@@ -12,8 +12,8 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 use aya::programs::XdpMode;
 
-use crate::mmap::MmapArray;
 use crate::programs::{self, Loaded};
+use crate::MmapArray;
 
 /// Mirrors of `bpf/count.h`.
 pub const ST_RECEIVED: usize = 0;

@@ -22,9 +22,9 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 use aya::programs::{TestRun, TestRunAttrs, TestRunOptions};
 
-use crate::mmap::MmapArray;
 use crate::programs::{self, Loaded};
 use crate::timer::{mono_ns, ThreadTimer};
+use crate::MmapArray;
 
 /// Mirrors of `bpf/gen.h`.
 pub const MAX_PORTS: usize = 8;

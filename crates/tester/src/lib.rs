@@ -16,7 +16,7 @@
 pub mod count;
 pub mod frame;
 pub mod gen;
-pub mod mmap;
+pub use bpf::MmapArray;
 pub mod programs;
 #[cfg(test)]
 mod testutil;

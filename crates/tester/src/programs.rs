@@ -1,96 +1,9 @@
-//! The BPF objects built from `bpf/*.bpf.c` (see `build.rs`) and how they
-//! are loaded: aya parses the ELF, creates the maps (with sizes set per
-//! trial plan), relocates and loads the programs.
-
-use std::os::fd::AsFd;
-
-use anyhow::{anyhow, Context, Result};
-use aya::maps::{Map, MapData};
-use aya::programs::Xdp;
-use aya::{Ebpf, EbpfLoader};
-
-use crate::mmap::MmapArray;
+//! The BPF objects built from `bpf/*.bpf.c` (see `build.rs`); they are
+//! loaded with [`bpf::load`] (map sizes set per trial plan).
 
 /// The generator (`bpf/gen.bpf.c`).
 pub const GEN_OBJ: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/gen.bpf.o"));
 /// The counter (`bpf/count.bpf.c`).
 pub const COUNT_OBJ: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/count.bpf.o"));
 
-/// A loaded object: its programs loaded, its maps created.
-pub struct Loaded {
-    pub ebpf: Ebpf,
-}
-
-/// Load `obj` with map sizes `entries` (name -> max_entries) and u32
-/// globals `globals` (name -> value, `const volatile` in the source);
-/// load the XDP program `prog`.
-pub fn load(
-    what: &str,
-    obj: &[u8],
-    entries: &[(&'static str, u32)],
-    globals: &[(&'static str, u32)],
-    prog: &str,
-) -> Result<Loaded> {
-    let mut loader = EbpfLoader::new();
-    // No CO-RE in these programs: skip reading the kernel's BTF.
-    loader.btf(None);
-    for &(name, n) in entries {
-        loader.map_max_entries(name, n.max(1));
-    }
-    for (name, v) in globals {
-        loader.override_global(name, v, true);
-    }
-    let mut ebpf = loader
-        .load(obj)
-        .with_context(|| format!("loading the {what} BPF object"))?;
-    let p: &mut Xdp = ebpf
-        .program_mut(prog)
-        .ok_or_else(|| anyhow!("{what}: no program {prog} in the object"))?
-        .try_into()
-        .with_context(|| format!("{what}: {prog} is not an XDP program"))?;
-    p.load()
-        .map_err(|e| anyhow!("{what}: the verifier rejected {prog}: {}", verifier_log(&e)))?;
-    Ok(Loaded { ebpf })
-}
-
-/// The error with the end of the verifier log (which says why).
-fn verifier_log(e: &aya::programs::ProgramError) -> String {
-    let s = match e {
-        aya::programs::ProgramError::LoadError {
-            io_error,
-            verifier_log,
-        } => {
-            format!("{io_error}; log (tail):\n{verifier_log}")
-        }
-        other => other.to_string(),
-    };
-    let n = s.chars().count();
-    s.chars().skip(n.saturating_sub(4000)).collect()
-}
-
-impl Loaded {
-    /// The XDP program `name`.
-    pub fn xdp(&mut self, name: &str) -> Result<&mut Xdp> {
-        self.ebpf
-            .program_mut(name)
-            .ok_or_else(|| anyhow!("no program {name}"))?
-            .try_into()
-            .map_err(|e| anyhow!("{name}: {e}"))
-    }
-
-    /// Map `name` (an mmapable array) mapped into our memory: `entries`
-    /// values of `value_size` bytes.
-    pub fn mmap(&self, name: &str, value_size: usize, entries: usize) -> Result<MmapArray> {
-        let data = self.map_data(name)?;
-        MmapArray::new(data.fd().as_fd(), value_size, entries)
-            .with_context(|| format!("mmap of BPF map {name}"))
-    }
-
-    fn map_data(&self, name: &str) -> Result<&MapData> {
-        match self.ebpf.map(name) {
-            Some(Map::Array(d)) => Ok(d),
-            Some(_) => Err(anyhow!("BPF map {name} is not an array")),
-            None => Err(anyhow!("no BPF map {name}")),
-        }
-    }
-}
+pub use bpf::{load, Loaded};

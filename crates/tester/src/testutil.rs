@@ -3,13 +3,9 @@
 
 use std::net::IpAddr;
 
-use aya::programs::{TestRun, TestRunOptions, Xdp};
-
 use crate::frame::{build, Flow, FrameLayout, UDP_DST_PORT, UDP_SRC_PORT};
 
-pub const XDP_DROP: u32 = 1;
-pub const XDP_PASS: u32 = 2;
-pub const XDP_REDIRECT: u32 = 4;
+pub use bpf::{run_once, XDP_DROP, XDP_PASS, XDP_REDIRECT};
 
 /// Whether BPF tests can run here (they need root); says why not.
 pub fn can_run(test: &str) -> bool {
@@ -48,21 +44,6 @@ pub fn frame(stream: u32, size: usize, v6: bool, seq: u64, tx_ns: u64) -> (Vec<u
     buf.truncate(l.buf_len);
     l.patch(&mut buf, seq, tx_ns);
     (buf, l)
-}
-
-/// Run `prog` once on `data`: (XDP action, the frame as the program left it).
-pub fn run_once(prog: &Xdp, data: &[u8]) -> (u32, Vec<u8>) {
-    let mut out = vec![0u8; 4096];
-    let r = prog
-        .test_run(TestRunOptions {
-            data_in: Some(data),
-            data_out: Some(&mut out),
-            repeat: 1,
-            ..TestRunOptions::new()
-        })
-        .expect("BPF_PROG_TEST_RUN");
-    out.truncate(r.data_size_out as usize);
-    (r.return_value, out)
 }
 
 /// Move the calling thread into namespace `name` (for the rest of its life).
