@@ -22,6 +22,11 @@ pub struct MmapArray {
 // SAFETY: the mapping is plain shared memory owned by this value; the
 // kernel side writes it concurrently, which every access allows for.
 unsafe impl Send for MmapArray {}
+// SAFETY: every access through `&self` is a volatile or raw access to
+// memory that another party (the program) may write at any time anyway;
+// sharing it between threads adds nothing the users do not already allow
+// for (the FIB's tables in it are atomics).
+unsafe impl Sync for MmapArray {}
 
 impl MmapArray {
     /// Map `entries` values of `value_size` bytes of the map behind `fd`.

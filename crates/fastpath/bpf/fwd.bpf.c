@@ -1,0 +1,461 @@
+// SPDX-License-Identifier: Apache-2.0 OR MIT
+/*
+ * softrouter's XDP fast path: forwards the common case in the driver hook
+ * and punts everything else to the workers over AF_XDP.
+ *
+ * Why (the XDP paper, and this machine): on interfaces without zero-copy
+ * AF_XDP every frame the workers forward is copied into the UMEM and out
+ * again through an skb; forwarding in the hook costs neither.
+ *
+ * The rules it keeps:
+ *
+ * - One FIB, two readers. The LPM tables, next hops and neighbour entries
+ *   are the workers' own memory (`BPF_F_MMAPABLE` arrays mapped into the
+ *   router, written by its single writer), read here with plain loads of
+ *   whole words, as the workers read them. A route change reaches both
+ *   tiers at once.
+ * - It decides only what it is sure of. A frame is forwarded only when the
+ *   workers would forward it unchanged but for TTL, checksum and MACs:
+ *   for the port's own MAC, IPv4 without options or IPv6, every RFC 1812 /
+ *   RFC 8200 check passed, a route through a gateway whose neighbour is
+ *   REACHABLE (confirmed within the reachable time) or STATIC, TTL or hop
+ *   limit above 1, no larger than the egress MTU, and an egress port that
+ *   takes XDP frames. Anything else is punted to the workers, which drop,
+ *   answer (ICMP, ARP, ND), resolve or fragment it exactly as without this
+ *   tier; so behaviour seen from outside does not depend on the tier.
+ * - The same ECMP member as the workers: the flow hash is fib::flow_hash,
+ *   written out below with the same constants, on the same fields.
+ * - Counters per CPU and port: forwarded (ingress and egress) and punted
+ *   by reason; user space merges them into the router's statistics.
+ *
+ * Names and constants follow `packet` and `fib` (fwd.h), so the C and the
+ * Rust can be read side by side.
+ */
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+
+#include "fwd.h"
+
+/* The shared tables (fib::memory::names). Sizes are set at load. */
+#define TABLE(name, vtype)                                \
+	struct {                                          \
+		__uint(type, BPF_MAP_TYPE_ARRAY);          \
+		__uint(map_flags, BPF_F_MMAPABLE);         \
+		__uint(max_entries, 1);                    \
+		__type(key, __u32);                        \
+		__type(value, vtype);                      \
+	} name SEC(".maps")
+
+TABLE(lpm4_tbl24, struct u32x16);
+TABLE(lpm4_tbl8, struct u32x16);
+TABLE(lpm6_tbl24, struct u32x16);
+TABLE(lpm6_tbl8, struct u32x16);
+TABLE(nh_desc, struct u64x8);
+TABLE(nh_groups, struct u64x8);
+TABLE(nh_members, struct u32x16);
+TABLE(neigh, struct fp_neigh);
+TABLE(clock, struct fp_clock);
+
+/* Router port of each attached interface (key: ifindex). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, FP_MAX_PORTS);
+	__type(key, __u32);
+	__type(value, __u32);
+} in_ports SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, FP_MAX_PORTS);
+	__type(key, __u32);
+	__type(value, struct fp_port);
+} ports SEC(".maps");
+
+/* Egress: router port -> ifindex. */
+struct {
+	__uint(type, BPF_MAP_TYPE_DEVMAP);
+	__uint(max_entries, FP_MAX_PORTS);
+	__type(key, __u32);
+	__type(value, struct bpf_devmap_val);
+} tx_ports SEC(".maps");
+
+/* Punt: the workers' AF_XDP sockets (key: port * FP_MAX_QUEUES + queue). */
+struct {
+	__uint(type, BPF_MAP_TYPE_XSKMAP);
+	__uint(max_entries, FP_MAX_PORTS * FP_MAX_QUEUES);
+	__type(key, __u32);
+	__type(value, __u32);
+} xsks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, FP_MAX_PORTS);
+	__type(key, __u32);
+	__type(value, struct fp_counters);
+} counters SEC(".maps");
+
+/* ---- table reads (fib::lpm4 / lpm6 / nexthop, reader side) ---- */
+
+/* Entry i of a u32 table; 0 ("no route") beyond its end. */
+static __always_inline __u32 u32_at(void *table, __u32 i, int *bad)
+{
+	__u32 k = i >> 4;
+	struct u32x16 *b = bpf_map_lookup_elem(table, &k);
+	if (!b) {
+		*bad = 1;
+		return 0;
+	}
+	return *(volatile __u32 *)&b->v[i & 15];
+}
+
+static __always_inline __u64 u64_at(void *table, __u32 i, int *bad)
+{
+	__u32 k = i >> 3;
+	struct u64x8 *b = bpf_map_lookup_elem(table, &k);
+	if (!b) {
+		*bad = 1;
+		return 0;
+	}
+	return *(volatile __u64 *)&b->v[i & 7];
+}
+
+/* DIR-24-8 (fib::lpm4::lookup): the entry for `dst` (host order). */
+static __always_inline __u32 lookup4(__u32 dst, int *bad)
+{
+	__u32 e = u32_at(&lpm4_tbl24, dst >> 8, bad);
+	if (e & ENTRY_EXT)
+		e = u32_at(&lpm4_tbl8, (e & ENTRY_PAYLOAD) * 256 + (dst & 0xff), bad);
+	return e;
+}
+
+/* Multibit trie (fib::lpm6::lookup): tbl24, then one byte per level. */
+static __always_inline __u32 lookup6(const __u8 *d, int *bad)
+{
+	__u32 e = u32_at(&lpm6_tbl24, (__u32)d[0] << 16 | (__u32)d[1] << 8 | d[2], bad);
+	/* A bounded loop (the verifier checks it); not unrolled: each level
+	 * is a map read that ends the walk when the entry is not extended. */
+	for (int l = 0; l < LPM6_LEVELS; l++) {
+		if (!(e & ENTRY_EXT))
+			break;
+		e = u32_at(&lpm6_tbl8, (e & ENTRY_PAYLOAD) * 256 + d[3 + l], bad);
+	}
+	return e;
+}
+
+/* fib::flow_hash: multiply-xorshift finaliser. */
+static __always_inline __u64 mix(__u64 x)
+{
+	x = (x ^ (x >> 32)) * 0xd6e8feb86659fd93ull;
+	x = (x ^ (x >> 32)) * 0xd6e8feb86659fd93ull;
+	return x ^ (x >> 32);
+}
+
+#define K1 0x9e3779b97f4a7c15ull
+#define K2 0xc2b2ae3d27d4eb4full
+#define K3 0x165667b19e3779f9ull
+#define K4 0x85ebca77c2b2ae63ull
+
+static __always_inline __u64 hash_ports(__u8 proto, __u16 sport, __u16 dport)
+{
+	return (__u64)proto << 32 | (__u64)sport << 16 | dport;
+}
+
+static __always_inline __u64 rotl(__u64 x, int r)
+{
+	return x << r | x >> (64 - r);
+}
+
+/* fib::nexthop::NextHopReader::resolve: the member for `hash`. */
+static __always_inline __u32 resolve(__u32 target, __u32 hash, int *bad)
+{
+	if (!(target & TARGET_GROUP))
+		return target & TARGET_INDEX;
+	__u64 w = u64_at(&nh_groups, target & TARGET_INDEX, bad);
+	__u32 n = (__u32)(w >> 32) & 0x7fffffff;
+	if (!n)
+		return 0;
+	__u32 k = ((__u64)hash * n) >> 32;
+	return u32_at(&nh_members, (__u32)w + k, bad);
+}
+
+/* ---- packet helpers ---- */
+
+static __always_inline __u16 load16(const __u8 *p)
+{
+	return (__u16)p[0] << 8 | p[1];
+}
+
+static __always_inline __u32 load32(const __u8 *p)
+{
+	return (__u32)p[0] << 24 | (__u32)p[1] << 16 | (__u32)p[2] << 8 | p[3];
+}
+
+static __always_inline __u64 load64(const __u8 *p)
+{
+	return (__u64)load32(p) << 32 | load32(p + 4);
+}
+
+static __always_inline int mac_eq(const __u8 *a, const __u8 *b)
+{
+	return *(const __u32 *)a == *(const __u32 *)b &&
+	       *(const __u16 *)(a + 4) == *(const __u16 *)(b + 4);
+}
+
+static __always_inline __u16 fold(__u32 s)
+{
+	s = (s & 0xffff) + (s >> 16);
+	s = (s & 0xffff) + (s >> 16);
+	return (__u16)s;
+}
+
+/* A punt: to the worker's socket on this port and queue, or to the stack
+ * if there is none (as without this tier). */
+static __always_inline int punt(struct xdp_md *ctx, struct fp_counters *cin, __u32 in_port,
+				int reason)
+{
+	if (reason >= 0 && reason < FP_NCOUNTERS)
+		cin->c[reason]++;
+	__u32 q = ctx->rx_queue_index;
+	if (q >= FP_MAX_QUEUES)
+		return XDP_PASS;
+	return bpf_redirect_map(&xsks, in_port * FP_MAX_QUEUES + q, XDP_PASS);
+}
+
+/* Where a packet goes, once the tables are read. */
+struct verdict {
+	__u32 port;  /* egress router port */
+	__u64 mac;   /* neighbour MAC (NEIGH_MAC_MASK bits) */
+	__u16 mtu;
+	__u8 src[6]; /* egress port MAC */
+};
+
+/* The LPM entry resolved for `hash` to a usable neighbour: -1 with the
+ * verdict filled, or the punt reason (a counter index). */
+static __always_inline int next_hop(__u32 entry, __u32 hash, struct verdict *v)
+{
+	int bad = 0;
+	if (!(entry & ENTRY_VALID))
+		return FP_PUNT_NO_ROUTE;
+	__u32 id = resolve(entry & ENTRY_PAYLOAD, hash, &bad);
+	__u64 nh = u64_at(&nh_desc, id, &bad);
+	if (bad || !(nh & NH_VALID))
+		return FP_PUNT_TABLE;
+	switch ((nh >> 32) & 7) {
+	case NH_KIND_GW4:
+	case NH_KIND_GW6:
+		break;
+	case NH_KIND_CONNECTED:
+		return FP_PUNT_CONNECTED;
+	case NH_KIND_LOCAL:
+		return FP_PUNT_LOCAL;
+	default:
+		return FP_PUNT_BLACKHOLE;
+	}
+	__u32 port = (__u32)(nh & 0xffff);
+	struct fp_port *p = bpf_map_lookup_elem(&ports, &port);
+	if (!p)
+		return FP_PUNT_TABLE;
+	if (!(p->flags & FP_PORT_XDP_TX))
+		return FP_PUNT_EGRESS;
+
+	/* dataplane::neighbor::NeighEntry::lookup, the Send case only. */
+	struct fp_neigh *ne = bpf_map_lookup_elem(&neigh, &id);
+	__u32 zero = 0;
+	struct fp_clock *clk = bpf_map_lookup_elem(&clock, &zero);
+	if (!ne || !clk)
+		return FP_PUNT_TABLE;
+	__u64 w = *(volatile __u64 *)&ne->word;
+	__u64 state = (w >> NEIGH_STATE_SHIFT) & 7;
+	__u64 mono = bpf_ktime_get_coarse_ns();
+	__u64 now_ms = (mono > clk->epoch_ns ? (mono - clk->epoch_ns) / 1000000 : 0) +
+		       clk->offset_ms;
+	if (state == NEIGH_STATE_REACHABLE) {
+		__u64 c = *(volatile __u64 *)&ne->confirmed_ms;
+		if (now_ms > c && now_ms - c > clk->reachable_ms)
+			return FP_PUNT_NEIGH;
+	} else if (state != NEIGH_STATE_STATIC) {
+		return FP_PUNT_NEIGH;
+	}
+	/* NeighEntry::touch: the collector must see the entry in use. */
+	__u64 used = *(volatile __u64 *)&ne->used_ms;
+	if (now_ms > used && now_ms - used >= NEIGH_TOUCH_MS)
+		*(volatile __u64 *)&ne->used_ms = now_ms;
+
+	v->port = port;
+	v->mac = w & NEIGH_MAC_MASK;
+	v->mtu = p->mtu;
+	__builtin_memcpy(v->src, p->mac, 6);
+	return -1;
+}
+
+/* Trim Ethernet padding beyond the IP packet (the workers send only the
+ * packet's own length), rewrite the MACs, count and redirect. */
+static __always_inline int send(struct xdp_md *ctx, struct fp_counters *cin, struct verdict *v,
+				__u32 len)
+{
+	void *data = (void *)(long)ctx->data;
+	void *end = (void *)(long)ctx->data_end;
+	if (data + ETH_LEN > end)
+		return XDP_ABORTED;
+	__u8 *eth = data;
+#pragma unroll
+	for (int i = 0; i < 6; i++)
+		eth[i] = (__u8)(v->mac >> (40 - 8 * i));
+	__builtin_memcpy(eth + 6, v->src, 6);
+	__u32 frame = (__u32)(end - data);
+	if (frame > len && bpf_xdp_adjust_tail(ctx, -(int)(frame - len)))
+		return XDP_ABORTED;
+	struct fp_counters *cout = bpf_map_lookup_elem(&counters, &v->port);
+	if (cout) {
+		cout->c[FP_TX]++;
+		cout->c[FP_TX_BYTES] += len;
+	}
+	cin->c[FP_RX_FORWARDED]++;
+	cin->c[FP_RX_FORWARDED_BYTES] += frame;
+	return bpf_redirect_map(&tx_ports, v->port, 0);
+}
+
+/* IPv4 (dataplane::input::check_v4 and Worker::forward_v4). */
+static __always_inline int forward_v4(struct xdp_md *ctx, struct fp_counters *cin, __u32 in_port)
+{
+	void *data = (void *)(long)ctx->data;
+	void *end = (void *)(long)ctx->data_end;
+	__u8 *ip = data + ETH_LEN;
+	if ((void *)(ip + IPV4_LEN) > end)
+		return punt(ctx, cin, in_port, FP_PUNT_HEADER);
+	/* Version 4 without options; options are the workers'. */
+	if (ip[0] != 0x45)
+		return punt(ctx, cin, in_port, FP_PUNT_HEADER);
+	__u32 sum = 0;
+#pragma unroll
+	for (int i = 0; i < IPV4_LEN; i += 2)
+		sum += load16(ip + i);
+	if (fold(sum) != 0xffff)
+		return punt(ctx, cin, in_port, FP_PUNT_HEADER);
+	__u32 total = load16(ip + 2);
+	if (total < IPV4_LEN || (void *)ip + total > end)
+		return punt(ctx, cin, in_port, FP_PUNT_HEADER);
+	__u32 src = load32(ip + 12), dst = load32(ip + 16);
+	__u32 stop = src >> 24, dtop = dst >> 24;
+	/* RFC 1812 5.3.7 martians, broadcast and multicast destinations. */
+	if (stop == 0 || stop == 127 || stop >= 224 || dtop == 0 || dtop == 127 || dtop >= 224)
+		return punt(ctx, cin, in_port, FP_PUNT_HEADER);
+	if (ip[8] <= 1)
+		return punt(ctx, cin, in_port, FP_PUNT_TTL);
+
+	/* ECMP key (Worker::flow_hash_v4): ports of unfragmented TCP/UDP. */
+	__u8 proto = ip[9];
+	__u16 sp = 0, dp = 0;
+	if ((proto == PROTO_TCP || proto == PROTO_UDP) && !(load16(ip + 6) & 0x3fff) &&
+	    total >= IPV4_LEN + 4 && (void *)(ip + IPV4_LEN + 4) <= end) {
+		sp = load16(ip + IPV4_LEN);
+		dp = load16(ip + IPV4_LEN + 2);
+	}
+	__u64 a = (__u64)src << 32 | dst;
+	__u32 hash = mix(mix(a ^ K1) ^ hash_ports(proto, sp, dp) ^ K2) >> 32;
+
+	int bad = 0;
+	__u32 e = lookup4(dst, &bad);
+	struct verdict v = {};
+	int r = bad ? FP_PUNT_TABLE : next_hop(e, hash, &v);
+	if (r >= 0)
+		return punt(ctx, cin, in_port, r);
+	if (total > v.mtu)
+		return punt(ctx, cin, in_port, FP_PUNT_MTU);
+
+	/* TTL - 1, checksum by RFC 1624 eqn. 3 (packet::checksum::update_u16). */
+	__u16 old = load16(ip + 8);
+	ip[8]--;
+	__u16 new = load16(ip + 8);
+	__u16 c = ~fold((__u32)(__u16)~load16(ip + 10) + (__u16)~old + new);
+	ip[10] = c >> 8;
+	ip[11] = c & 0xff;
+	return send(ctx, cin, &v, ETH_LEN + total);
+}
+
+/* IPv6 (dataplane::input::check_v6 and Worker::forward_v6). */
+static __always_inline int forward_v6(struct xdp_md *ctx, struct fp_counters *cin, __u32 in_port)
+{
+	void *data = (void *)(long)ctx->data;
+	void *end = (void *)(long)ctx->data_end;
+	__u8 *ip = data + ETH_LEN;
+	if ((void *)(ip + IPV6_LEN) > end)
+		return punt(ctx, cin, in_port, FP_PUNT_HEADER);
+	if (ip[0] >> 4 != 6)
+		return punt(ctx, cin, in_port, FP_PUNT_HEADER);
+	__u32 plen = load16(ip + 4);
+	/* A zero payload length (jumbogram or bare header) is the workers'. */
+	if (plen == 0 || (void *)ip + IPV6_LEN + plen > end)
+		return punt(ctx, cin, in_port, FP_PUNT_HEADER);
+	__u64 s_hi = load64(ip + 8), s_lo = load64(ip + 16);
+	__u64 d_hi = load64(ip + 24), d_lo = load64(ip + 32);
+	/* Multicast, unspecified, loopback and link-local sources and
+	 * destinations (RFC 4291 2.5.2, 2.5.3, 2.5.6). */
+	if (ip[8] == 0xff || ip[24] == 0xff || (s_hi == 0 && s_lo <= 1) || (d_hi == 0 && d_lo <= 1) ||
+	    (s_hi >> 54) == 0x3fa || (d_hi >> 54) == 0x3fa)
+		return punt(ctx, cin, in_port, FP_PUNT_HEADER);
+	/* Hop-by-Hop options are for every router to read: the workers'. */
+	__u8 next = ip[6];
+	if (next == IPV6_NH_HOP_BY_HOP)
+		return punt(ctx, cin, in_port, FP_PUNT_HEADER);
+	if (ip[7] <= 1)
+		return punt(ctx, cin, in_port, FP_PUNT_TTL);
+
+	/* ECMP key (Worker::flow_hash_v6): ports when TCP/UDP follows. */
+	__u16 sp = 0, dp = 0;
+	if ((next == PROTO_TCP || next == PROTO_UDP) && plen >= 4 &&
+	    (void *)(ip + IPV6_LEN + 4) <= end) {
+		sp = load16(ip + IPV6_LEN);
+		dp = load16(ip + IPV6_LEN + 2);
+	}
+	__u64 h = mix(s_hi ^ K1) ^ rotl(mix(s_lo ^ K2), 16) ^ rotl(mix(d_hi ^ K3), 32) ^
+		  rotl(mix(d_lo ^ K4), 48);
+	__u32 hash = mix(h ^ hash_ports(next, sp, dp)) >> 32;
+
+	__u8 d[16];
+	__builtin_memcpy(d, ip + 24, 16);
+	int bad = 0;
+	__u32 e = lookup6(d, &bad);
+	struct verdict v = {};
+	int r = bad ? FP_PUNT_TABLE : next_hop(e, hash, &v);
+	if (r >= 0)
+		return punt(ctx, cin, in_port, r);
+	if (IPV6_LEN + plen > v.mtu)
+		return punt(ctx, cin, in_port, FP_PUNT_MTU);
+	ip[7]--;
+	return send(ctx, cin, &v, ETH_LEN + IPV6_LEN + plen);
+}
+
+SEC("xdp")
+int sr_fwd(struct xdp_md *ctx)
+{
+	__u32 ifindex = ctx->ingress_ifindex;
+	__u32 *pin = bpf_map_lookup_elem(&in_ports, &ifindex);
+	if (!pin)
+		return XDP_PASS;
+	__u32 in_port = *pin;
+	struct fp_counters *cin = bpf_map_lookup_elem(&counters, &in_port);
+	struct fp_port *p = bpf_map_lookup_elem(&ports, &in_port);
+	if (!cin || !p)
+		return XDP_PASS;
+
+	void *data = (void *)(long)ctx->data;
+	void *end = (void *)(long)ctx->data_end;
+	__u8 *eth = data;
+	if ((void *)(eth + ETH_LEN) > end)
+		return punt(ctx, cin, in_port, FP_PUNT_L2);
+	/* Only unicast to this port, from a unicast source (replies and ICMP
+	 * errors go back to it): broadcast, multicast, other hosts' frames
+	 * are the workers' (ARP, ND, the drop counters). */
+	if (!mac_eq(eth, p->mac) || (eth[6] & 1))
+		return punt(ctx, cin, in_port, FP_PUNT_L2);
+	__u16 type = load16(eth + 12);
+	if (type == ETH_IPV4)
+		return forward_v4(ctx, cin, in_port);
+	if (type == ETH_IPV6)
+		return forward_v6(ctx, cin, in_port);
+	return punt(ctx, cin, in_port, FP_PUNT_NOT_IP);
+}
+
+char LICENSE[] SEC("license") = "Dual MIT/GPL";

@@ -1,0 +1,126 @@
+//! The Rust twins of `bpf/fwd.h`: what user space writes into the
+//! program's maps and reads back. Sizes and offsets are asserted here, so a
+//! change on one side that the other lacks fails to compile.
+
+/// Router ports the program serves (`FP_MAX_PORTS`).
+pub const MAX_PORTS: usize = 64;
+/// RX queues per port the program punts to (`FP_MAX_QUEUES`).
+pub const MAX_QUEUES: usize = 64;
+
+/// Bytes of one value of the shared table maps (`struct u32x16` /
+/// `struct u64x8`): 64, so the mapped array is contiguous.
+pub const TABLE_VALUE: usize = 64;
+
+/// `struct fp_port`: a router port as the program sees it.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PortSlot {
+    pub mac: [u8; 6],
+    /// IP MTU (bytes of the IP packet, without Ethernet).
+    pub mtu: u16,
+    /// [`PORT_XDP_TX`] and future flags.
+    pub flags: u32,
+    pub _pad: u32,
+}
+
+/// The port takes redirected XDP frames (`FP_PORT_XDP_TX`).
+pub const PORT_XDP_TX: u32 = 1;
+
+/// `struct fp_clock`: the workers' clock, so both tiers age neighbours
+/// alike.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Clock {
+    /// CLOCK_MONOTONIC at the workers' epoch, ns.
+    pub epoch_ns: u64,
+    /// Added to the program's milliseconds (the workers' test clock
+    /// offset).
+    pub offset_ms: u64,
+    /// A REACHABLE neighbour confirmed longer ago than this is the
+    /// workers' (they probe it).
+    pub reachable_ms: u64,
+}
+
+/// The neighbour entry's layout (`struct fp_neigh`), which the
+/// dataplane's `NeighEntry` must have: 64 bytes, the word at 0,
+/// `confirmed_ms` at 8, `used_ms` at 32.
+pub mod neigh {
+    pub const SIZE: usize = 64;
+    pub const WORD: usize = 0;
+    pub const CONFIRMED_MS: usize = 8;
+    pub const USED_MS: usize = 32;
+    pub const STATE_SHIFT: u32 = 48;
+    pub const STATE_REACHABLE: u64 = 1;
+    pub const STATE_STATIC: u64 = 2;
+}
+
+/// The program's counters (`enum fp_counter`), per port and CPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(usize)]
+pub enum Counter {
+    /// Forwarded, counted on the ingress port.
+    RxForwarded,
+    RxForwardedBytes,
+    /// Forwarded, counted on the egress port.
+    Tx,
+    TxBytes,
+    PuntL2,
+    PuntNotIp,
+    PuntHeader,
+    PuntNoRoute,
+    PuntLocal,
+    PuntConnected,
+    PuntBlackhole,
+    PuntTtl,
+    PuntMtu,
+    PuntNeigh,
+    PuntEgress,
+    PuntTable,
+}
+
+/// Number of counters (`FP_NCOUNTERS`).
+pub const NCOUNTERS: usize = Counter::PuntTable as usize + 1;
+
+impl Counter {
+    /// Every punt reason, with its name in the statistics.
+    pub const PUNTS: [(Counter, &'static str); 12] = [
+        (Counter::PuntL2, "l2"),
+        (Counter::PuntNotIp, "not_ip"),
+        (Counter::PuntHeader, "header"),
+        (Counter::PuntNoRoute, "no_route"),
+        (Counter::PuntLocal, "local"),
+        (Counter::PuntConnected, "connected"),
+        (Counter::PuntBlackhole, "blackhole"),
+        (Counter::PuntTtl, "ttl"),
+        (Counter::PuntMtu, "mtu"),
+        (Counter::PuntNeigh, "neighbour"),
+        (Counter::PuntEgress, "egress"),
+        (Counter::PuntTable, "table"),
+    ];
+}
+
+/// `struct fp_counters`: one port's counters on one CPU.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counters(pub [u64; NCOUNTERS]);
+
+impl Counters {
+    pub fn get(&self, c: Counter) -> u64 {
+        self.0[c as usize]
+    }
+
+    /// Punted frames, all reasons.
+    pub fn punted(&self) -> u64 {
+        Counter::PUNTS.iter().map(|&(c, _)| self.get(c)).sum()
+    }
+}
+
+// SAFETY: plain integers, any bit pattern valid (read from the kernel).
+unsafe impl aya::Pod for Counters {}
+// SAFETY: plain integers and bytes, no padding holes that matter.
+unsafe impl aya::Pod for PortSlot {}
+
+const _: () = assert!(std::mem::size_of::<PortSlot>() == 16);
+const _: () = assert!(std::mem::size_of::<Clock>() == 24);
+const _: () = assert!(std::mem::size_of::<Counters>() == NCOUNTERS * 8);
+const _: () = assert!(NCOUNTERS == 16);

@@ -1,0 +1,160 @@
+//! softrouter's XDP fast path: `bpf/fwd.bpf.c` forwards the common case in
+//! the driver hook and punts everything else to the workers over AF_XDP;
+//! this crate loads it and gives the router its maps.
+//!
+//! One FIB, two readers: the program's table maps are `BPF_F_MMAPABLE`
+//! arrays, and [`FastPath::memory`] hands them to the FIB's constructors
+//! ([`fib::memory::TableMemory`]), so the workers' tables *are* the
+//! program's; the single writer updates both tiers with the same stores.
+//! The neighbour entries ([`MapMemory::neighbours`]) are shared the same
+//! way. Reuse of what the writer retires waits for the kernel's RCU grace
+//! period as well as the workers' ([`fib::ExternalReader`], driven by
+//! [`grace_period`]).
+//!
+//! What the program forwards, and why everything else is punted, is in
+//! its own header comment; [`layout`] holds the Rust twins of its maps'
+//! values.
+
+pub mod layout;
+mod memory;
+
+use anyhow::{anyhow, bail, Context, Result};
+use aya::maps::{DevMap, HashMap as BpfHashMap, PerCpuArray, XskMap};
+use aya::programs::{Xdp, XdpMode};
+
+pub use layout::{Clock, Counter, Counters, PortSlot, PORT_XDP_TX};
+pub use memory::MapMemory;
+
+/// The program object (`bpf/fwd.bpf.c`).
+const FWD_OBJ: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/fwd.bpf.o"));
+
+/// The name of the XDP program in the object.
+const PROGRAM: &str = "sr_fwd";
+
+/// Capacities of the tables the program shares with the workers (the
+/// FIB's configuration; the maps are sized from it at load).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sizes {
+    pub lpm4_tbl8_groups: u32,
+    pub lpm6_tbl8_groups: u32,
+    pub next_hops: u32,
+    pub groups: u32,
+    pub group_members: u32,
+}
+
+/// The loaded program and its maps.
+pub struct FastPath {
+    obj: bpf::Loaded,
+    sizes: Sizes,
+    clock: bpf::MmapArray,
+}
+
+impl FastPath {
+    /// Load the program with its table maps sized for `sizes` (nothing is
+    /// attached yet).
+    pub fn load(sizes: Sizes) -> Result<FastPath> {
+        let entries = memory::map_entries(&sizes)?;
+        let obj = bpf::load("XDP fast path", FWD_OBJ, &entries, &[], PROGRAM)?;
+        let clock = obj.mmap("clock", std::mem::size_of::<Clock>(), 1)?;
+        Ok(FastPath { obj, sizes, clock })
+    }
+
+    /// The table sizes the maps were created with.
+    pub fn sizes(&self) -> Sizes {
+        self.sizes
+    }
+
+    /// Memory for the FIB's tables: the program's maps by name (each one
+    /// once), the heap for tables the program does not read.
+    pub fn memory(&self) -> MapMemory<'_> {
+        MapMemory::new(&self.obj, self.sizes)
+    }
+
+    /// Tell the program the workers' clock and reachable time.
+    pub fn set_clock(&self, clock: Clock) {
+        let words = [clock.epoch_ns, clock.offset_ms, clock.reachable_ms];
+        for (i, w) in words.into_iter().enumerate() {
+            self.clock.set(i, w);
+        }
+    }
+
+    /// Serve router port `port` on interface `ifindex`: frames arriving
+    /// there are the program's, and it may redirect to it when
+    /// `slot.flags` has [`PORT_XDP_TX`].
+    pub fn set_port(&mut self, port: u32, ifindex: u32, slot: PortSlot) -> Result<()> {
+        if port as usize >= layout::MAX_PORTS {
+            bail!(
+                "port {port} beyond the fast path's {} ports",
+                layout::MAX_PORTS
+            );
+        }
+        let mut ports: aya::maps::Array<_, PortSlot> = self.map("ports")?;
+        ports.set(port, slot, 0).context("ports map")?;
+        let mut tx: DevMap<_> = self.map("tx_ports")?;
+        tx.set(port, ifindex, None, 0)
+            .map_err(|e| anyhow!("tx_ports map, port {port} -> ifindex {ifindex}: {e}"))?;
+        let mut inp: BpfHashMap<_, u32, u32> = self.map("in_ports")?;
+        inp.insert(ifindex, port, 0).context("in_ports map")?;
+        Ok(())
+    }
+
+    /// Punt frames of `port`'s RX queue `queue` to the AF_XDP socket `fd`.
+    pub fn set_socket(
+        &mut self,
+        port: u32,
+        queue: u32,
+        fd: impl std::os::fd::AsRawFd,
+    ) -> Result<()> {
+        if port as usize >= layout::MAX_PORTS || queue as usize >= layout::MAX_QUEUES {
+            bail!("port {port} queue {queue} beyond the fast path's maps");
+        }
+        let mut xsks: XskMap<_> = self.map("xsks")?;
+        xsks.set(port * layout::MAX_QUEUES as u32 + queue, fd, 0)
+            .context("xsks map")?;
+        Ok(())
+    }
+
+    /// Attach the program to interface `ifname`.
+    pub fn attach(&mut self, ifname: &str, mode: XdpMode) -> Result<aya::programs::xdp::XdpLinkId> {
+        self.program()?
+            .attach(ifname, mode)
+            .with_context(|| format!("attaching the XDP fast path to {ifname}"))
+    }
+
+    /// Port `port`'s counters, summed over CPUs.
+    pub fn counters(&self, port: u32) -> Result<Counters> {
+        let map = self
+            .obj
+            .ebpf
+            .map("counters")
+            .ok_or_else(|| anyhow!("no counters map"))?;
+        let arr: PerCpuArray<_, Counters> = PerCpuArray::try_from(map)?;
+        let per_cpu = arr.get(&port, 0).context("counters map")?;
+        let mut sum = Counters::default();
+        for c in per_cpu.iter() {
+            for (s, v) in sum.0.iter_mut().zip(c.0) {
+                *s += v;
+            }
+        }
+        Ok(sum)
+    }
+
+    /// The program (tests run it with `BPF_PROG_TEST_RUN`).
+    pub fn program(&mut self) -> Result<&mut Xdp> {
+        self.obj.xdp(PROGRAM)
+    }
+
+    fn map<'a, M>(&'a mut self, name: &str) -> Result<M>
+    where
+        M: TryFrom<&'a mut aya::maps::Map, Error = aya::maps::MapError>,
+    {
+        let m = self
+            .obj
+            .ebpf
+            .map_mut(name)
+            .ok_or_else(|| anyhow!("no map {name} in the fast path"))?;
+        M::try_from(m).map_err(|e| anyhow!("map {name}: {e}"))
+    }
+}
+
+pub use memory::{grace_period, NEIGH};
