@@ -55,6 +55,8 @@ pub unsafe trait Zeroed: Sync + Send {}
 unsafe impl Zeroed for AtomicU32 {}
 // SAFETY: as above.
 unsafe impl Zeroed for AtomicU64 {}
+// SAFETY: an array of zero-valid elements is zero-valid.
+unsafe impl<T: Zeroed, const N: usize> Zeroed for [T; N] {}
 
 /// What keeps foreign memory mapped (e.g. a BPF map and its mmap).
 pub type Owner = Box<dyn Send + Sync>;
