@@ -116,24 +116,7 @@ impl Bed {
             offset_ms: 0,
             reachable_ms: 30_000,
         });
-        // Egress ports first: the ingress port (0) must own ifindex 1.
-        for p in (0..PORTS).rev() {
-            let slot = PortSlot {
-                mac: port_mac(p),
-                mtu: MTU,
-                flags: PORT_XDP_TX,
-                _pad: 0,
-            };
-            fp.set_port(p, 1, slot).unwrap();
-        }
-        let slot = PortSlot {
-            mac: ROUTER_MAC,
-            mtu: MTU,
-            flags: PORT_XDP_TX,
-            _pad: 0,
-        };
-        fp.set_port(0, 1, slot).unwrap();
-        Bed {
+        let mut b = Bed {
             fp,
             w4,
             r4,
@@ -142,7 +125,24 @@ impl Bed {
             nhw,
             nhr,
             neigh,
+        };
+        for p in 1..PORTS {
+            b.port(p, port_mac(p), PORT_XDP_TX);
         }
+        b.port(0, ROUTER_MAC, PORT_XDP_TX);
+        b
+    }
+
+    /// Port `p` on loopback (ifindex 1). The ingress port (0) must be set
+    /// last: it owns ifindex 1 for arriving frames.
+    fn port(&mut self, p: u32, mac: [u8; 6], flags: u32) {
+        let slot = PortSlot {
+            mac,
+            mtu: MTU,
+            flags,
+            _pad: 0,
+        };
+        self.fp.set_port(p, 1, slot).unwrap();
     }
 
     /// A gateway next hop on `port` whose neighbour is in `state`.
@@ -485,20 +485,8 @@ fn punts_what_the_workers_must_decide_unchanged_and_counted() {
         offset_ms: 0,
         reachable_ms: 30_000,
     });
-    let slot = PortSlot {
-        mac: port_mac(2),
-        mtu: MTU,
-        flags: 0,
-        _pad: 0,
-    };
-    b.fp.set_port(2, 1, slot).unwrap();
-    let slot = PortSlot {
-        mac: ROUTER_MAC,
-        mtu: MTU,
-        flags: PORT_XDP_TX,
-        _pad: 0,
-    };
-    b.fp.set_port(0, 1, slot).unwrap();
+    b.port(2, port_mac(2), 0);
+    b.port(0, ROUTER_MAC, PORT_XDP_TX);
     assert_eq!(b.run(&v4(dst(7), 1, 64, 18, 0)).0, bpf::XDP_PASS);
     assert_eq!(b.counters(0).get(Counter::PuntEgress), 1);
     assert_eq!(b.run(&base).0, bpf::XDP_REDIRECT);
