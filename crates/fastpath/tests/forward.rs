@@ -92,7 +92,7 @@ impl Bed {
             groups: 16,
             group_members: 64,
         };
-        let mut fp = FastPath::load(sizes).expect("load the fast path");
+        let fp = FastPath::load(sizes).expect("load the fast path");
         let mut mem = fp.memory();
         let (w4, r4) = lpm4::new_in(
             Lpm4Config {
