@@ -1,0 +1,281 @@
+//! The XDP fast path on a live veth wire, and side by side with the Linux
+//! kernel forwarding on the same wire.
+//!
+//! ```text
+//!  tester ns                 DUT ns
+//!  a0 (generator) ------> d0   [fast path, or kernel forwarding]
+//!  a1 (counter)   <------ d1
+//! ```
+//!
+//! The generator and counter are the bench's (softrouter-tester): XDP
+//! live frames out of a0, an XDP counter on a1. The DUT's receive work
+//! (d0's NAPI thread) runs on CPU 0, the tester's on CPU 1.
+
+use std::net::{IpAddr, Ipv4Addr};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use fastpath::layout::neigh::{STATE_SHIFT, STATE_STATIC};
+use fastpath::{Clock, FastPath, PortSlot, Sizes, PORT_XDP_TX};
+use fib::memory::Region;
+use fib::{lpm4, lpm6, Lpm4Config, Lpm6Config, NextHop, NextHopKind, NextHopTable, Target};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use testbed::napi::{thread_napi, NapiPolicy};
+use testbed::{Netns, VethPair};
+use tester::count::Counter;
+use tester::gen::{Frame, Generator, Phase, Plan, Port};
+
+struct Wire {
+    tns: Netns,
+    dns: Netns,
+    v0: VethPair,
+    v1: VethPair,
+}
+
+impl Wire {
+    fn new() -> Wire {
+        let tns = Netns::new("fpt").unwrap();
+        let dns = Netns::new("fpd").unwrap();
+        let v0 = VethPair::new(&tns, &dns, 1).unwrap();
+        let v1 = VethPair::new(&dns, &tns, 1).unwrap();
+        Wire { tns, dns, v0, v1 }
+    }
+
+    fn mac(&self, ns: &Netns, dev: &str) -> [u8; 6] {
+        testbed::link::read_mac(Some(ns.name()), dev).unwrap()
+    }
+}
+
+fn enter(ns: &Netns) {
+    use std::os::fd::AsRawFd;
+    let f = std::fs::File::open(format!("/run/netns/{}", ns.name())).unwrap();
+    // SAFETY: setns on a valid netns fd; affects this thread only.
+    assert_eq!(unsafe { libc::setns(f.as_raw_fd(), libc::CLONE_NEWNET) }, 0);
+}
+
+fn ifindex(name: &str) -> u32 {
+    let c = std::ffi::CString::new(name).unwrap();
+    // SAFETY: valid C string.
+    unsafe { libc::if_nametoindex(c.as_ptr()) }
+}
+
+fn pin(cpu: usize) {
+    // SAFETY: pinning this thread.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut set);
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+    }
+}
+
+fn mono_ns() -> u64 {
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: valid pointer.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut t) };
+    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
+}
+
+/// The fast path serving d0 (port 0) and d1 (port 1), with 198.19.0.0/16
+/// through a STATIC neighbour at a1's MAC; runs in the DUT namespace until
+/// `stop` says so.
+fn fast_path_dut(
+    w: &Wire,
+    ready: mpsc::Sender<()>,
+    stop: mpsc::Receiver<()>,
+) -> std::thread::JoinHandle<(fastpath::Counters, fastpath::Counters)> {
+    let (dns, d0, d1) = (w.dns.name().to_string(), w.v0.b.clone(), w.v1.a.clone());
+    let (m0, m1, a1) = (
+        w.mac(&w.dns, &d0),
+        w.mac(&w.dns, &d1),
+        w.mac(&w.tns, &w.v1.b),
+    );
+    std::thread::spawn(move || {
+        let f = std::fs::File::open(format!("/run/netns/{dns}")).unwrap();
+        use std::os::fd::AsRawFd;
+        // SAFETY: as in `enter`.
+        assert_eq!(unsafe { libc::setns(f.as_raw_fd(), libc::CLONE_NEWNET) }, 0);
+        let sizes = Sizes {
+            lpm4_tbl8_groups: 16,
+            lpm6_tbl8_groups: 16,
+            next_hops: 16,
+            groups: 1,
+            group_members: 1,
+        };
+        let mut fp = FastPath::load(sizes).unwrap();
+        let mut mem = fp.memory();
+        let (mut w4, _r4) = lpm4::new_in(Lpm4Config { tbl8_groups: 16 }, &mut mem).unwrap();
+        let (_w6, _r6) = lpm6::new_in(Lpm6Config { tbl8_groups: 16 }, &mut mem).unwrap();
+        let (mut nhw, _nhr) = NextHopTable::with_capacity_in(16, 1, 1, &mut mem).unwrap();
+        let neigh: Region<[AtomicU64; 8]> = mem.neighbours().unwrap();
+        let id = nhw
+            .add(NextHop {
+                port: 1,
+                kind: NextHopKind::Gateway(Ipv4Addr::new(198, 18, 1, 2).into()),
+            })
+            .unwrap();
+        let mac = a1.iter().fold(0u64, |a, &b| a << 8 | u64::from(b));
+        neigh[id.0 as usize][0].store(mac | STATE_STATIC << STATE_SHIFT, Relaxed);
+        w4.insert("198.19.0.0/16".parse().unwrap(), Target::next_hop(id))
+            .unwrap();
+        fp.set_clock(Clock {
+            epoch_ns: mono_ns(),
+            offset_ms: 0,
+            reachable_ms: 30_000,
+        });
+        for (port, dev, mac) in [(1u32, &d1, m1), (0, &d0, m0)] {
+            let slot = PortSlot {
+                mac,
+                mtu: 1500,
+                flags: PORT_XDP_TX,
+                _pad: 0,
+            };
+            fp.set_port(port, ifindex(dev), slot).unwrap();
+        }
+        fp.attach(&d0, aya::programs::XdpMode::default()).unwrap();
+        fp.attach(&d1, aya::programs::XdpMode::default()).unwrap();
+        ready.send(()).unwrap();
+        let _ = stop.recv();
+        (fp.counters(0).unwrap(), fp.counters(1).unwrap())
+    })
+}
+
+/// The kernel forwarding on the same wire (GRO on d0 so it takes the
+/// generator's XDP frames, as the bench's Linux DUT).
+fn kernel_dut(w: &Wire) {
+    let (d0, d1) = (&w.v0.b, &w.v1.a);
+    let a1 = testbed::link::format_mac(&w.mac(&w.tns, &w.v1.b));
+    w.dns.add_addr(d0, "198.18.0.1/24").unwrap();
+    w.dns.add_addr(d1, "198.18.1.1/24").unwrap();
+    w.dns.set_forwarding(true).unwrap();
+    w.dns
+        .ip(&[
+            "neigh",
+            "replace",
+            "198.18.1.2",
+            "lladdr",
+            &a1,
+            "dev",
+            d1,
+            "nud",
+            "permanent",
+        ])
+        .unwrap();
+    w.dns.add_route("198.19.0.0/16", "198.18.1.2").unwrap();
+    w.dns.run(&["ethtool", "-K", d0, "gro", "on"]).unwrap();
+}
+
+/// Send `frames` 64-byte frames (paced at `rate`, or flat out) from a0 to
+/// d0 and count them at a1: (sent, received, seconds of sending).
+fn send(w: &Wire, frames: u64, rate: Option<f64>) -> (u64, u64, f64) {
+    let (a0, a1) = (w.v0.a.clone(), w.v1.b.clone());
+    let d0mac = w.mac(&w.dns, &w.v0.b);
+    let a0mac = w.mac(&w.tns, &a0);
+    thread_napi(&w.dns, &w.v0.b, &[0], NapiPolicy::Fifo(40)).unwrap();
+    let tns_ref = &w.tns;
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            pin(1);
+            enter(tns_ref);
+            let c = Counter::new(1, frames + 1024, &[ifindex(&a1)]).unwrap();
+            thread_napi(tns_ref, &a1, &[1], NapiPolicy::Fifo(50)).unwrap();
+            let mut g = Generator::new(1, 1).unwrap();
+            let flow = tester::frame::Flow {
+                dst_mac: d0mac,
+                src_mac: a0mac,
+                src_ip: IpAddr::V4(Ipv4Addr::new(198, 18, 0, 2)),
+                dst_ip: IpAddr::V4(Ipv4Addr::new(198, 19, 0, 2)),
+                src_port: 1024,
+                dst_port: 7,
+                stream: 0,
+            };
+            let mut buf = vec![0u8; 64];
+            let l = tester::frame::build(&flow, 64, 0, &mut buf).unwrap();
+            buf.truncate(l.buf_len);
+            g.set_frame(0, 0, &Frame::from_layout(&buf, &l)).unwrap();
+            let plan = Plan {
+                ports: vec![Port {
+                    ifindex: ifindex(&a0),
+                    streams: vec![0],
+                }],
+                phases: vec![Phase {
+                    frames,
+                    rate_fps: rate,
+                }],
+                schedule: vec![0],
+                batch: 64,
+                grace: Duration::from_millis(200),
+                lead: Duration::from_millis(1),
+                latency_every: tester::gen::latency_every(rate),
+            };
+            c.set_latency_every(plan.latency_every).unwrap();
+            let sent = g.run(&plan).unwrap();
+            c.drain(
+                sent.sent,
+                Duration::from_millis(5),
+                Duration::from_millis(100),
+                Duration::from_secs(2),
+            );
+            let got = c.read(&sent.stream_frames);
+            let secs = (sent.last_ns - sent.first_ns) as f64 / 1e9;
+            (sent.sent, got.received, secs)
+        })
+        .join()
+        .unwrap()
+    })
+}
+
+#[test]
+fn forwards_on_a_veth_wire_without_loss_at_a_low_rate() {
+    if !testbed::require_root("forwards_on_a_veth_wire_without_loss_at_a_low_rate") {
+        return;
+    }
+    let w = Wire::new();
+    let (ready_tx, ready) = mpsc::channel();
+    let (stop, stop_rx) = mpsc::channel();
+    let dut = fast_path_dut(&w, ready_tx, stop_rx);
+    ready.recv().unwrap();
+    let (sent, received, _) = send(&w, 20_000, Some(50_000.0));
+    stop.send(()).unwrap();
+    let (c0, c1) = dut.join().unwrap();
+    eprintln!("d0 {c0:?}\nd1 {c1:?}");
+    assert_eq!((sent, received), (20_000, 20_000));
+    assert_eq!(c0.get(fastpath::Counter::RxForwarded), 20_000);
+    assert_eq!(c1.get(fastpath::Counter::Tx), 20_000);
+}
+
+/// Flat-out 64 B bursts through the fast path and through the kernel:
+/// forwarded frames per second of sending, side by side (prints).
+#[test]
+#[ignore]
+fn fast_path_vs_kernel_flat_out() {
+    const N: u64 = 2_000_000;
+    let w = Wire::new();
+    let (ready_tx, ready) = mpsc::channel();
+    let (stop, stop_rx) = mpsc::channel();
+    let dut = fast_path_dut(&w, ready_tx, stop_rx);
+    ready.recv().unwrap();
+    let xdp = send(&w, N, None);
+    stop.send(()).unwrap();
+    eprintln!("fast path counters (d0, d1): {:?}", dut.join().unwrap());
+    std::thread::sleep(Duration::from_millis(200));
+    let w = Wire::new();
+    kernel_dut(&w);
+    let kernel = send(&w, N, None);
+    let rate = |(s, r, secs): (u64, u64, f64)| {
+        eprintln!(
+            "  sent {s} in {secs:.3} s ({:.2} Mfps offered), received {r} ({:.1} %): {:.3} Mpps forwarded",
+            s as f64 / secs / 1e6,
+            r as f64 * 100.0 / s as f64,
+            r as f64 / secs / 1e6
+        );
+        r as f64 / secs
+    };
+    eprintln!("fast path:");
+    let x = rate(xdp);
+    eprintln!("kernel:");
+    let k = rate(kernel);
+    eprintln!("ratio fast path / kernel: {:.2}", x / k);
+}
