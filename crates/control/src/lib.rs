@@ -1,0 +1,21 @@
+//! softrouter's control socket: how `softrouter ctl` (and scripts) reach a
+//! running router, in the style of `birdc` and grout's `grcli`.
+//!
+//! * [`protocol`]: one JSON object per line, a request then its response,
+//!   versioned ([`protocol::VERSION`]); any number of requests per
+//!   connection.
+//! * [`server`]: the listening socket (mode 0660, root or one group),
+//!   refusing a path held by a live instance, one thread per connection;
+//!   requests go to a [`server::Handler`] (the router's single writer).
+//! * [`client`]: one request, one response (what `softrouter ctl` uses).
+//!
+//! Why JSON lines over a UNIX socket: every language and `socat` can speak
+//! it, file permissions are the access control, and a request is tiny
+//! next to what it does (a route change, a statistics snapshot).
+
+pub mod client;
+pub mod protocol;
+pub mod server;
+
+pub use protocol::{Request, Response};
+pub use server::{ControlServer, Handler};

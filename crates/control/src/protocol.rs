@@ -1,0 +1,162 @@
+//! The wire format: one JSON object per line.
+//!
+//! ```text
+//! > {"version":1,"op":"route_add","prefix":"198.19.0.0/16","via":["198.18.1.2"]}
+//! < {"status":"ok","data":null}
+//! > {"version":1,"op":"route_del","prefix":"10.0.0.0/8"}
+//! < {"status":"error","message":"no route 10.0.0.0/8"}
+//! ```
+//!
+//! A request names its protocol version; a server answers a version it
+//! does not speak with an error (and changes nothing), so an old `ctl`
+//! against a new router fails clearly instead of doing something else.
+
+use std::net::IpAddr;
+
+use serde::{Deserialize, Serialize};
+
+/// The protocol version this build speaks.
+pub const VERSION: u32 = 1;
+
+/// The longest request line a server reads (a route with many next hops
+/// is far below it).
+pub const MAX_LINE: usize = 64 * 1024;
+
+/// What a client asks for. Prefixes are strings here and parsed by the
+/// handler, so a bad one gets the router's own error message.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Request {
+    /// Add or replace the route for `prefix` (ECMP over several `via`).
+    RouteAdd { prefix: String, via: Vec<IpAddr> },
+    /// Remove the route for exactly `prefix`.
+    RouteDel { prefix: String },
+    /// Every route, the route for exactly `prefix`, or the route a packet
+    /// to `longest` takes.
+    RouteShow {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        prefix: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        longest: Option<IpAddr>,
+    },
+    /// The neighbour table.
+    NeighShow,
+    /// A static neighbour.
+    NeighAdd {
+        address: IpAddr,
+        mac: String,
+        port: String,
+    },
+    /// Remove a neighbour (static or dynamic).
+    NeighDel { address: IpAddr },
+    /// Ports and their counters.
+    PortShow,
+    /// The statistics snapshot (the same document as `--stats-json`).
+    Stats,
+    /// Re-read the configuration file and apply what changed.
+    Reload,
+}
+
+/// A request on the wire: the version, then the request's own fields.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Envelope {
+    pub version: u32,
+    #[serde(flatten)]
+    pub request: Request,
+}
+
+/// The answer to one request.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum Response {
+    /// Done; `data` is what was asked for (null for a change).
+    Ok {
+        #[serde(default)]
+        data: serde_json::Value,
+    },
+    /// Refused or failed; nothing was changed.
+    Error { message: String },
+}
+
+impl Response {
+    pub fn error(message: impl Into<String>) -> Response {
+        Response::Error {
+            message: message.into(),
+        }
+    }
+}
+
+/// Parse one request line: the request, or the error to answer with.
+pub fn parse_request(line: &str) -> Result<Request, String> {
+    #[derive(Deserialize)]
+    struct Version {
+        version: Option<u32>,
+    }
+    let v: Version =
+        serde_json::from_str(line).map_err(|e| format!("not a JSON request object: {e}"))?;
+    match v.version {
+        Some(VERSION) => {}
+        Some(other) => {
+            return Err(format!(
+                "protocol version {other} not spoken here (this router speaks {VERSION})"
+            ))
+        }
+        None => return Err("request without \"version\"".into()),
+    }
+    let e: Envelope = serde_json::from_str(line).map_err(|e| format!("bad request: {e}"))?;
+    Ok(e.request)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requests_round_trip_in_the_documented_form() {
+        let r = Request::RouteAdd {
+            prefix: "198.19.0.0/16".into(),
+            via: vec!["198.18.1.2".parse().unwrap()],
+        };
+        let line = serde_json::to_string(&Envelope {
+            version: VERSION,
+            request: r.clone(),
+        })
+        .unwrap();
+        assert_eq!(
+            line,
+            r#"{"version":1,"op":"route_add","prefix":"198.19.0.0/16","via":["198.18.1.2"]}"#
+        );
+        assert_eq!(parse_request(&line), Ok(r));
+        let show = r#"{"version":1,"op":"route_show","longest":"2001:2::1"}"#;
+        assert_eq!(
+            parse_request(show),
+            Ok(Request::RouteShow {
+                prefix: None,
+                longest: Some("2001:2::1".parse().unwrap())
+            })
+        );
+        let ok = serde_json::to_string(&Response::Ok {
+            data: serde_json::Value::Null,
+        })
+        .unwrap();
+        assert_eq!(ok, r#"{"status":"ok","data":null}"#);
+    }
+
+    #[test]
+    fn bad_requests_say_what_is_wrong() {
+        let err = |s: &str| parse_request(s).unwrap_err();
+        assert!(err("route add").contains("not a JSON request"));
+        assert!(err(r#"{"op":"stats"}"#).contains("without \"version\""));
+        assert!(err(r#"{"version":2,"op":"stats"}"#).contains("version 2 not spoken"));
+        assert!(err(r#"{"version":1,"op":"route_flip"}"#).contains("unknown variant"));
+        assert!(err(r#"{"version":1,"op":"route_del"}"#).contains("missing field `prefix`"));
+        assert!(
+            err(r#"{"version":1,"op":"route_del","prefix":"x","force":true}"#)
+                .contains("unknown field")
+        );
+        assert!(
+            err(r#"{"version":1,"op":"route_add","prefix":"p","via":["nope"]}"#)
+                .contains("invalid IP address")
+        );
+    }
+}
