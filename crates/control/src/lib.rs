@@ -8,12 +8,15 @@
 //!   refusing a path held by a live instance, one thread per connection;
 //!   requests go to a [`server::Handler`] (the router's single writer).
 //! * [`client`]: one request, one response (what `softrouter ctl` uses).
+//! * [`kernel`]: the kernel's routing table as a source of routes (dump,
+//!   then follow), so `ip route`, BIRD and FRR can drive softrouter.
 //!
 //! Why JSON lines over a UNIX socket: every language and `socat` can speak
 //! it, file permissions are the access control, and a request is tiny
 //! next to what it does (a route change, a statistics snapshot).
 
 pub mod client;
+pub mod kernel;
 pub mod protocol;
 pub mod server;
 
