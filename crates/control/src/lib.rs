@@ -10,6 +10,8 @@
 //! * [`client`]: one request, one response (what `softrouter ctl` uses).
 //! * [`kernel`]: the kernel's routing table as a source of routes (dump,
 //!   then follow), so `ip route`, BIRD and FRR can drive softrouter.
+//! * [`metrics`]: the OpenMetrics endpoint, one statistics snapshot per
+//!   scrape.
 //!
 //! Why JSON lines over a UNIX socket: every language and `socat` can speak
 //! it, file permissions are the access control, and a request is tiny
@@ -17,6 +19,7 @@
 
 pub mod client;
 pub mod kernel;
+pub mod metrics;
 pub mod protocol;
 pub mod server;
 
