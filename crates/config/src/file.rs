@@ -38,6 +38,10 @@ pub struct ConfigFile {
     pub queue: Vec<QueueTable>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub routes_file: Option<RoutesFileTable>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub control: Option<ControlTable>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metrics: Option<MetricsTable>,
 }
 
 /// `[router]`; an unset key takes the router's default (see
@@ -155,6 +159,25 @@ pub struct RoutesFileTable {
     pub path: PathBuf,
 }
 
+/// `[control]`: the control socket (`softrouter ctl`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ControlTable {
+    /// Relative to the configuration file's folder; `"off"`: none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub socket: Option<PathBuf>,
+    /// The group (besides root) that may use the socket.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
+}
+
+/// `[metrics]`: the OpenMetrics endpoint.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MetricsTable {
+    pub listen: std::net::SocketAddr,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -206,6 +229,8 @@ mod tests {
         assert_eq!(keys::<RawNeighbor>(), keys::<NeighborTable>());
         assert_eq!(keys::<RawQueue>(), keys::<QueueTable>());
         assert_eq!(keys::<RawRoutesFile>(), keys::<RoutesFileTable>());
+        assert_eq!(keys::<RawControl>(), keys::<ControlTable>());
+        assert_eq!(keys::<RawMetrics>(), keys::<MetricsTable>());
     }
 
     /// Every key, over two files: `cores` and `[[queue]]` exclude each

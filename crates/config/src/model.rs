@@ -14,7 +14,24 @@ pub struct Config {
     pub routes: Vec<Route>,
     pub neighbors: Vec<Neighbor>,
     pub routes_file: Option<PathBuf>,
+    /// The control socket; `None`: none (`[control] socket = "off"`).
+    pub control: Control,
+    /// Where the OpenMetrics endpoint listens, if anywhere.
+    pub metrics: Option<std::net::SocketAddr>,
 }
+
+/// The control socket's place and who may use it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Control {
+    /// `None`: no socket.
+    pub socket: Option<PathBuf>,
+    /// Besides root, members of this group may connect.
+    pub group: Option<String>,
+}
+
+/// Where `softrouter run` listens and `softrouter ctl` connects unless
+/// told otherwise.
+pub const DEFAULT_CONTROL_SOCKET: &str = "/run/softrouter/softrouter.sock";
 
 impl Config {
     pub fn port_index(&self, name: &str) -> Option<usize> {

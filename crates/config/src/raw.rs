@@ -23,6 +23,10 @@ pub struct RawConfig {
     pub queue: Vec<S<RawQueue>>,
     #[serde(default)]
     pub routes_file: Option<S<RawRoutesFile>>,
+    #[serde(default)]
+    pub control: Option<S<RawControl>>,
+    #[serde(default)]
+    pub metrics: Option<S<RawMetrics>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -84,4 +88,17 @@ pub struct RawQueue {
 #[serde(deny_unknown_fields)]
 pub struct RawRoutesFile {
     pub path: S<String>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct RawControl {
+    pub socket: Option<S<String>>,
+    pub group: Option<S<String>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawMetrics {
+    pub listen: S<String>,
 }

@@ -226,6 +226,24 @@ pub fn validate(raw: RawConfig, text: &str, path: &Path) -> Result<Config, Confi
         }
     }
 
+    let control = control(&cx, raw.control.as_ref().map(|c| c.get_ref()))?;
+    let metrics = match &raw.metrics {
+        None => None,
+        Some(m) => {
+            let l = &m.get_ref().listen;
+            match l.get_ref().parse::<std::net::SocketAddr>() {
+                Ok(a) => Some(a),
+                Err(_) => return cx.err(
+                    l.span(),
+                    format!(
+                        "metrics: listen: {} is not an address and port (e.g. \"127.0.0.1:9469\")",
+                        excerpt(l.get_ref())
+                    ),
+                ),
+            }
+        }
+    };
+
     Ok(Config {
         source: path.to_path_buf(),
         router,
@@ -233,7 +251,40 @@ pub fn validate(raw: RawConfig, text: &str, path: &Path) -> Result<Config, Confi
         routes,
         neighbors,
         routes_file,
+        control,
+        metrics,
     })
+}
+
+/// `[control]`: the socket (default [`DEFAULT_CONTROL_SOCKET`], `"off"`
+/// for none, relative to the file's folder) and its group.
+fn control(cx: &Ctx, raw: Option<&RawControl>) -> Result<Control, ConfigError> {
+    let default = RawControl::default();
+    let raw = raw.unwrap_or(&default);
+    let socket = match &raw.socket {
+        None => Some(PathBuf::from(DEFAULT_CONTROL_SOCKET)),
+        Some(s) if s.get_ref() == "off" => None,
+        Some(s) if s.get_ref().is_empty() => {
+            return cx.err(
+                s.span(),
+                "control: socket: empty (a path, or \"off\" for none)",
+            )
+        }
+        Some(s) => Some(cx.path(s.get_ref())),
+    };
+    let group = match &raw.group {
+        Some(g) if g.get_ref().is_empty() || g.get_ref().contains(['/', ':', '\n']) => {
+            return cx.err(
+                g.span(),
+                format!(
+                    "control: group: {} is not a group name",
+                    excerpt(g.get_ref())
+                ),
+            )
+        }
+        g => g.as_ref().map(|g| g.get_ref().clone()),
+    };
+    Ok(Control { socket, group })
 }
 
 fn router(

@@ -339,3 +339,36 @@ fn messages_quote_only_an_excerpt() {
     assert!(e.to_string().len() < 500, "{} bytes", e.to_string().len());
     assert_eq!(e.line, 3);
 }
+
+#[test]
+fn control_socket_defaults_resolves_and_turns_off() {
+    let c = parse(EXAMPLE).unwrap();
+    assert_eq!(
+        c.control.socket.as_deref(),
+        Some(Path::new(config::DEFAULT_CONTROL_SOCKET))
+    );
+    assert_eq!((c.control.group, c.metrics), (None, None));
+    let c = parse(&format!(
+        "{EXAMPLE}\n[control]\nsocket = \"run/ctl.sock\"\ngroup = \"netadm\"\n[metrics]\nlisten = \"127.0.0.1:9469\"\n"
+    ))
+    .unwrap();
+    assert_eq!(c.control.socket.as_deref(), Some(Path::new("/etc/sr/run/ctl.sock")));
+    assert_eq!(c.control.group.as_deref(), Some("netadm"));
+    assert_eq!(c.metrics, Some("127.0.0.1:9469".parse().unwrap()));
+    let off = parse(&format!("{EXAMPLE}\n[control]\nsocket = \"off\"\n")).unwrap();
+    assert_eq!(off.control.socket, None);
+}
+
+#[test]
+fn bad_control_and_metrics_values_name_their_line() {
+    // The appended text starts with an empty line, then the table.
+    let base = EXAMPLE.lines().count();
+    expect_error_appended("\n[control]\nsocket = \"\"\n", base + 3, "control: socket: empty");
+    expect_error_appended("\n[control]\ngroup = \"a:b\"\n", base + 3, "control: group");
+    expect_error_appended("\n[control]\nsokcet = \"x\"\n", base + 3, "unknown field");
+    expect_error_appended(
+        "\n[metrics]\nlisten = \"localhost\"\n",
+        base + 3,
+        "metrics: listen: \"localhost\" is not an address and port",
+    );
+}
