@@ -233,13 +233,15 @@ pub fn validate(raw: RawConfig, text: &str, path: &Path) -> Result<Config, Confi
             let l = &m.get_ref().listen;
             match l.get_ref().parse::<std::net::SocketAddr>() {
                 Ok(a) => Some(a),
-                Err(_) => return cx.err(
-                    l.span(),
-                    format!(
+                Err(_) => {
+                    return cx.err(
+                        l.span(),
+                        format!(
                         "metrics: listen: {} is not an address and port (e.g. \"127.0.0.1:9469\")",
                         excerpt(l.get_ref())
                     ),
-                ),
+                    )
+                }
             }
         }
     };
@@ -716,6 +718,50 @@ fn own_address(ports: &[Port], ip: IpAddr) -> Option<(&Port, &Cidr)> {
 /// host bits clear, and not one the router owns: its own addresses (a
 /// route there would take them over) or a connected subnet and anything
 /// inside one (hosts there are reached directly, through ARP/ND).
+/// A route given at run time (`softrouter ctl route add`), judged as a
+/// `[[route]]` of `cfg` is: the same checks and messages, without a line.
+pub fn runtime_route(cfg: &Config, prefix: &str, via: &[IpAddr]) -> Result<Route, String> {
+    let prefix: Cidr = prefix.parse().map_err(|e| format!("route: prefix: {e}"))?;
+    judge_route(&cfg.ports, prefix, via).map_err(|(_, m)| m)
+}
+
+/// The part of a route a message is about (for its position in a file).
+enum RoutePart {
+    Prefix,
+    Via,
+    Hop(usize),
+}
+
+/// A route's checks once its prefix and next hops are parsed: the route,
+/// or what is wrong and where.
+fn judge_route(
+    ports: &[Port],
+    prefix: Cidr,
+    hops: &[IpAddr],
+) -> Result<Route, (RoutePart, String)> {
+    check_route_prefix(ports, &prefix)
+        .map_err(|m| (RoutePart::Prefix, format!("route {prefix}: prefix: {m}")))?;
+    if hops.is_empty() {
+        return Err((
+            RoutePart::Via,
+            format!("route {prefix}: via: needs at least one next hop"),
+        ));
+    }
+    let mut via: Vec<(IpAddr, usize)> = Vec::new();
+    for (i, &hop) in hops.iter().enumerate() {
+        let at = |m: String| (RoutePart::Hop(i), format!("route {prefix}: via: {m}"));
+        if hop.is_ipv4() != prefix.addr.is_ipv4() {
+            return Err(at(format!("{hop} is not of the prefix's address family")));
+        }
+        let port = check_next_hop(ports, hop).map_err(at)?;
+        if via.iter().any(|&(h, _)| h == hop) {
+            return Err(at(format!("{hop} is listed twice")));
+        }
+        via.push((hop, port));
+    }
+    Ok(Route { prefix, via })
+}
+
 pub(crate) fn check_route_prefix(ports: &[Port], prefix: &Cidr) -> Result<(), String> {
     if !prefix.is_network() {
         return Err(format!(
@@ -797,15 +843,7 @@ fn route(cx: &Ctx, r: &RawRoute, ports: &[Port]) -> Result<Route, ConfigError> {
         .get_ref()
         .parse()
         .or_else(|e| cx.err(r.prefix.span(), format!("route: prefix: {e}")))?;
-    check_route_prefix(ports, &prefix)
-        .or_else(|m| cx.err(r.prefix.span(), format!("route {prefix}: prefix: {m}")))?;
-    if r.via.get_ref().is_empty() {
-        return cx.err(
-            r.via.span(),
-            format!("route {prefix}: via: needs at least one next hop"),
-        );
-    }
-    let mut via = Vec::new();
+    let mut hops = Vec::new();
     for v in r.via.get_ref() {
         let hop: IpAddr = v.get_ref().parse().or_else(|_| {
             cx.err(
@@ -816,21 +854,14 @@ fn route(cx: &Ctx, r: &RawRoute, ports: &[Port]) -> Result<Route, ConfigError> {
                 ),
             )
         })?;
-        if hop.is_ipv4() != prefix.addr.is_ipv4() {
-            return cx.err(
-                v.span(),
-                format!("route {prefix}: via: {hop} is not of the prefix's address family"),
-            );
-        }
-        let port = check_next_hop(ports, hop)
-            .or_else(|m| cx.err(v.span(), format!("route {prefix}: via: {m}")))?;
-        if via.iter().any(|&(h, _)| h == hop) {
-            return cx.err(
-                v.span(),
-                format!("route {prefix}: via: {hop} is listed twice"),
-            );
-        }
-        via.push((hop, port));
+        hops.push(hop);
     }
-    Ok(Route { prefix, via })
+    judge_route(ports, prefix, &hops).or_else(|(part, m)| {
+        let span = match part {
+            RoutePart::Prefix => r.prefix.span(),
+            RoutePart::Via => r.via.span(),
+            RoutePart::Hop(i) => r.via.get_ref()[i].span(),
+        };
+        cx.err(span, m)
+    })
 }

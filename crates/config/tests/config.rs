@@ -352,7 +352,10 @@ fn control_socket_defaults_resolves_and_turns_off() {
         "{EXAMPLE}\n[control]\nsocket = \"run/ctl.sock\"\ngroup = \"netadm\"\n[metrics]\nlisten = \"127.0.0.1:9469\"\n"
     ))
     .unwrap();
-    assert_eq!(c.control.socket.as_deref(), Some(Path::new("/etc/sr/run/ctl.sock")));
+    assert_eq!(
+        c.control.socket.as_deref(),
+        Some(Path::new("/etc/sr/run/ctl.sock"))
+    );
     assert_eq!(c.control.group.as_deref(), Some("netadm"));
     assert_eq!(c.metrics, Some("127.0.0.1:9469".parse().unwrap()));
     let off = parse(&format!("{EXAMPLE}\n[control]\nsocket = \"off\"\n")).unwrap();
@@ -363,7 +366,11 @@ fn control_socket_defaults_resolves_and_turns_off() {
 fn bad_control_and_metrics_values_name_their_line() {
     // The appended text starts with an empty line, then the table.
     let base = EXAMPLE.lines().count();
-    expect_error_appended("\n[control]\nsocket = \"\"\n", base + 3, "control: socket: empty");
+    expect_error_appended(
+        "\n[control]\nsocket = \"\"\n",
+        base + 3,
+        "control: socket: empty",
+    );
     expect_error_appended("\n[control]\ngroup = \"a:b\"\n", base + 3, "control: group");
     expect_error_appended("\n[control]\nsokcet = \"x\"\n", base + 3, "unknown field");
     expect_error_appended(
@@ -371,4 +378,24 @@ fn bad_control_and_metrics_values_name_their_line() {
         base + 3,
         "metrics: listen: \"localhost\" is not an address and port",
     );
+}
+
+/// A route given at run time is judged like a `[[route]]`: same checks,
+/// same words, no line.
+#[test]
+fn runtime_routes_are_judged_like_file_routes() {
+    let c = parse(EXAMPLE).unwrap();
+    let ip = |s: &str| s.parse::<std::net::IpAddr>().unwrap();
+    let r = config::runtime_route(&c, "198.20.0.0/16", &[ip("198.19.0.2")]).unwrap();
+    assert_eq!(r.via, [(ip("198.19.0.2"), c.port_index("p1").unwrap())]);
+    let err = |p: &str, via: &[&str]| {
+        let via: Vec<_> = via.iter().map(|v| ip(v)).collect();
+        config::runtime_route(&c, p, &via).unwrap_err()
+    };
+    assert!(err("198.20.0.1/16", &["198.19.0.2"]).contains("host bits are set"));
+    assert!(err("198.20.0.0/16", &[]).contains("needs at least one next hop"));
+    assert!(err("198.20.0.0/16", &["2001:2::1"]).contains("not of the prefix's address family"));
+    assert!(err("198.20.0.0/16", &["198.19.0.2", "198.19.0.2"]).contains("listed twice"));
+    assert!(err("198.20.0.0/16", &["203.0.113.9"]).starts_with("route 198.20.0.0/16: via: "));
+    assert!(err("nonsense", &["198.19.0.2"]).starts_with("route: prefix: "));
 }
