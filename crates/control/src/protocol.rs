@@ -57,6 +57,38 @@ pub enum Request {
     Reload,
 }
 
+/// A route as `route show` answers it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RouteView {
+    pub prefix: String,
+    /// `forward`, `connected`, `local` or `blackhole`.
+    pub kind: String,
+    /// Next hops (empty unless `forward`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub via: Vec<NextHopView>,
+}
+
+/// One next hop of a route.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NextHopView {
+    pub address: IpAddr,
+    pub port: String,
+}
+
+/// A neighbour as `neigh show` answers it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NeighView {
+    pub address: IpAddr,
+    pub port: String,
+    /// `incomplete`, `reachable`, `stale`, `static` or `failed`.
+    pub state: String,
+    /// Known once resolved.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mac: Option<String>,
+    /// Created by traffic (removed by the collector), or permanent.
+    pub dynamic: bool,
+}
+
 /// A request on the wire: the version, then the request's own fields.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Envelope {

@@ -40,6 +40,9 @@ enum Command {
     },
     /// Validate a configuration file without running.
     CheckConfig { config: PathBuf },
+    /// Talk to a running router over its control socket: routes,
+    /// neighbours, ports, statistics, reload.
+    Ctl(softrouter::ctl::CtlArgs),
     /// RFC 2544 benchmark on a namespace testbed (no arguments: the quick
     /// softrouter vs Linux suite).
     #[cfg(feature = "bench")]
@@ -140,6 +143,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                 Ok(ExitCode::from(2))
             }
         },
+        Command::Ctl(args) => Ok(softrouter::ctl::run(args)),
         #[cfg(feature = "bench")]
         Command::Bench(args) => bench::cli::run(*args),
     }

@@ -1,0 +1,301 @@
+//! `softrouter ctl`: talk to a running router over its control socket
+//! (see the `control` crate), in the style of `birdc` and `grcli`: human
+//! tables by default, the router's JSON with `--json`.
+//!
+//! Exit codes: 0 done; 1 the router refused or failed (its message is
+//! printed); 2 bad arguments or no router to talk to.
+
+use std::net::IpAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Subcommand};
+use control::protocol::{NeighView, RouteView};
+use control::{client, Request, Response};
+
+#[derive(Args, Debug)]
+pub struct CtlArgs {
+    /// The router's control socket.
+    #[arg(long, default_value = config::DEFAULT_CONTROL_SOCKET)]
+    pub socket: PathBuf,
+    /// Print the router's answer as JSON.
+    #[arg(long)]
+    pub json: bool,
+    #[command(subcommand)]
+    pub what: What,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum What {
+    /// Routes: add, del, show.
+    #[command(subcommand)]
+    Route(RouteCmd),
+    /// Neighbours: show, add (static), del.
+    #[command(subcommand)]
+    Neigh(NeighCmd),
+    /// Ports and their counters.
+    #[command(subcommand)]
+    Port(PortCmd),
+    /// The statistics snapshot (the --stats-json document).
+    Stats,
+    /// Re-read the configuration file and apply what changed.
+    Reload,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum RouteCmd {
+    /// `route add PREFIX via NH [NH...]` (several next hops: ECMP).
+    Add {
+        prefix: String,
+        /// `via` followed by the next hops.
+        #[arg(num_args = 2.., value_name = "via NH")]
+        via: Vec<String>,
+    },
+    /// `route del PREFIX`.
+    Del { prefix: String },
+    /// Every route, one prefix, or the route a packet to `--longest` takes.
+    Show {
+        prefix: Option<String>,
+        #[arg(long, value_name = "ADDR", conflicts_with = "prefix")]
+        longest: Option<IpAddr>,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum NeighCmd {
+    Show,
+    /// `neigh add ADDR MAC PORT`: a static neighbour.
+    Add {
+        address: IpAddr,
+        mac: String,
+        port: String,
+    },
+    Del {
+        address: IpAddr,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum PortCmd {
+    Show,
+}
+
+/// The request `what` asks for, or a usage error.
+pub fn request_of(what: What) -> Result<Request, String> {
+    Ok(match what {
+        What::Route(RouteCmd::Add { prefix, via }) => {
+            let Some((kw, hops)) = via.split_first() else {
+                return Err("route add PREFIX via NH [NH...]".into());
+            };
+            if kw != "via" {
+                return Err(format!("route add {prefix}: expected `via`, not {kw:?}"));
+            }
+            let via = hops
+                .iter()
+                .map(|h| {
+                    h.parse()
+                        .map_err(|_| format!("route add {prefix}: {h:?} is not an IP address"))
+                })
+                .collect::<Result<_, _>>()?;
+            Request::RouteAdd { prefix, via }
+        }
+        What::Route(RouteCmd::Del { prefix }) => Request::RouteDel { prefix },
+        What::Route(RouteCmd::Show { prefix, longest }) => Request::RouteShow { prefix, longest },
+        What::Neigh(NeighCmd::Show) => Request::NeighShow,
+        What::Neigh(NeighCmd::Add { address, mac, port }) => {
+            Request::NeighAdd { address, mac, port }
+        }
+        What::Neigh(NeighCmd::Del { address }) => Request::NeighDel { address },
+        What::Port(PortCmd::Show) => Request::PortShow,
+        What::Stats => Request::Stats,
+        What::Reload => Request::Reload,
+    })
+}
+
+/// Run `softrouter ctl`.
+pub fn run(args: CtlArgs) -> ExitCode {
+    let request = match request_of(args.what) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("softrouter ctl: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let answer = match client::request(&args.socket, request.clone()) {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("softrouter ctl: {e:#}");
+            return ExitCode::from(2);
+        }
+    };
+    match answer {
+        Response::Error { message } => {
+            eprintln!("softrouter ctl: {message}");
+            ExitCode::from(1)
+        }
+        Response::Ok { data } => {
+            if args.json {
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&data).unwrap_or_default()
+                );
+            } else {
+                print!("{}", human(&request, &data));
+            }
+            ExitCode::SUCCESS
+        }
+    }
+}
+
+/// The answer to `request` as a table (what `--json` is not).
+pub fn human(request: &Request, data: &serde_json::Value) -> String {
+    let table = |rows: Vec<Vec<String>>| -> String {
+        let n = rows.iter().map(Vec::len).max().unwrap_or(0);
+        let widths: Vec<usize> = (0..n)
+            .map(|c| {
+                rows.iter()
+                    .filter_map(|r| r.get(c))
+                    .map(String::len)
+                    .max()
+                    .unwrap_or(0)
+            })
+            .collect();
+        rows.iter()
+            .map(|r| {
+                let cells: Vec<String> = r
+                    .iter()
+                    .enumerate()
+                    .map(|(i, c)| format!("{c:<w$}", w = widths[i]))
+                    .collect();
+                cells.join("  ").trim_end().to_string() + "\n"
+            })
+            .collect()
+    };
+    match request {
+        Request::RouteShow { .. } => {
+            let routes: Vec<RouteView> = serde_json::from_value(data.clone()).unwrap_or_default();
+            let mut rows = vec![vec!["PREFIX".into(), "KIND".into(), "VIA".into()]];
+            for r in routes {
+                let via: Vec<String> = r
+                    .via
+                    .iter()
+                    .map(|v| format!("{} ({})", v.address, v.port))
+                    .collect();
+                rows.push(vec![r.prefix, r.kind, via.join(", ")]);
+            }
+            table(rows)
+        }
+        Request::NeighShow => {
+            let ns: Vec<NeighView> = serde_json::from_value(data.clone()).unwrap_or_default();
+            let mut rows = vec![vec![
+                "ADDRESS".into(),
+                "PORT".into(),
+                "STATE".into(),
+                "MAC".into(),
+                "ORIGIN".into(),
+            ]];
+            for n in ns {
+                rows.push(vec![
+                    n.address.to_string(),
+                    n.port,
+                    n.state,
+                    n.mac.unwrap_or_else(|| "-".into()),
+                    if n.dynamic { "dynamic" } else { "permanent" }.into(),
+                ]);
+            }
+            table(rows)
+        }
+        Request::PortShow => {
+            let ports: Vec<dataplane::report::PortReport> =
+                serde_json::from_value(data.clone()).unwrap_or_default();
+            let mut rows = vec![["PORT", "RX", "TX", "FORWARDED", "LOCAL", "DROPPED"]
+                .map(String::from)
+                .to_vec()];
+            for p in ports {
+                let c = &p.counters;
+                let dropped: u64 = c.drops.values().chain(c.output_drops.values()).sum();
+                rows.push(vec![
+                    p.name,
+                    c.rx_packets.to_string(),
+                    c.tx_packets.to_string(),
+                    c.forwarded.to_string(),
+                    c.local.to_string(),
+                    dropped.to_string(),
+                ]);
+            }
+            table(rows)
+        }
+        _ if data.is_null() => String::new(),
+        _ => format!(
+            "{}\n",
+            serde_json::to_string_pretty(data).unwrap_or_default()
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Top {
+        #[command(flatten)]
+        ctl: CtlArgs,
+    }
+
+    fn parse(args: &[&str]) -> Result<Request, String> {
+        let top = Top::try_parse_from(std::iter::once("ctl").chain(args.iter().copied()))
+            .map_err(|e| e.to_string())?;
+        request_of(top.ctl.what)
+    }
+
+    #[test]
+    fn command_lines_become_requests() {
+        assert_eq!(
+            parse(&["route", "add", "198.19.0.0/16", "via", "198.18.1.2", "198.18.1.3"]),
+            Ok(Request::RouteAdd {
+                prefix: "198.19.0.0/16".into(),
+                via: vec!["198.18.1.2".parse().unwrap(), "198.18.1.3".parse().unwrap()],
+            })
+        );
+        assert_eq!(
+            parse(&["route", "show", "--longest", "2001:2::1"]),
+            Ok(Request::RouteShow {
+                prefix: None,
+                longest: Some("2001:2::1".parse().unwrap())
+            })
+        );
+        assert_eq!(
+            parse(&["neigh", "add", "198.18.1.2", "02:00:00:00:00:01", "out"]),
+            Ok(Request::NeighAdd {
+                address: "198.18.1.2".parse().unwrap(),
+                mac: "02:00:00:00:00:01".into(),
+                port: "out".into()
+            })
+        );
+        assert_eq!(parse(&["reload"]), Ok(Request::Reload));
+        let e = parse(&["route", "add", "198.19.0.0/16", "through", "198.18.1.2"]).unwrap_err();
+        assert!(e.contains("expected `via`"), "{e}");
+        let e = parse(&["route", "add", "198.19.0.0/16", "via", "gw"]).unwrap_err();
+        assert!(e.contains("\"gw\" is not an IP address"), "{e}");
+        assert!(parse(&["route", "add", "198.19.0.0/16"]).is_err());
+    }
+
+    #[test]
+    fn tables_line_up() {
+        let routes = serde_json::json!([
+            {"prefix": "198.19.0.0/16", "kind": "forward",
+             "via": [{"address": "198.18.1.2", "port": "out"}, {"address": "198.18.1.3", "port": "out"}]},
+            {"prefix": "198.18.1.1/32", "kind": "local"}
+        ]);
+        let t = human(&Request::RouteShow { prefix: None, longest: None }, &routes);
+        assert_eq!(
+            t,
+            "PREFIX         KIND     VIA\n\
+             198.19.0.0/16  forward  198.18.1.2 (out), 198.18.1.3 (out)\n\
+             198.18.1.1/32  local\n"
+        );
+        assert_eq!(human(&Request::Reload, &serde_json::Value::Null), "");
+    }
+}
