@@ -151,6 +151,19 @@ impl Lpm6Writer {
         self.n_rules == 0
     }
 
+    /// Every installed route, shortest prefixes first (in no particular
+    /// order within a length): for listings (`softrouter ctl route
+    /// show`), not for the fast path.
+    pub fn routes(&self) -> impl Iterator<Item = (crate::Prefix6, crate::Target)> + '_ {
+        self.rules.iter().enumerate().flat_map(|(len, m)| {
+            m.iter().map(move |(&bits, &t)| {
+                let p = crate::Prefix6::new(std::net::Ipv6Addr::from(bits), len as u8)
+                    .expect("installed prefixes are valid");
+                (p, t)
+            })
+        })
+    }
+
     /// The target of exactly this prefix, if installed.
     pub fn get(&self, prefix: crate::Prefix6) -> Option<crate::Target> {
         self.rules[prefix.len as usize].get(&prefix.bits()).copied()
