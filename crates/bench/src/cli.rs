@@ -140,7 +140,7 @@ pub struct BenchArgs {
     pub no_pin: bool,
     /// No CPU soakers (default: an idle-priority spinner on each DUT CPU
     /// measures the DUT's CPU use and keeps those vCPUs out of halt; see
-    /// `traffic::soak`).
+    /// `dut::soak`).
     #[arg(long)]
     pub no_soak: bool,
     /// No progress bar.

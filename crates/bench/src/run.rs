@@ -53,7 +53,7 @@ pub fn run(runs: &[Settings], opts: &RunOptions) -> Result<BenchResults> {
     };
     eprintln!("softrouter bench: {placement}");
     if let Some((_, d)) = split.as_ref().filter(|_| first.soak) {
-        traffic::soak::start(d, Duration::from_millis(300)).context("starting the CPU soakers")?;
+        dut::soak::start(d, Duration::from_millis(300)).context("starting the CPU soakers")?;
         placement.push_str("; idle-priority CPU soakers on the DUT's CPUs");
     }
 
@@ -92,7 +92,7 @@ pub fn run(runs: &[Settings], opts: &RunOptions) -> Result<BenchResults> {
             .with_context(|| format!("writing {}", p.display()))?;
         eprintln!("softrouter bench: chart in {}", p.display());
     }
-    traffic::soak::stop();
+    dut::soak::stop();
     Ok(results)
 }
 

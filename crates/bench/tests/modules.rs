@@ -154,19 +154,17 @@ fn no_module_cycle() {
     }
 }
 
-/// The check can fail: the edge that closed a cycle until the MAC helpers
-/// moved to `testbed::link` (the engine using the launchers' `dut::bed`,
-/// while the launchers' probes use the engine's soakers) is found again if
-/// it comes back.
+/// The check can fail: an edge back from the typed settings to the suite
+/// that reads them is found as a cycle.
 #[test]
 fn the_cycle_check_finds_a_cycle() {
     let mut g = graph();
     assert!(
-        g["dut"].contains("traffic"),
-        "the DUT probes use the engine's soakers (else pick another edge)"
+        g["suite"].contains("settings"),
+        "the suite reads the typed settings (else pick another edge)"
     );
-    g.get_mut("traffic").unwrap().insert("dut".to_string());
-    let c = find_cycle(&g).expect("traffic -> dut -> traffic is a cycle");
+    g.get_mut("settings").unwrap().insert("suite".to_string());
+    let c = find_cycle(&g).expect("settings -> suite -> settings is a cycle");
     assert_eq!(c.first(), c.last(), "{c:?}");
     assert!(c.len() >= 3, "{c:?}");
 }

@@ -14,7 +14,9 @@
 //! | `external` | [`external`] | none: the user's interfaces | nothing; the user asserts isolation |
 //!
 //! The testbed and the outside view of a DUT (MACs, counters, pings) are in
-//! [`bed`]; the per-trial CPU figures every probe reports are in [`probe`].
+//! [`bed`]; the per-trial CPU figures every probe reports are in [`probe`],
+//! measured with the CPU soakers of [`soak`] (which the run starts on the
+//! DUT's CPUs; the traffic engine never uses them).
 //! Namespaces are removed when the [`Dut`] is stopped or dropped (and by
 //! `testbed`'s cleanup registry on signals).
 
@@ -23,6 +25,7 @@ pub mod command;
 pub mod external;
 pub mod linux;
 pub mod probe;
+pub mod soak;
 pub mod softrouter;
 
 use std::path::PathBuf;

@@ -15,7 +15,7 @@
 //! softirq work a CPU does between idle periods counts as idle. The bench
 //! therefore steers each side's receive work to its own CPUs
 //! (`testbed::rps`) and measures each CPU's use with soakers
-//! (`traffic::soak`).
+//! (`dut::soak`).
 //!
 //! The figures, all over the trial interval and in seconds of CPU time:
 //!
@@ -30,7 +30,7 @@
 //! | `forwarded_packets`, `forwarded_source` | packets the DUT forwarded in the trial (softrouter's counter, the kernel's ForwDatagrams, or DUT interface TX) |
 //! | `tsc_hz` | TSC frequency (calibrated against the monotonic clock) |
 //! | `dut_cycles_per_packet` | `dut_cpu_s * tsc_hz / forwarded_packets`; likewise `dut_cycles_per_packet_lower`, `direct_cycles_per_packet` (null without forwarded packets) |
-//! | `soak[]` | per soaked (DUT) CPU (`traffic::soak`): `cpu`, `busy_pct` = 100 - the idle soaker's share; null without soakers |
+//! | `soak[]` | per soaked (DUT) CPU (`dut::soak`): `cpu`, `busy_pct` = 100 - the idle soaker's share; null without soakers |
 //! | `soak_dut_cpu_s`, `soak_cycles_per_packet` | **the measure the comparison uses when present**: the DUT CPUs' busy time by the soakers (immune to the tick accounting's blind spot below), and per forwarded packet |
 //!
 //! Every figure but `direct_cpu_s` is machine-wide: run the benchmark on an
@@ -48,8 +48,8 @@ use anyhow::{Context, Result};
 use serde::Serialize;
 use serde_json::{json, Value};
 
+use super::soak::{self, SoakMark};
 use crate::sysstat::{self, Snapshot, SysStats};
-use crate::traffic::soak::{self, SoakMark};
 
 /// Clock ticks per second of /proc/stat and /proc/<pid>/stat.
 pub fn clk_tck() -> f64 {

@@ -35,7 +35,7 @@
 //! * [`limits`]: whether the tester limited a trial, and its outcome;
 //! * [`gen`], [`rx`], [`neigh`], [`ports`], [`clock`], [`cpu`]: the
 //!   generator, the receiver, ARP/ND answers, the tester ports, time and
-//!   CPU placement; [`xdp`]: the in-kernel backend; [`soak`]: CPU soakers.
+//!   CPU placement; [`xdp`]: the in-kernel backend.
 
 mod calibrate;
 pub mod clock;
@@ -47,7 +47,6 @@ mod limits;
 pub mod neigh;
 pub mod ports;
 mod rx;
-pub mod soak;
 mod threads;
 mod trial;
 mod xdp;

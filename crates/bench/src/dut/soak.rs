@@ -185,7 +185,7 @@ mod tests {
 
     #[test]
     fn a_busy_thread_on_the_cpu_shows_as_busy() {
-        let cpu = *super::super::cpu::allowed_cpus().last().unwrap();
+        let cpu = *testbed::napi::affinity(0).unwrap().last().unwrap();
         start(&[cpu], Duration::from_millis(150)).unwrap();
         let a = mark().unwrap();
         std::thread::sleep(Duration::from_millis(100));
