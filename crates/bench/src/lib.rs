@@ -1,7 +1,7 @@
 //! softrouter's RFC 2544 benchmark.
 //!
-//! Layers, bottom up. The core never uses the engine, the launchers or the
-//! command line, `settings` uses nothing but the frame sizes, and the
+//! Layers, bottom up. The core never uses the engine or the launchers,
+//! `settings` uses nothing but the frame sizes, and the
 //! modules form no cycle (`tests/modules.rs` checks all three):
 //!
 //! - The network-independent core, tested against the simulated DUT:
@@ -22,18 +22,17 @@
 //! - [`traffic`]: the tester engine (generators, receivers, calibration).
 //! - [`dut`]: the DUT launchers (softrouter, linux, command, external) on
 //!   their namespace testbed, producing the traffic plan and DUT probes.
-//! - [`run`]: one run of the bench (placement, calibration, every DUT,
-//!   outputs); [`cli`]: the command line, parsed into `Settings`.
+//!
+//! One run of the bench and the command line are the `softrouter-bench-cli`
+//! crate (`bench_cli`), on top of all of these.
 
 pub mod analyzer;
-pub mod cli;
 pub mod dut;
 pub use tester::frame;
 pub mod plan;
 pub mod plot;
 pub mod report;
 pub mod results;
-pub mod run;
 pub mod search;
 pub mod settings;
 pub mod sim;

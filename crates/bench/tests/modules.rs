@@ -30,8 +30,8 @@ const CORE: &[&str] = &[
     "throughput",
 ];
 
-/// The engine, the launchers and the command line.
-const TOP: &[&str] = &["cli", "dut", "run", "traffic"];
+/// The engine and the launchers.
+const TOP: &[&str] = &["dut", "traffic"];
 
 fn non_test_code(text: &str) -> String {
     let end = text.find("#[cfg(test)]\nmod tests").unwrap_or(text.len());

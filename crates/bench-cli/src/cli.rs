@@ -22,7 +22,7 @@ use clap::Args;
 use toml::{Table, Value};
 
 use crate::run::{self, RunOptions};
-use crate::settings::{
+use bench::settings::{
     DutKind, IpVersion, Pattern, PortDriver, Preset, RpsMode, Settings, SoftrouterMode, TestKind,
     TesterBackend,
 };
@@ -236,7 +236,7 @@ fn merge_flags(args: &BenchArgs, t: &mut Table) -> Result<()> {
         (!args.test.is_empty()).then(|| strings(&args.test)),
     );
     if let Some(s) = &args.sizes {
-        let sizes = crate::sizes::parse_sizes(s).map_err(|e| anyhow::anyhow!("--sizes: {e}"))?;
+        let sizes = bench::sizes::parse_sizes(s).map_err(|e| anyhow::anyhow!("--sizes: {e}"))?;
         put("sizes", Some(strings(&sizes)));
     }
     put("ip", args.ip.map(string));
@@ -373,7 +373,7 @@ pub fn build_settings(args: &BenchArgs) -> Result<Vec<Settings>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::settings::DutSettings;
+    use bench::settings::DutSettings;
     use clap::Parser;
 
     /// The flags as `softrouter bench` parses them.

@@ -13,14 +13,14 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::dut::{self, DutOptions};
-use crate::report;
-use crate::results::{BenchResults, DutInfo, RunMeta, RunResults};
-use crate::search::{TrialOutcome, TrialSpec};
-use crate::settings::{IpVersion, Settings, TestKind};
-use crate::sizes::FrameSize;
-use crate::suite::{self, Observer};
-use crate::traffic;
+use bench::dut::{self, DutOptions};
+use bench::report;
+use bench::results::{BenchResults, DutInfo, RunMeta, RunResults};
+use bench::search::{TrialOutcome, TrialSpec};
+use bench::settings::{IpVersion, Settings, TestKind};
+use bench::sizes::FrameSize;
+use bench::suite::{self, Observer};
+use bench::traffic;
 
 /// What the run needs besides the settings.
 #[derive(Debug, Clone, Default)]
@@ -88,7 +88,7 @@ pub fn run(runs: &[Settings], opts: &RunOptions) -> Result<BenchResults> {
     }
     print!("{}", report::comparison_table(&results));
     if let Some(p) = &first.plot {
-        std::fs::write(p, crate::plot::svg(&results.runs))
+        std::fs::write(p, bench::plot::svg(&results.runs))
             .with_context(|| format!("writing {}", p.display()))?;
         eprintln!("softrouter bench: chart in {}", p.display());
     }
@@ -319,7 +319,7 @@ mod tests {
 
     #[test]
     fn saturation_needs_every_cpu_busy() {
-        use crate::sysstat::{CpuAvailability, SysStats};
+        use bench::sysstat::{CpuAvailability, SysStats};
         let with = |avail: &[f64]| TrialOutcome {
             sys: Some(SysStats {
                 interval_s: 1.0,
