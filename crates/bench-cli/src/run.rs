@@ -13,7 +13,6 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 
-use bench::dut::{self, DutOptions};
 use bench::report;
 use bench::results::{BenchResults, DutInfo, RunMeta, RunResults};
 use bench::search::{TrialOutcome, TrialSpec};
@@ -21,6 +20,7 @@ use bench::settings::{IpVersion, Settings, TestKind};
 use bench::sizes::FrameSize;
 use bench::suite::{self, Observer};
 use bench::traffic;
+use dut::{self, DutOptions};
 
 /// What the run needs besides the settings.
 #[derive(Debug, Clone, Default)]

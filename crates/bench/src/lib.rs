@@ -20,14 +20,12 @@
 //!     terminal tables; [`plot`]: SVG charts.
 //!   - [`suite`]: the tests of a `Settings` in order, against one `Trial`.
 //! - [`traffic`]: the tester engine (generators, receivers, calibration).
-//! - [`dut`]: the DUT launchers (softrouter, linux, command, external) on
-//!   their namespace testbed, producing the traffic plan and DUT probes.
 //!
-//! One run of the bench and the command line are the `softrouter-bench-cli`
-//! crate (`bench_cli`), on top of all of these.
+//! The DUT launchers are the `softrouter-dut` crate (`dut`); one run of the
+//! bench and the command line are the `softrouter-bench-cli` crate
+//! (`bench_cli`), on top of all of these.
 
 pub mod analyzer;
-pub mod dut;
 pub use tester::frame;
 pub mod plan;
 pub mod plot;

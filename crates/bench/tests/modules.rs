@@ -30,8 +30,8 @@ const CORE: &[&str] = &[
     "throughput",
 ];
 
-/// The engine and the launchers.
-const TOP: &[&str] = &["dut", "traffic"];
+/// The engine.
+const TOP: &[&str] = &["traffic"];
 
 fn non_test_code(text: &str) -> String {
     let end = text.find("#[cfg(test)]\nmod tests").unwrap_or(text.len());
@@ -107,8 +107,8 @@ fn settings_depend_on_nothing_but_frame_sizes() {
         "settings uses {deps:?}"
     );
     assert!(
-        g["dut"].contains("settings"),
-        "the launchers read the typed settings"
+        g["suite"].contains("settings"),
+        "the suite reads the typed settings"
     );
 }
 

@@ -44,18 +44,24 @@ use testbed::RouterMode;
 use super::bed::{if_counters, ping_from_tester, Bed, IfCounters};
 use super::probe::{merge, CpuMeter, Direct};
 use super::{counters_since, describe_bed, dut_ns, named_counters, Dut, DutOptions};
-use crate::plan::{DutProbe, DutSample, TesterBackend, TrafficPlan};
-use crate::settings::{DutSettings, Pattern};
+use bench::plan::{DutProbe, DutSample, TesterBackend, TrafficPlan};
+use bench::settings::{DutSettings, Pattern};
 
 const NETDEV_BUDGET: &str = "/proc/sys/net/core/netdev_budget";
 
 /// Receive-processing CPU placement for the DUT ports (RPS masks): a
 /// setting, parsed and checked in `settings`.
-pub use crate::settings::RpsMode;
+pub use bench::settings::RpsMode;
 
-impl RpsMode {
+/// The kernel side of an [`RpsMode`] (a trait because the mode is the
+/// `bench` crate's type and the launchers' knowledge of `rps_cpus` is not).
+trait RpsMask {
     /// The `rps_cpus` value for port `port` with `ncpu` online CPUs.
-    pub fn mask_for(&self, port: usize, ncpu: usize) -> String {
+    fn mask_for(&self, port: usize, ncpu: usize) -> String;
+}
+
+impl RpsMask for RpsMode {
+    fn mask_for(&self, port: usize, ncpu: usize) -> String {
         match self {
             RpsMode::Off => "0".into(),
             RpsMode::All => cpu_mask(&(0..ncpu.max(1)).collect::<Vec<_>>()),

@@ -19,8 +19,8 @@ use testbed::link::{format_mac, parse_mac, read_mac};
 
 use super::bed::{if_counters, ip_in, Bed, BedPort, IfCounters};
 use super::{counters_since, named_counters, Dut, DutOptions};
-use crate::plan::{DutProbe, DutSample, TesterBackend, TrafficPlan};
-use crate::settings::{DutSettings, Pattern};
+use bench::plan::{DutProbe, DutSample, TesterBackend, TrafficPlan};
+use bench::settings::{DutSettings, Pattern};
 
 /// A device on real wires.
 pub struct ExternalDut {

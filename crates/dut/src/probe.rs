@@ -49,7 +49,7 @@ use serde::Serialize;
 use serde_json::{json, Value};
 
 use super::soak::{self, SoakMark};
-use crate::sysstat::{self, Snapshot, SysStats};
+use bench::sysstat::{self, Snapshot, SysStats};
 
 /// Clock ticks per second of /proc/stat and /proc/<pid>/stat.
 pub fn clk_tck() -> f64 {

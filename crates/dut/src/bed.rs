@@ -18,8 +18,8 @@ use serde_json::Value;
 use testbed::link::{format_mac, read_mac};
 use testbed::{Netns, RouterMode, Star, TopologyOptions};
 
-use crate::plan::{TesterBackend, TesterPort, TrafficPlan};
-use crate::settings::Pattern;
+use bench::plan::{TesterBackend, TesterPort, TrafficPlan};
+use bench::settings::Pattern;
 
 /// Real-time priority of the DUT ends' NAPI threads. NAPI normally runs in
 /// softirq, ahead of every thread; a NAPI thread at the normal policy

@@ -19,6 +19,17 @@
 //! DUT's CPUs; the traffic engine never uses them).
 //! Namespaces are removed when the [`Dut`] is stopped or dropped (and by
 //! `testbed`'s cleanup registry on signals).
+//!
+//! Why a crate of its own (`softrouter-dut`): the launchers are the only
+//! part of the bench that knows the router (`config` for the file it
+//! writes, `dataplane::report` for the statistics it reads back) and the
+//! host's kernel settings; the procedures (`bench`) run without any of it,
+//! and the tester engine never sees a DUT but through the [`TrafficPlan`]
+//! and [`DutProbe`] contract of `bench::plan`: the launchers do not use
+//! the engine, and only `bench_cli` puts the two together. The public API is
+//! [`start`] and the [`Dut`] it returns, [`DutOptions`], the testbed view
+//! of [`bed`] (for tests and probes), and the launchers' modules; the
+//! helpers the launchers share stay `pub(crate)`.
 
 pub mod bed;
 pub mod command;
@@ -35,8 +46,8 @@ use std::time::{Duration, Instant};
 use anyhow::Result;
 use serde_json::Value;
 
-use crate::plan::{DutProbe, TesterBackend, TrafficPlan};
-use crate::settings::{DutSettings, Pattern};
+use bench::plan::{DutProbe, TesterBackend, TrafficPlan};
+use bench::settings::{DutSettings, Pattern};
 
 use bed::IfCounters;
 pub use bed::{pairs, ping_through, Bed, BedPort, Detour, RxMechanism, RxPlacement};

@@ -37,8 +37,8 @@ use super::{
     counters_since, describe_bed, dut_ns, log_tail, named_counters, shell_output, terminate_group,
     Dut, DutOptions, Ended,
 };
-use crate::plan::{DutProbe, DutSample, TesterBackend, TrafficPlan};
-use crate::settings::{DutSettings, Pattern};
+use bench::plan::{DutProbe, DutSample, TesterBackend, TrafficPlan};
+use bench::settings::{DutSettings, Pattern};
 
 /// A user's command running in the DUT namespace.
 pub struct CommandDut {

@@ -54,8 +54,8 @@ use super::{
     counters_since, describe_bed, dut_ns, log_tail, named_counters, terminate_group, Dut,
     DutOptions, Ended,
 };
-use crate::plan::{DutProbe, DutSample, TrafficPlan};
-use crate::settings::{DutSettings, Pattern, PortDriver, SoftrouterMode};
+use bench::plan::{DutProbe, DutSample, TrafficPlan};
+use bench::settings::{DutSettings, Pattern, PortDriver, SoftrouterMode};
 
 /// A running softrouter on its testbed.
 pub struct SoftrouterDut {
@@ -71,7 +71,7 @@ pub struct SoftrouterDut {
     stats_path: PathBuf,
     log_path: PathBuf,
     driver: String,
-    backend: crate::plan::TesterBackend,
+    backend: bench::plan::TesterBackend,
 }
 
 /// Where to find the binary: the option, else `softrouter` on `$PATH`.

@@ -13,8 +13,8 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use bench::dut::{self, bed, ping_through, Dut, DutOptions};
 use bench::settings::{DutSettings, Pattern, RpsMode, SoftrouterMode};
+use dut::{self, bed, ping_through, Dut, DutOptions};
 use testbed::link::format_mac;
 
 static SERIAL: Mutex<()> = Mutex::new(());
@@ -367,7 +367,7 @@ port = "out"
 }
 
 /// Measured example for the documentation: a 2 s kernel ping flood through
-/// each DUT kind with a probe around it. `cargo test -p softrouter-bench
+/// each DUT kind with a probe around it. `cargo test -p softrouter-dut
 /// --test dut -- --ignored --nocapture flood`.
 #[test]
 #[ignore]
