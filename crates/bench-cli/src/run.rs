@@ -19,7 +19,6 @@ use bench::search::{TrialOutcome, TrialSpec};
 use bench::settings::{IpVersion, Settings, TestKind};
 use bench::sizes::FrameSize;
 use bench::suite::{self, Observer};
-use bench::traffic;
 use dut::{self, DutOptions};
 
 /// What the run needs besides the settings.

@@ -24,9 +24,10 @@
 //! part of the bench that knows the router (`config` for the file it
 //! writes, `dataplane::report` for the statistics it reads back) and the
 //! host's kernel settings; the procedures (`bench`) run without any of it,
-//! and the tester engine never sees a DUT but through the [`TrafficPlan`]
-//! and [`DutProbe`] contract of `bench::plan`: the launchers do not use
-//! the engine, and only `bench_cli` puts the two together. The public API is
+//! and the tester engine (`traffic`) never sees a DUT but through the
+//! [`TrafficPlan`] and [`DutProbe`] contract of `bench::plan`. So cargo
+//! keeps the engine and the launchers apart: neither crate depends on the
+//! other, and only `bench_cli` puts them together. The public API is
 //! [`start`] and the [`Dut`] it returns, [`DutOptions`], the testbed view
 //! of [`bed`] (for tests and probes), and the launchers' modules; the
 //! helpers the launchers share stay `pub(crate)`.

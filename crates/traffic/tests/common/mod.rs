@@ -8,9 +8,9 @@ use std::time::Duration;
 use bench::plan::{TesterBackend, TesterPort, TrafficPlan};
 use bench::search::{Phase, Trial, TrialSpec};
 use bench::sizes::FrameSize;
-use bench::traffic::{wire_plan, NetTrial, TrafficOptions};
 use testbed::link::read_mac;
 use testbed::{Netns, Star, VethPair};
+use traffic::{wire_plan, NetTrial, TrafficOptions};
 
 /// Trial options with a short drain.
 pub fn quick() -> TrafficOptions {

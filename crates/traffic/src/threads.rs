@@ -20,7 +20,7 @@ use super::gen::{self, GenJob, GenResult};
 use super::ports::{self, enter_netns, GenTx, PortHandle};
 use super::rx::{self, RxCmd, RxPort, RxShared};
 use super::{clock, cpu, neigh, xdp, NetTrial, TrafficOptions};
-use crate::plan::{DutProbe, TrafficPlan};
+use bench::plan::{DutProbe, TrafficPlan};
 
 /// A job for the generator thread, and where to send it back with the
 /// result.

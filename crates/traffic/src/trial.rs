@@ -1,4 +1,4 @@
-//! [`NetTrial::run`](crate::search::Trial::run) for the user-space
+//! [`NetTrial::run`](bench::search::Trial::run) for the user-space
 //! backends (AF_XDP, AF_PACKET): the receiver gets a fresh analyzer, the
 //! generator sends the spec's phases, the counters are read after the
 //! drain, and the outcome says whether the tester limited the trial.
@@ -14,8 +14,8 @@ use super::gen::{self, GenJob, GenPhase, GenResult};
 use super::limits::{outcome, Counted, SendTiming};
 use super::rx::RxCmd;
 use super::NetTrial;
-use crate::analyzer::Analyzer;
-use crate::search::{LossTimeline, Trial, TrialOutcome, TrialSpec};
+use bench::analyzer::Analyzer;
+use bench::search::{LossTimeline, Trial, TrialOutcome, TrialSpec};
 
 impl Trial for NetTrial {
     fn run(&mut self, spec: &TrialSpec) -> Result<TrialOutcome> {

@@ -8,8 +8,8 @@ use super::super::limits::{outcome, Counted, SendTiming};
 use super::super::trial::gen_phases;
 use super::super::NetTrial;
 use super::{XdpJob, XdpOut};
-use crate::analyzer::LatencySummary;
-use crate::search::{LossTimeline, TrialOutcome, TrialSpec};
+use bench::analyzer::LatencySummary;
+use bench::search::{LossTimeline, TrialOutcome, TrialSpec};
 
 /// Iterations per test-run batch. Redirected frames are flushed per
 /// batch, so at full speed this is the longest burst into the DUT's
@@ -21,7 +21,7 @@ use crate::search::{LossTimeline, TrialOutcome, TrialSpec};
 const BATCH: u32 = 64;
 
 impl NetTrial {
-    pub(in crate::traffic) fn run_xdp(&mut self, spec: &TrialSpec) -> Result<TrialOutcome> {
+    pub(crate) fn run_xdp(&mut self, spec: &TrialSpec) -> Result<TrialOutcome> {
         let size = spec.size.effective(self.plan.ipv6);
         let mut distinct: Vec<usize> = size.sizes();
         distinct.sort_unstable();

@@ -21,10 +21,10 @@ use testbed::link::read_mac;
 use testbed::{Netns, VethPair};
 
 use super::{NetTrial, TrafficOptions};
-use crate::analyzer::LatencySummary;
-use crate::plan::{TesterBackend, TesterPort, TrafficPlan};
-use crate::search::{Trial, TrialSpec};
-use crate::sizes::FrameSize;
+use bench::analyzer::LatencySummary;
+use bench::plan::{TesterBackend, TesterPort, TrafficPlan};
+use bench::search::{Trial, TrialSpec};
+use bench::sizes::FrameSize;
 
 /// Calibration of one frame size.
 #[derive(Debug, Clone, Serialize)]
@@ -144,7 +144,7 @@ pub fn wire_plan(
 
 fn calibrate_size(t: &mut NetTrial, size: FrameSize) -> Result<SizeCalibration> {
     let mut trials = 0;
-    let mut run = |rate: f64| -> Result<crate::search::TrialOutcome> {
+    let mut run = |rate: f64| -> Result<bench::search::TrialOutcome> {
         trials += 1;
         t.run(&TrialSpec::constant(rate, TRIAL, size.clone()))
     };
@@ -182,7 +182,7 @@ fn calibrate_size(t: &mut NetTrial, size: FrameSize) -> Result<SizeCalibration> 
         lo *= 0.97;
     }
     let floor_rate = (lo / 20.0).clamp(100.0, 10_000.0);
-    let mut run = |rate: f64| -> Result<crate::search::TrialOutcome> {
+    let mut run = |rate: f64| -> Result<bench::search::TrialOutcome> {
         trials += 1;
         t.run(&TrialSpec::constant(rate, TRIAL, size.clone()))
     };

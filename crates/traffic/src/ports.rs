@@ -15,7 +15,7 @@ use netio::afpacket::{AfPacketConfig, AfPacketPort, PacketTx};
 use netio::afxdp::{AfXdpConfig, AfXdpPort, XskStats};
 use netio::{Pool, Port, TxQueue};
 
-use crate::plan::{TesterBackend, TesterPort};
+use bench::plan::{TesterBackend, TesterPort};
 
 /// Pool frame size (and AF_XDP chunk size) of the tester: frames up to
 /// 2048 - 256 bytes of headroom, i.e. every standard size up to 1518.

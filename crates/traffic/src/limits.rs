@@ -5,13 +5,13 @@
 //! counts. Shared by both backends (the user-space trial and `xdp::trial`).
 //!
 //! Why it matters: a tester-limited result is never the DUT's (R6 and the
-//! search's contract, see [`crate::search`]).
+//! search's contract, see [`bench::search`]).
 
 use super::gen::{GenPhase, GenResult};
 use super::NetTrial;
-use crate::analyzer::LatencySummary;
-use crate::plan::DutSample;
-use crate::search::{LossTimeline, TrialOutcome, TrialSpec};
+use bench::analyzer::LatencySummary;
+use bench::plan::DutSample;
+use bench::search::{LossTimeline, TrialOutcome, TrialSpec};
 
 /// How a trial's generator kept to its schedule, as both backends (AF_XDP
 /// and xdp) report it.

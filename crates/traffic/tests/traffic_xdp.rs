@@ -15,9 +15,9 @@ use std::time::Duration;
 use bench::plan::{TesterBackend, TrafficPlan};
 use bench::search::{Trial, TrialSpec};
 use bench::sizes::{FrameSize, Mix};
-use bench::traffic::{calibrate, NetTrial};
 use common::{kernel_dut_plan, phases_with_timeline_lose_nothing, quick, wire};
 use testbed::Star;
+use traffic::{calibrate, NetTrial};
 
 /// star(2), kernel forwarding, GRO on the DUT veths (NAPI, so they accept
 /// the tester's XDP_TX frames); no static neighbors.

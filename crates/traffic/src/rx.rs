@@ -23,8 +23,8 @@ use netio::{Burst, Pool, RxQueue, TxQueue};
 
 use super::clock::mono_ns;
 use super::neigh::{answer, NeighIdentity};
-use crate::analyzer::Analyzer;
-use crate::frame::{parse, FLAG_LEARNING};
+use bench::analyzer::Analyzer;
+use bench::frame::{parse, FLAG_LEARNING};
 
 /// Commands to the receiver.
 pub(crate) enum RxCmd {

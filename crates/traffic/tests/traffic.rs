@@ -14,10 +14,10 @@ use bench::plan::{TesterBackend, TrafficPlan};
 use bench::search::{Trial, TrialSpec};
 use bench::sizes::{FrameSize, Mix};
 use bench::throughput;
-use bench::traffic::{calibrate, NetTrial, TrafficOptions};
 use common::{kernel_dut_plan, phases_with_timeline_lose_nothing, quick, wire};
 use testbed::link::{format_mac, read_mac};
 use testbed::Star;
+use traffic::{calibrate, NetTrial, TrafficOptions};
 
 /// star(2) with the Linux kernel forwarding in the DUT namespace, and the
 /// plan for port 0 -> port 1.
@@ -180,7 +180,7 @@ fn learning_reports_a_dut_that_forwards_nothing() {
 }
 
 /// Figures for the report (ignored: ~30 s):
-/// `cargo test -p softrouter-bench --release --test traffic -- --ignored --nocapture measure`
+/// `cargo test -p softrouter-traffic --release --test traffic -- --ignored --nocapture measure`
 #[test]
 #[ignore]
 fn measure_tester_and_kernel() {

@@ -30,7 +30,7 @@ use tester::gen::{Frame, Generator, Phase, Plan, Port, Sent};
 use super::gen::{GenPhase, Template};
 use super::ports::enter_netns;
 use super::{LearningReport, TrafficOptions};
-use crate::plan::TrafficPlan;
+use bench::plan::TrafficPlan;
 
 /// Sizes the generator's tables hold before it is reloaded for more.
 const MIN_SIZES: usize = 4;

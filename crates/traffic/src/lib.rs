@@ -1,5 +1,5 @@
 //! The traffic engine: real frames through a real DUT, as a
-//! [`search::Trial`](crate::search::Trial).
+//! [`search::Trial`](bench::search::Trial).
 //!
 //! Why it is built this way (see also the submodules):
 //!
@@ -19,7 +19,7 @@
 //!   AF_XDP TX ring, its pool, its RX rings: `XDP_STATISTICS`) or a
 //!   generator that fell behind mark the trial tester-limited with the
 //!   reason: such a result is never the DUT's.
-//! * Rates are per sending port (as [`TrialSpec`](crate::search::TrialSpec)
+//! * Rates are per sending port (as [`TrialSpec`](bench::search::TrialSpec)
 //!   says); a port with several pairs (mesh) spreads its rate over them.
 //!
 //! [`calibrate`] measures what the tester itself can do over one veth.
@@ -36,6 +36,17 @@
 //! * [`gen`], [`rx`], [`neigh`], [`ports`], [`clock`], [`cpu`]: the
 //!   generator, the receiver, ARP/ND answers, the tester ports, time and
 //!   CPU placement; [`xdp`]: the in-kernel backend.
+//!
+//! Why a crate of its own (`softrouter-traffic`): it is the bench's only
+//! packet I/O, on `netio`'s AF_XDP and AF_PACKET ports and the `tester`
+//! crate's XDP generator and counter, while the procedures it serves
+//! (`bench`) are tested without a network against the simulated DUT. It
+//! knows a DUT only through `bench::plan` (the [`TrafficPlan`] and
+//! [`DutProbe`] the launchers hand it), so it does not depend on the
+//! launchers (`dut`), nor they on it. The public API is [`NetTrial`] with
+//! [`TrafficOptions`], [`calibrate`], [`supported_size`], and the tester's
+//! CPU placement ([`cpu`]), clock, ports and ARP/ND answers; the
+//! generator, the receiver and the backends' internals stay `pub(crate)`.
 
 mod calibrate;
 pub mod clock;
@@ -62,9 +73,9 @@ use std::time::Duration;
 
 use anyhow::{bail, Result};
 
-use crate::frame::Flow;
-use crate::plan::{DutProbe, TrafficPlan};
-use crate::sizes::FrameSize;
+use bench::frame::Flow;
+use bench::plan::{DutProbe, TrafficPlan};
+use bench::sizes::FrameSize;
 use ports::{PortHandle, MAX_TESTER_FRAME};
 use rx::{RxCmd, RxShared};
 use threads::GenCmd;
@@ -97,7 +108,7 @@ impl Default for TrafficOptions {
 }
 
 /// The traffic engine on one [`TrafficPlan`]: implements
-/// [`Trial`](crate::search::Trial).
+/// [`Trial`](bench::search::Trial).
 pub struct NetTrial {
     plan: TrafficPlan,
     opts: TrafficOptions,

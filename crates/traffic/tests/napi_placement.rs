@@ -9,8 +9,8 @@ use std::time::Duration;
 use bench::plan::TesterBackend;
 use bench::search::{Trial, TrialSpec};
 use bench::sizes::FrameSize;
-use bench::traffic::NetTrial;
 use common::{quick, wire};
+use traffic::NetTrial;
 
 /// With a tester CPU, every tester end's NAPI runs in threads pinned to
 /// it at a real-time priority (they must preempt the spinning generator),
@@ -22,7 +22,7 @@ fn xdp_tester_ends_are_threaded_on_the_tester_cpu() {
         return;
     }
     let cpu = std::thread::available_parallelism().map_or(1, |n| n.get()) - 1;
-    bench::traffic::cpu::set_tester_cpu(Some(cpu));
+    traffic::cpu::set_tester_cpu(Some(cpu));
     let w = wire("xn", TesterBackend::Xdp, false, 2);
     let mut t = NetTrial::new(w.plan.clone(), None, quick()).unwrap();
     let check = |when: &str| {
@@ -42,5 +42,5 @@ fn xdp_tester_ends_are_threaded_on_the_tester_cpu() {
     let o = t.run(&spec).unwrap();
     assert!(o.sent > 0);
     check("after a counter reload");
-    bench::traffic::cpu::set_tester_cpu(None);
+    traffic::cpu::set_tester_cpu(None);
 }
