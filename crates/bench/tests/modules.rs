@@ -5,10 +5,10 @@
 //! engine; `dut`, the launchers; `bench_cli`, the run and the command
 //! line), cargo checks the layers between them: the core cannot use the
 //! engine, the launchers or the command line, nor the engine and the
-//! launchers each other, because their crates do not depend on them. The
-//! test that read that from the source (`the_core_never_uses_the_engine_
-//! the_launchers_or_the_cli`) is therefore gone. What cargo cannot check
-//! is kept here:
+//! launchers each other, because their crates do not depend on them. So
+//! the test that read that from the source is gone
+//! (`the_core_never_uses_the_engine_the_launchers_or_the_cli`), and so is
+//! its list of core and top modules. What cargo cannot check is kept here:
 //!
 //! - inside each of the four crates, the modules form no cycle (this
 //!   test, in the core, reads the other three crates' source from their
