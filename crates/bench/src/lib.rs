@@ -1,39 +1,44 @@
-//! softrouter's RFC 2544 benchmark.
+//! softrouter's RFC 2544 benchmark: the procedures, with no packet I/O.
 //!
-//! Layers, bottom up. The core never uses the engine, the launchers or the
-//! command line, `settings` uses nothing but the frame sizes, and the
-//! modules form no cycle (`tests/modules.rs` checks all three):
+//! The bench is four crates, each depending only on those before it, so
+//! cargo itself keeps the layers apart:
 //!
-//! - The network-independent core, tested against the simulated DUT:
-//!   - [`frame`]: RFC 2544 Appendix C test frames, build / patch / parse.
-//!   - [`sizes`]: frame sizes, IMIX, theoretical rates.
-//!   - [`settings`]: every option, typed, loadable from and savable to an
-//!     experiment TOML file, and validated there.
-//!   - [`analyzer`]: exact loss / reorder / duplicate counts and latency.
-//!   - [`sysstat`]: DUT CPU, interrupt and softirq rates from `/proc`.
-//!   - [`plan`]: the contract between the DUT launchers and the engine.
-//!   - [`search`]: the `Trial` trait and the RFC 2544 procedures
-//!     (loss series, back-to-back, recovery, latency).
-//!   - [`throughput`]: the NDR and PDR from one MLRsearch-style search.
-//!   - [`sim`]: a simulated DUT (and tester) implementing `Trial`.
-//!   - [`results`]: the results schema, JSON/CSV writers; [`report`]:
-//!     terminal tables; [`plot`]: SVG charts.
-//!   - [`suite`]: the tests of a `Settings` in order, against one `Trial`.
-//! - [`traffic`]: the tester engine (generators, receivers, calibration).
-//! - [`dut`]: the DUT launchers (softrouter, linux, command, external) on
-//!   their namespace testbed, producing the traffic plan and DUT probes.
-//! - [`run`]: one run of the bench (placement, calibration, every DUT,
-//!   outputs); [`cli`]: the command line, parsed into `Settings`.
+//! - `bench` (this crate, `softrouter-bench`): the network-independent
+//!   core, tested against the simulated DUT;
+//! - `traffic` (`softrouter-traffic`): the tester engine (generators,
+//!   receivers, calibration) on real ports and the tester's XDP programs;
+//! - `dut` (`softrouter-dut`): the DUT launchers (softrouter, linux,
+//!   command, external) on their namespace testbed, producing the traffic
+//!   plan and DUT probes; it does not use the engine, nor the engine it;
+//! - `bench_cli` (`softrouter-bench-cli`): one run of the bench and the
+//!   command line, linked by the `softrouter` binary's `bench` feature.
+//!
+//! The core's modules; `settings` uses nothing but the frame sizes, and
+//! the modules form no cycle (`tests/modules.rs` checks both, and the
+//! other bench crates' modules for cycles too):
+//!
+//! - [`frame`]: RFC 2544 Appendix C test frames, build / patch / parse
+//!   (the `softrouter-tester` crate's format, shared with its XDP programs).
+//! - [`sizes`]: frame sizes, IMIX, theoretical rates.
+//! - [`settings`]: every option, typed, loadable from and savable to an
+//!   experiment TOML file, and validated there.
+//! - [`analyzer`]: exact loss / reorder / duplicate counts and latency.
+//! - [`sysstat`]: DUT CPU, interrupt and softirq rates from `/proc`.
+//! - [`plan`]: the contract between the DUT launchers and the engine.
+//! - [`search`]: the `Trial` trait and the RFC 2544 procedures
+//!   (loss series, back-to-back, recovery, latency).
+//! - [`throughput`]: the NDR and PDR from one MLRsearch-style search.
+//! - [`sim`]: a simulated DUT (and tester) implementing `Trial`.
+//! - [`results`]: the results schema, JSON/CSV writers; [`report`]:
+//!   terminal tables; [`plot`]: SVG charts.
+//! - [`suite`]: the tests of a `Settings` in order, against one `Trial`.
 
 pub mod analyzer;
-pub mod cli;
-pub mod dut;
 pub use tester::frame;
 pub mod plan;
 pub mod plot;
 pub mod report;
 pub mod results;
-pub mod run;
 pub mod search;
 pub mod settings;
 pub mod sim;
@@ -41,4 +46,3 @@ pub mod sizes;
 pub mod suite;
 pub mod sysstat;
 pub mod throughput;
-pub mod traffic;

@@ -46,7 +46,7 @@ enum Command {
     /// RFC 2544 benchmark on a namespace testbed (no arguments: the quick
     /// softrouter vs Linux suite).
     #[cfg(feature = "bench")]
-    Bench(Box<bench::cli::BenchArgs>),
+    Bench(Box<bench_cli::cli::BenchArgs>),
 }
 
 /// Longest `--duration`: about 31 years, far below where a `Duration`
@@ -145,6 +145,6 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
         },
         Command::Ctl(args) => Ok(softrouter::ctl::run(args)),
         #[cfg(feature = "bench")]
-        Command::Bench(args) => bench::cli::run(*args),
+        Command::Bench(args) => bench_cli::cli::run(*args),
     }
 }

@@ -81,8 +81,8 @@ fn bench_work_folders_are_private_and_new() {
         std::fs::create_dir_all(f).unwrap();
         std::fs::set_permissions(f, std::fs::Permissions::from_mode(0o777)).unwrap();
     }
-    let a = bench::dut::softrouter::private_dir("softrouter-bench-").unwrap();
-    let b = bench::dut::softrouter::private_dir("softrouter-bench-").unwrap();
+    let a = dut::softrouter::private_dir("softrouter-bench-").unwrap();
+    let b = dut::softrouter::private_dir("softrouter-bench-").unwrap();
     assert_ne!(a, b);
     for d in [&a, &b] {
         assert!(
@@ -108,17 +108,17 @@ fn dut_logs_refuse_planted_symlinks_and_existing_files() {
     std::fs::write(&victim, "precious").unwrap();
     let link = dir.join("softrouter.log");
     std::os::unix::fs::symlink(&victim, &link).unwrap();
-    assert!(bench::dut::softrouter::create_log(&link).is_err());
+    assert!(dut::softrouter::create_log(&link).is_err());
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
     // A dangling symlink is not followed either (O_EXCL).
     let dangling = dir.join("dangling.log");
     std::os::unix::fs::symlink(dir.join("nowhere"), &dangling).unwrap();
-    assert!(bench::dut::softrouter::create_log(&dangling).is_err());
+    assert!(dut::softrouter::create_log(&dangling).is_err());
     assert!(!dir.join("nowhere").exists());
     // An existing file is not reused.
-    assert!(bench::dut::softrouter::create_log(&victim).is_err());
+    assert!(dut::softrouter::create_log(&victim).is_err());
     let fresh = dir.join("fresh.log");
-    bench::dut::softrouter::create_log(&fresh).unwrap();
+    dut::softrouter::create_log(&fresh).unwrap();
     let m = std::fs::metadata(&fresh).unwrap();
     assert_eq!(m.permissions().mode() & 0o077, 0);
     let _ = std::fs::remove_dir_all(dir);

@@ -1,0 +1,593 @@
+//! `softrouter bench`: the command line of the benchmark (the run itself
+//! is [`crate::run`]).
+//!
+//! Every flag has a twin in the experiment file (TOML, see `settings`):
+//! flags are typed by clap with the settings' own parsers, then merged into
+//! the file's table *before* it is parsed, so both go through one parser
+//! with one set of checks and error messages, and the resolved settings
+//! written into the results repeat the run exactly (`--save-experiment`
+//! writes them without running). Not settings: `--experiment`,
+//! `--save-experiment`, `--quiet` and `--softrouter-bin` (a path on this
+//! machine; the DUT's version string is recorded instead).
+//!
+//! With no arguments it runs the quick comparison suite: softrouter and the
+//! Linux kernel on the same namespace testbed, throughput (NDR and PDR)
+//! and latency at 64, 512 and 1518 bytes and IMIX, side by side.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use clap::Args;
+use toml::{Table, Value};
+
+use crate::run::{self, RunOptions};
+use bench::settings::{
+    DutKind, IpVersion, Pattern, PortDriver, Preset, RpsMode, Settings, SoftrouterMode, TestKind,
+    TesterBackend,
+};
+
+/// Options of `softrouter bench` (all optional; see `--help`).
+#[derive(Args, Debug, Default, Clone)]
+#[command(
+    about = "RFC 2544 benchmark on a namespace testbed (no arguments: quick softrouter vs linux suite)"
+)]
+pub struct BenchArgs {
+    /// Experiment file (TOML) with any of the options below; flags override it.
+    #[arg(long, short = 'e', value_name = "FILE")]
+    pub experiment: Option<PathBuf>,
+    /// Devices under test, run one after the other on fresh testbeds:
+    /// softrouter, linux, command, external (comma separated).
+    #[arg(long, value_delimiter = ',', value_name = "KIND")]
+    pub dut: Vec<DutKind>,
+    /// Tests: throughput, latency, loss, back-to-back, recovery.
+    #[arg(long, value_delimiter = ',', value_name = "TEST")]
+    pub test: Vec<TestKind>,
+    /// Frame sizes, e.g. 64,128,imix or a mix like "64:7,594:4,1518:1".
+    #[arg(long, value_name = "LIST")]
+    pub sizes: Option<String>,
+    /// IP version: 4, 6 or both.
+    #[arg(long)]
+    pub ip: Option<IpVersion>,
+    /// Traffic pattern: one-to-one, bidirectional, mesh:N, many-to-one:N.
+    #[arg(long)]
+    pub pattern: Option<Pattern>,
+    /// Flows per port pair (addresses and ports varied, for RSS).
+    #[arg(long)]
+    pub flows: Option<u32>,
+    /// Queues per veth (multi-queue DUT).
+    #[arg(long)]
+    pub queues: Option<u32>,
+    /// Durations preset: quick or rfc.
+    #[arg(long)]
+    pub preset: Option<Preset>,
+    /// Trial length of throughput and loss trials, seconds.
+    #[arg(long)]
+    pub trial_seconds: Option<f64>,
+    /// Pause between trials, seconds.
+    #[arg(long)]
+    pub pause_seconds: Option<f64>,
+    /// Drain time after the last frame, seconds.
+    #[arg(long)]
+    pub drain_seconds: Option<f64>,
+    /// Latency trial length, seconds.
+    #[arg(long)]
+    pub latency_seconds: Option<f64>,
+    /// Final trial length of the throughput search per goal, seconds (0 =
+    /// the search trials are final).
+    #[arg(long)]
+    pub confirm_seconds: Option<f64>,
+    /// Throughput search resolution, % of the maximum rate.
+    #[arg(long)]
+    pub resolution_pct: Option<f64>,
+    /// Loss ratio of the NDR goal, % (default 0: RFC 2544 zero loss).
+    #[arg(long)]
+    pub ndr_loss_pct: Option<f64>,
+    /// Loss ratio of the PDR goal, % (default 0.1).
+    #[arg(long)]
+    pub pdr_loss_pct: Option<f64>,
+    /// Maximum offered rate per port, frames/s (default: the tester's
+    /// calibrated maximum).
+    #[arg(long)]
+    pub max_rate_fps: Option<f64>,
+    /// JSON results file: every DUT's run in one document.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// CSV file, one row per trial of every DUT (a `dut` column).
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
+    /// SVG chart of throughput (and latency) per frame size, all DUTs in one.
+    #[arg(long, value_name = "FILE")]
+    pub plot: Option<PathBuf>,
+    /// softrouter DUT: worker threads.
+    #[arg(long)]
+    pub workers: Option<u32>,
+    /// softrouter DUT: reception mode poll, interrupt (default) or adaptive.
+    #[arg(long)]
+    pub mode: Option<SoftrouterMode>,
+    /// softrouter DUT: packet I/O driver afxdp or afpacket.
+    #[arg(long)]
+    pub driver: Option<PortDriver>,
+    /// softrouter DUT: use this router config instead of a generated one.
+    #[arg(long, value_name = "FILE")]
+    pub router_config: Option<PathBuf>,
+    /// linux DUT: NAPI budget (net.core.netdev_budget).
+    #[arg(long)]
+    pub napi_budget: Option<u32>,
+    /// linux DUT: receive-processing CPUs (RPS): off, all, per-port or a hex mask.
+    #[arg(long)]
+    pub rps: Option<RpsMode>,
+    /// command DUT: the command line, run in the DUT namespace.
+    #[arg(long)]
+    pub command: Option<String>,
+    /// external DUT: tester interfaces cabled to the device, in port order.
+    #[arg(long, value_delimiter = ',')]
+    pub interfaces: Vec<String>,
+    /// Tester packet I/O: xdp (default: XDP live frames out, counting in
+    /// XDP), afxdp (AF_XDP
+    /// receiver, analysis in user space with IPDV) or afpacket.
+    #[arg(long)]
+    pub tester: Option<TesterBackend>,
+    /// The softrouter binary to start as DUT (default: this program).
+    #[arg(long, value_name = "FILE")]
+    pub softrouter_bin: Option<PathBuf>,
+    /// Write the resolved experiment (TOML) here and exit.
+    #[arg(long, value_name = "FILE")]
+    pub save_experiment: Option<PathBuf>,
+    /// Leave CPU placement to the scheduler (default: the tester on the
+    /// last CPU, the DUT on the others). Implies --no-soak.
+    #[arg(long)]
+    pub no_pin: bool,
+    /// No CPU soakers (default: an idle-priority spinner on each DUT CPU
+    /// measures the DUT's CPU use and keeps those vCPUs out of halt; see
+    /// `dut::soak`).
+    #[arg(long)]
+    pub no_soak: bool,
+    /// No progress bar.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+impl BenchArgs {
+    fn is_empty(&self) -> bool {
+        self.experiment.is_none()
+            && self.dut.is_empty()
+            && self.test.is_empty()
+            && self.sizes.is_none()
+    }
+}
+
+/// Runs `softrouter bench`. Exit code 2 for bad settings.
+pub fn run(args: BenchArgs) -> Result<ExitCode> {
+    let runs = match build_settings(&args) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("softrouter bench: {e:#}");
+            return Ok(ExitCode::from(2));
+        }
+    };
+    if let Some(path) = &args.save_experiment {
+        for s in &runs {
+            let p = per_dut_path(path, s.dut.kind(), runs.len());
+            std::fs::write(&p, s.to_toml()).with_context(|| format!("writing {}", p.display()))?;
+            eprintln!("softrouter bench: wrote {}", p.display());
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    testbed::install_ctrlc_cleanup()?;
+    // A bench killed with SIGKILL leaves namespaces and settings behind:
+    // undo them now, and journal this run's so the next one can.
+    let reaped = testbed::journal::reap()?;
+    if reaped != testbed::journal::Reaped::default() {
+        eprintln!(
+            "softrouter bench: removed what a killed run left: namespaces {:?}, restored {:?}",
+            reaped.namespaces, reaped.settings
+        );
+    }
+    testbed::journal::enable()?;
+    let softrouter_bin = match &args.softrouter_bin {
+        Some(p) => p.clone(),
+        None => std::env::current_exe().context("locating the softrouter binary")?,
+    };
+    run::run(
+        &runs,
+        &RunOptions {
+            softrouter_bin: Some(softrouter_bin),
+            quiet: args.quiet,
+        },
+    )?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `exp.toml` + linux -> `exp-linux.toml` when several DUTs are saved
+/// (an experiment file holds one DUT).
+fn per_dut_path(path: &Path, kind: DutKind, n: usize) -> PathBuf {
+    if n <= 1 {
+        return path.to_path_buf();
+    }
+    let stem = path
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or("experiment");
+    let name = match path.extension().and_then(|e| e.to_str()) {
+        Some(ext) => format!("{stem}-{kind}.{ext}"),
+        None => format!("{stem}-{kind}"),
+    };
+    path.with_file_name(name)
+}
+
+fn string(v: impl ToString) -> Value {
+    Value::String(v.to_string())
+}
+
+fn strings<T: std::fmt::Display>(v: &[T]) -> Value {
+    Value::Array(v.iter().map(string).collect())
+}
+
+/// The flags that are top-level settings, merged into `t`.
+fn merge_flags(args: &BenchArgs, t: &mut Table) -> Result<()> {
+    let mut put = |k: &str, v: Option<Value>| {
+        if let Some(v) = v {
+            t.insert(k.into(), v);
+        }
+    };
+    put(
+        "tests",
+        (!args.test.is_empty()).then(|| strings(&args.test)),
+    );
+    if let Some(s) = &args.sizes {
+        let sizes = bench::sizes::parse_sizes(s).map_err(|e| anyhow::anyhow!("--sizes: {e}"))?;
+        put("sizes", Some(strings(&sizes)));
+    }
+    put("ip", args.ip.map(string));
+    put("pattern", args.pattern.map(string));
+    put("preset", args.preset.map(string));
+    put("tester", args.tester.map(string));
+    put("flows", args.flows.map(|v| Value::Integer(v.into())));
+    put("queues", args.queues.map(|v| Value::Integer(v.into())));
+    for (k, v) in [
+        ("trial_seconds", args.trial_seconds),
+        ("pause_seconds", args.pause_seconds),
+        ("drain_seconds", args.drain_seconds),
+        ("latency_seconds", args.latency_seconds),
+        ("confirm_seconds", args.confirm_seconds),
+        ("resolution_pct", args.resolution_pct),
+        ("ndr_loss_pct", args.ndr_loss_pct),
+        ("pdr_loss_pct", args.pdr_loss_pct),
+        ("max_rate_fps", args.max_rate_fps),
+    ] {
+        put(k, v.map(Value::Float));
+    }
+    for (k, v) in [
+        ("json", &args.json),
+        ("csv", &args.csv),
+        ("plot", &args.plot),
+    ] {
+        put(k, v.as_ref().map(|p| string(p.display())));
+    }
+    if args.no_pin {
+        put("pin_cpus", Some(Value::Boolean(false)));
+        put("soak", Some(Value::Boolean(false)));
+    }
+    if args.no_soak {
+        put("soak", Some(Value::Boolean(false)));
+    }
+    Ok(())
+}
+
+/// The flags that are options of a DUT of `kind`, merged into its table.
+fn merge_dut_flags(args: &BenchArgs, kind: DutKind, d: &mut Table) {
+    let mut put = |k: &str, v: Option<Value>| {
+        if let Some(v) = v {
+            d.insert(k.into(), v);
+        }
+    };
+    match kind {
+        DutKind::Softrouter => {
+            put("workers", args.workers.map(|w| Value::Integer(w.into())));
+            put("mode", args.mode.map(string));
+            put("driver", args.driver.map(string));
+            put(
+                "config",
+                args.router_config.as_ref().map(|p| string(p.display())),
+            );
+            // Sleeps when idle, works in budgeted rounds under load: the
+            // fastest mode on the veth testbed (the DUT CPU also runs its
+            // receive softirqs).
+            d.entry("mode")
+                .or_insert_with(|| string(SoftrouterMode::Interrupt));
+        }
+        DutKind::Linux => {
+            put(
+                "napi_budget",
+                args.napi_budget.map(|w| Value::Integer(w.into())),
+            );
+            put("rps", args.rps.as_ref().map(string));
+        }
+        DutKind::Command => put("command", args.command.clone().map(Value::String)),
+        DutKind::External => put(
+            "interfaces",
+            (!args.interfaces.is_empty()).then(|| strings(&args.interfaces)),
+        ),
+    }
+}
+
+/// The settings of each DUT run: experiment file + flags (+ the quick
+/// comparison suite's choices when nothing was asked for).
+pub fn build_settings(args: &BenchArgs) -> Result<Vec<Settings>> {
+    let (mut table, file) = match &args.experiment {
+        Some(p) => {
+            let text =
+                std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?;
+            // Parse once as settings for located errors, then as a table to merge into.
+            Settings::from_toml_str(&text, &p.display().to_string()).map_err(anyhow::Error::msg)?;
+            (
+                text.parse::<Table>().context("parsing the experiment")?,
+                p.display().to_string(),
+            )
+        }
+        None => (Table::new(), "command line".to_string()),
+    };
+    if args.is_empty() {
+        // The quick comparison suite (README's main job).
+        table.insert("tests".into(), strings(&["throughput", "latency"]));
+        table.insert("sizes".into(), strings(&["64", "512", "1518", "imix"]));
+        table.insert("trial_seconds".into(), Value::Float(1.0));
+        table.insert("pause_seconds".into(), Value::Float(0.5));
+        table.insert("latency_seconds".into(), Value::Float(1.0));
+        table.insert("resolution_pct".into(), Value::Float(1.0));
+    }
+    merge_flags(args, &mut table)?;
+
+    let file_dut = table.get("dut").and_then(|d| d.as_table()).cloned();
+    let file_kind = file_dut
+        .as_ref()
+        .and_then(|d| d.get("kind"))
+        .and_then(|k| k.as_str())
+        .map(|k| k.parse::<DutKind>().map_err(anyhow::Error::msg))
+        .transpose()?;
+    let kinds: Vec<DutKind> = if !args.dut.is_empty() {
+        args.dut.clone()
+    } else if let Some(k) = file_kind {
+        vec![k]
+    } else if args.is_empty() {
+        vec![DutKind::Softrouter, DutKind::Linux]
+    } else {
+        vec![DutKind::Softrouter]
+    };
+    let mut out = Vec::new();
+    for kind in kinds {
+        let mut dut = match &file_dut {
+            Some(d) if file_kind == Some(kind) => d.clone(),
+            _ => Table::from_iter([("kind".to_string(), string(kind))]),
+        };
+        merge_dut_flags(args, kind, &mut dut);
+        let mut t = table.clone();
+        t.insert("dut".into(), Value::Table(dut));
+        let text = toml::to_string(&t).context("merging flags")?;
+        out.push(Settings::from_toml_str(&text, &file).map_err(anyhow::Error::msg)?);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bench::settings::DutSettings;
+    use clap::Parser;
+
+    /// The flags as `softrouter bench` parses them.
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: BenchArgs,
+    }
+
+    fn parse(flags: &[&str]) -> Result<BenchArgs, clap::Error> {
+        Cli::try_parse_from(std::iter::once("bench").chain(flags.iter().copied())).map(|c| c.args)
+    }
+
+    #[test]
+    fn no_arguments_is_the_comparison_suite() {
+        let runs = build_settings(&BenchArgs::default()).unwrap();
+        let kinds: Vec<DutKind> = runs.iter().map(|s| s.dut.kind()).collect();
+        assert_eq!(kinds, [DutKind::Softrouter, DutKind::Linux]);
+        assert_eq!(runs[0].tests, [TestKind::Throughput, TestKind::Latency]);
+        assert_eq!(runs[0].sizes.len(), 4);
+        assert_eq!(runs[0].tester, TesterBackend::Xdp);
+        assert_eq!(runs[0].pdr_loss_pct, 0.1);
+    }
+
+    #[test]
+    fn flags_override_the_experiment_and_keep_its_dut_options() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("x.toml");
+        std::fs::write(&p, "tests = [\"loss\"]\nsizes = [\"128\"]\ntrial_seconds = 5.0\ntester = \"afxdp\"\n[dut]\nkind = \"linux\"\nnapi_budget = 300\n").unwrap();
+        let args = parse(&[
+            "-e",
+            p.to_str().unwrap(),
+            "--trial-seconds",
+            "3",
+            "--sizes",
+            "64,imix",
+        ])
+        .unwrap();
+        let runs = build_settings(&args).unwrap();
+        assert_eq!(runs.len(), 1);
+        let s = &runs[0];
+        assert_eq!(s.trial_seconds, Some(3.0));
+        assert_eq!(s.tests, [TestKind::Loss]);
+        assert_eq!(s.sizes.len(), 2);
+        assert_eq!(s.tester, TesterBackend::AfXdp, "the file's tester is kept");
+        assert!(matches!(
+            s.dut,
+            DutSettings::Linux {
+                napi_budget: Some(300),
+                ..
+            }
+        ));
+    }
+
+    #[test]
+    fn bad_values_are_named() {
+        let e = parse(&["--test", "speed"]).unwrap_err().to_string();
+        assert!(e.contains("speed") && e.contains("back-to-back"), "{e}");
+        let e = parse(&["--dut", "toaster"]).unwrap_err().to_string();
+        assert!(e.contains("toaster") && e.contains("softrouter"), "{e}");
+        let e = parse(&["--tester", "dpdk"]).unwrap_err().to_string();
+        assert!(e.contains("afpacket"), "{e}");
+        let e = parse(&["--rps", "most"]).unwrap_err().to_string();
+        assert!(e.contains("per-port"), "{e}");
+        let args = parse(&["--dut", "linux", "--resolution-pct", "0"]).unwrap();
+        let e = format!("{:#}", build_settings(&args).unwrap_err());
+        assert!(e.contains("resolution_pct"), "{e}");
+        let args = parse(&["--ndr-loss-pct", "1", "--pdr-loss-pct", "0.5"]).unwrap();
+        let e = format!("{:#}", build_settings(&args).unwrap_err());
+        assert!(e.contains("pdr_loss_pct"), "{e}");
+    }
+
+    /// Every flag that is a setting, set away from its default, saved with
+    /// `--save-experiment`'s writer and loaded again: equal, and each flag
+    /// is found in the settings.
+    #[test]
+    fn every_flag_round_trips_through_the_saved_experiment() {
+        let dir = tempfile::tempdir().unwrap();
+        let common = [
+            "--test",
+            "throughput,loss,back-to-back",
+            "--sizes",
+            "128,imix",
+            "--ip",
+            "both",
+            "--pattern",
+            "bidirectional",
+            "--flows",
+            "8",
+            "--queues",
+            "2",
+            "--preset",
+            "rfc",
+            "--trial-seconds",
+            "3",
+            "--pause-seconds",
+            "0.25",
+            "--drain-seconds",
+            "0.75",
+            "--latency-seconds",
+            "4",
+            "--confirm-seconds",
+            "9",
+            "--resolution-pct",
+            "2",
+            "--ndr-loss-pct",
+            "0.001",
+            "--pdr-loss-pct",
+            "0.5",
+            "--max-rate-fps",
+            "250000",
+            "--json",
+            "r.json",
+            "--csv",
+            "r.csv",
+            "--plot",
+            "r.svg",
+            "--tester",
+            "afpacket",
+            "--no-pin",
+            "--no-soak",
+            "--quiet",
+            "--softrouter-bin",
+            "/bin/true",
+        ];
+        let per_dut: [&[&str]; 4] = [
+            &[
+                "--dut",
+                "softrouter",
+                "--workers",
+                "2",
+                "--mode",
+                "adaptive",
+                "--driver",
+                "afpacket",
+                "--router-config",
+                "router.toml",
+            ],
+            &["--dut", "linux", "--napi-budget", "64", "--rps", "per-port"],
+            &["--dut", "command", "--command", "sleep 9"],
+            &["--dut", "external", "--interfaces", "a,b"],
+        ];
+        for dut in per_dut {
+            let flags: Vec<&str> = common.iter().chain(dut).copied().collect();
+            let args = parse(&flags).unwrap();
+            let s = build_settings(&args).unwrap().remove(0);
+            let saved = dir.path().join("saved.toml");
+            std::fs::write(&saved, s.to_toml()).unwrap();
+            let back = Settings::load(&saved).unwrap();
+            assert_eq!(back, s.resolved(), "{flags:?}");
+            // Loading the saved file through the command line again.
+            let again = build_settings(&parse(&["-e", saved.to_str().unwrap()]).unwrap())
+                .unwrap()
+                .remove(0);
+            assert_eq!(again.resolved(), s.resolved());
+            // Each flag landed.
+            assert_eq!(s.tests.len(), 3);
+            assert_eq!(s.ip, IpVersion::Both);
+            assert_eq!(s.pattern, Pattern::Bidirectional);
+            assert_eq!((s.flows, s.queues, s.preset), (8, 2, Preset::Rfc));
+            assert_eq!(
+                (
+                    s.trial_seconds,
+                    s.pause_seconds,
+                    s.drain_seconds,
+                    s.latency_seconds,
+                    s.confirm_seconds
+                ),
+                (Some(3.0), Some(0.25), Some(0.75), Some(4.0), Some(9.0))
+            );
+            assert_eq!(
+                (s.resolution_pct, s.ndr_loss_pct, s.pdr_loss_pct),
+                (2.0, 0.001, 0.5)
+            );
+            assert_eq!(s.max_rate_fps, Some(250_000.0));
+            assert_eq!(s.json.as_deref(), Some(Path::new("r.json")));
+            assert_eq!(s.csv.as_deref(), Some(Path::new("r.csv")));
+            assert_eq!(s.plot.as_deref(), Some(Path::new("r.svg")));
+            assert_eq!(s.tester, TesterBackend::AfPacket);
+            assert!(!s.pin_cpus && !s.soak);
+            match &s.dut {
+                DutSettings::Softrouter {
+                    config,
+                    workers,
+                    mode,
+                    driver,
+                    budget: _,
+                } => {
+                    assert_eq!(config.as_deref(), Some(Path::new("router.toml")));
+                    assert_eq!(*workers, Some(2));
+                    assert_eq!(*mode, Some(SoftrouterMode::Adaptive));
+                    assert_eq!(*driver, Some(PortDriver::AfPacket));
+                }
+                DutSettings::Linux {
+                    napi_budget, rps, ..
+                } => {
+                    assert_eq!(*napi_budget, Some(64));
+                    assert_eq!(*rps, Some(RpsMode::PerPort));
+                }
+                DutSettings::Command { command, .. } => assert_eq!(command, "sleep 9"),
+                DutSettings::External { interfaces, .. } => assert_eq!(interfaces, &["a", "b"]),
+            }
+        }
+    }
+
+    #[test]
+    fn per_dut_experiment_paths() {
+        assert_eq!(
+            per_dut_path(Path::new("r/exp.toml"), DutKind::Linux, 2),
+            Path::new("r/exp-linux.toml")
+        );
+        assert_eq!(
+            per_dut_path(Path::new("r/exp.toml"), DutKind::Linux, 1),
+            Path::new("r/exp.toml")
+        );
+    }
+}

@@ -1,0 +1,343 @@
+//! One run of `softrouter bench`: CPU placement, the tester's calibration,
+//! each DUT on a fresh testbed with its tests, and the outputs (tables,
+//! one JSON file, one CSV file, one chart).
+//!
+//! Why apart from the CLI: `cli` turns arguments into [`Settings`]; this
+//! module does the work those settings describe, so the command line can
+//! change without touching the run, and the run reads only typed settings.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use indicatif::{ProgressBar, ProgressStyle};
+
+use bench::report;
+use bench::results::{BenchResults, DutInfo, RunMeta, RunResults};
+use bench::search::{TrialOutcome, TrialSpec};
+use bench::settings::{IpVersion, Settings, TestKind};
+use bench::sizes::FrameSize;
+use bench::suite::{self, Observer};
+use dut::{self, DutOptions};
+
+/// What the run needs besides the settings.
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    /// The softrouter binary to start as DUT (`None`: the DUT launcher's
+    /// default).
+    pub softrouter_bin: Option<PathBuf>,
+    /// No progress bar.
+    pub quiet: bool,
+}
+
+/// Runs every DUT of `runs` (one [`Settings`] per DUT, sharing the tester
+/// options of the first) and writes the outputs the first one names. The
+/// JSON and CSV files are rewritten after every DUT, so they hold every
+/// finished run even if a later one fails.
+pub fn run(runs: &[Settings], opts: &RunOptions) -> Result<BenchResults> {
+    let first = runs.first().context("no DUT to run")?;
+    let backend = first.tester;
+
+    // Tester and DUT on separate CPUs, as two boxes would be.
+    let split = if first.pin_cpus {
+        traffic::cpu::split()
+    } else {
+        None
+    };
+    traffic::cpu::set_tester_cpu(split.as_ref().map(|s| s.0));
+    let mut placement = match &split {
+        Some((t, d)) => format!("tester threads on CPU {t}, DUT on CPU(s) {d:?}"),
+        None => "CPU placement left to the scheduler".to_string(),
+    };
+    eprintln!("softrouter bench: {placement}");
+    if let Some((_, d)) = split.as_ref().filter(|_| first.soak) {
+        dut::soak::start(d, Duration::from_millis(300)).context("starting the CPU soakers")?;
+        placement.push_str("; idle-priority CPU soakers on the DUT's CPUs");
+    }
+
+    // Calibrate once: the tester's own maximum rate and latency floor.
+    let mut calibration = Vec::new();
+    if first.max_rate_fps.is_none() && first.link_bps.is_none() {
+        eprintln!("softrouter bench: calibrating the tester in loopback ...");
+        for v6 in first.ip.versions() {
+            let cal = traffic::calibrate(backend, &first.sizes, v6)?;
+            eprint!("{}", describe_calibration(&cal));
+            calibration.push(cal);
+        }
+    }
+
+    let mut done = Vec::new();
+    let mut results = BenchResults::new(Vec::new());
+    for settings in runs {
+        let dut_opts = DutOptions {
+            queues: settings.queues,
+            softrouter_bin: opts.softrouter_bin.clone(),
+            backend,
+            dut_cpus: split.as_ref().map(|s| s.1.clone()),
+            tester_cpu: split.as_ref().map(|s| s.0),
+            ..DutOptions::default()
+        };
+        let mut r = run_one(settings, &dut_opts, &calibration, opts.quiet)?;
+        r.meta.notes.push(placement.clone());
+        print!("{}", report::render_tables(&r));
+        done.push(r);
+        results = BenchResults::new(done.clone());
+        write_files(first, &results)?;
+    }
+    print!("{}", report::comparison_table(&results));
+    if let Some(p) = &first.plot {
+        std::fs::write(p, bench::plot::svg(&results.runs))
+            .with_context(|| format!("writing {}", p.display()))?;
+        eprintln!("softrouter bench: chart in {}", p.display());
+    }
+    dut::soak::stop();
+    Ok(results)
+}
+
+/// The JSON and CSV files of `s` with everything in `r`.
+fn write_files(s: &Settings, r: &BenchResults) -> Result<()> {
+    let n = r.runs.len();
+    if let Some(p) = &s.json {
+        r.write_json(p)?;
+        eprintln!("softrouter bench: results of {n} run(s) in {}", p.display());
+    }
+    if let Some(p) = &s.csv {
+        r.write_csv(p)?;
+        eprintln!("softrouter bench: trials of {n} run(s) in {}", p.display());
+    }
+    Ok(())
+}
+
+/// One DUT: testbed, DUT, tests, teardown.
+fn run_one(
+    settings: &Settings,
+    opts: &DutOptions,
+    calibration: &[traffic::Calibration],
+    quiet: bool,
+) -> Result<RunResults> {
+    let mut meta = RunMeta::now();
+    let kind = settings.dut.kind();
+    eprintln!("softrouter bench: starting DUT {kind} ...");
+    let dut = dut::start(&settings.dut, settings.pattern, opts)?;
+    let d = dut.describe();
+    meta.dut = DutInfo {
+        kind: kind.to_string(),
+        version: d["version"].as_str().unwrap_or_default().to_string(),
+        config: d,
+    };
+    meta.max_rate_source = match (settings.max_rate_fps, settings.link_bps) {
+        (Some(r), _) => format!("set by the user: {r:.0} frames/s"),
+        (None, Some(b)) => format!("line rate {:.3} Gb/s", b / 1e9),
+        (None, None) => "tester calibrated maximum in loopback (veth has no line rate)".into(),
+    };
+    meta.frame_format = "Ethernet II / IPv4 or IPv6 / UDP to port 7 (RFC 2544 Appendix C), \
+        test header with signature, stream, sequence and timestamp"
+        .into();
+
+    let max_rate = |size: &FrameSize, v6: bool| -> f64 {
+        if let Some(r) = settings.max_rate_fps {
+            r
+        } else if let Some(b) = settings.link_bps {
+            size.max_rate_fps(b)
+        } else {
+            calibration
+                .iter()
+                .find(|c| c.ipv6 == v6)
+                .and_then(|c| c.max_rate(size))
+                .unwrap_or(1e6)
+        }
+    };
+    let mut bar = Progress::new(settings, quiet);
+    let mut tests = Vec::new();
+    let mut failure = None;
+    for v6 in settings.ip.versions() {
+        let s = Settings {
+            ip: IpVersion::single(v6),
+            ..settings.clone()
+        };
+        let plan = dut.plan(v6, settings.flows);
+        let topts = traffic::TrafficOptions {
+            rate_tolerance_pct: s.rate_tolerance_pct,
+            drain_max: Duration::from_secs_f64(s.resolved().drain_seconds.unwrap_or(2.0)),
+            ..traffic::TrafficOptions::default()
+        };
+        let mut trial = traffic::NetTrial::new(plan, Some(dut.probe()), topts)?;
+        match suite::run(&s, &mut trial, &max_rate, &mut bar) {
+            Ok(t) => tests.extend(t),
+            Err(e) => {
+                failure = Some(e);
+                break;
+            }
+        }
+    }
+    bar.finish();
+    meta.notes.append(&mut bar.notes);
+    for c in calibration {
+        meta.notes
+            .push(describe_calibration(c).trim_end().replace('\n', "; "));
+    }
+    let final_stats = dut.stop();
+    if let Some(e) = failure {
+        return Err(e.context(format!("benchmark of DUT {kind}")));
+    }
+    if let Ok(v) = final_stats {
+        if let Some(obj) = meta.dut.config.as_object_mut() {
+            obj.insert("final_stats".into(), v);
+        }
+    }
+    Ok(RunResults {
+        meta,
+        settings: settings.resolved(),
+        tests,
+    })
+}
+
+/// One line per size: the tester's maximum and latency floor.
+fn describe_calibration(c: &traffic::Calibration) -> String {
+    let mut out = String::new();
+    for s in &c.sizes {
+        out.push_str(&format!(
+            "tester calibration ({:?} via {}, IPv{}): {} B max {:.3} Mfps (generator alone {:.3} Mfps), latency floor min {:.1} us median {:.1} us\n",
+            c.backend,
+            c.tx_path,
+            if c.ipv6 { 6 } else { 4 },
+            s.size,
+            s.max_rate_fps / 1e6,
+            s.generator_max_fps / 1e6,
+            s.latency_floor.min_ns as f64 / 1e3,
+            s.latency_floor.median_ns as f64 / 1e3,
+        ));
+    }
+    out
+}
+
+/// Progress bar with ETA (indicatif; hidden when stderr is not a terminal,
+/// then one log line per test instead).
+struct Progress {
+    bar: ProgressBar,
+    tty: bool,
+    label: String,
+    notes: Vec<String>,
+    /// Trials with loss while every CPU was saturated, per test label.
+    saturated: Vec<String>,
+}
+
+impl Progress {
+    fn new(settings: &Settings, quiet: bool) -> Progress {
+        let est = suite::estimate(settings);
+        let tty = !quiet && std::io::stderr().is_terminal();
+        let bar = if tty {
+            let b = ProgressBar::new(est.as_millis() as u64);
+            b.set_style(
+                ProgressStyle::with_template(
+                    "{spinner} [{elapsed_precise}] {wide_bar} ETA {eta} {msg}",
+                )
+                .unwrap_or_else(|_| ProgressStyle::default_bar()),
+            );
+            b.enable_steady_tick(Duration::from_millis(200));
+            b
+        } else {
+            ProgressBar::hidden()
+        };
+        Progress {
+            bar,
+            tty,
+            label: String::new(),
+            notes: Vec::new(),
+            saturated: Vec::new(),
+        }
+    }
+
+    fn finish(&mut self) {
+        self.bar.finish_and_clear();
+        if !self.saturated.is_empty() {
+            let text = format!(
+                "every CPU was saturated in lossy trials of {}: the tester and the DUT \
+                 shared the machine's cores, so these losses reflect the machine, not only the DUT",
+                self.saturated.join(", ")
+            );
+            eprintln!("softrouter bench: note: {text}");
+            self.notes.push(text);
+        }
+    }
+}
+
+impl Observer for Progress {
+    fn test(&mut self, test: TestKind, size: &FrameSize, ip: u8) {
+        self.label = format!("{} IPv{ip} {size}", test.name());
+        if !self.tty {
+            eprintln!("softrouter bench: {}", self.label);
+        }
+    }
+    fn trial_start(&mut self, spec: &TrialSpec) {
+        self.bar
+            .set_message(format!("{} @ {:.3} Mfps", self.label, spec.rate_fps / 1e6));
+    }
+    fn trial_done(&mut self, spec: &TrialSpec, o: &TrialOutcome) {
+        let planned: Duration = if spec.phases.is_empty() {
+            spec.duration
+        } else {
+            spec.phases.iter().map(|p| p.duration).sum()
+        };
+        self.bar.inc(planned.as_millis() as u64 + 300);
+        if o.lost > 0 && cpus_saturated(o) && !self.saturated.contains(&self.label) {
+            self.saturated.push(self.label.clone());
+        }
+        if !self.tty {
+            eprintln!(
+                "softrouter bench:   {:.3} Mfps offered, {} sent, {} lost ({:.4} %){}",
+                spec.rate_fps / 1e6,
+                o.sent,
+                o.lost,
+                o.loss_pct(),
+                if o.tester_limited {
+                    " (tester-limited)"
+                } else {
+                    ""
+                }
+            );
+        }
+    }
+    fn note(&mut self, text: &str) {
+        self.bar.println(format!("note: {text}"));
+        self.notes.push(text.to_string());
+    }
+}
+
+/// Every CPU had less than 5 % idle time during the trial.
+fn cpus_saturated(o: &TrialOutcome) -> bool {
+    o.sys
+        .as_ref()
+        .is_some_and(|s| !s.cpus.is_empty() && s.cpus.iter().all(|c| c.available_pct < 5.0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn saturation_needs_every_cpu_busy() {
+        use bench::sysstat::{CpuAvailability, SysStats};
+        let with = |avail: &[f64]| TrialOutcome {
+            sys: Some(SysStats {
+                interval_s: 1.0,
+                cpus: avail
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &a)| CpuAvailability {
+                        cpu: i as u32,
+                        available_pct: a,
+                    })
+                    .collect(),
+                irq_total_per_s: 0.0,
+                irqs: vec![],
+                softirqs: vec![],
+            }),
+            ..TrialOutcome::default()
+        };
+        assert!(cpus_saturated(&with(&[1.0, 3.0])));
+        assert!(!cpus_saturated(&with(&[1.0, 40.0])));
+        assert!(!cpus_saturated(&TrialOutcome::default()));
+    }
+}

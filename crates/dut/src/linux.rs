@@ -1,0 +1,455 @@
+//! The Linux kernel as the DUT: IP forwarding in the DUT namespace.
+//!
+//! Configured: the `star` addresses and routes (198.19.i.0/24 and
+//! 2001:2:0:(100+i)::/64 via the tester's `.2`/`::2`), IPv4 and IPv6
+//! forwarding, permanent neighbor entries for the tester addresses (the
+//! tester's AF_XDP ports never let its kernel answer ARP/ND), and
+//! `rp_filter` off (test sources on one port are legitimately routed back
+//! through another in mesh patterns).
+//!
+//! Knobs (paper 000):
+//!
+//! - **NAPI budget**: `net.core.netdev_budget`, the packets one NET_RX
+//!   softirq may process over all devices. It is a *global* sysctl (only
+//!   the initial namespace has it), so it is written from this process's
+//!   namespace and the old value is restored at stop/drop.
+//! - **Receive-processing affinity**: veth has no interrupts (a frame is
+//!   received on the CPU that sent it), so the IRQ `smp_affinity` of the
+//!   paper has no meaning here; its analog is RPS, which hands each
+//!   received frame to a CPU chosen from the receive queue's `rps_cpus`
+//!   mask. Modes ([`RpsMode`]): `off` (mask 0: processing stays on the
+//!   sender's CPU), `all` (hash over every CPU), `per-port` (port i on CPU
+//!   i mod #CPUs, one core per input port as in the paper's mode I), one
+//!   hex mask for all ports, or a list of masks, one per port (to build the
+//!   paper's modes I and II by hand). Written inside the DUT namespace to
+//!   `/sys/class/net/<if>/queues/rx-<q>/rps_cpus`; gone with the namespace.
+//! - **veth NAPI** (`napi = true`): GRO on the DUT veth ends, which makes
+//!   veth receive through a per-queue NAPI instance with its own poll
+//!   weight, as a NIC driver does, instead of the per-CPU backlog. Default:
+//!   left as created (GRO off, the kernel's default for veth) so that
+//!   "linux" means the stock configuration; the budget applies either way
+//!   (the backlog is polled by net_rx_action too).
+//!
+//! When the bench splits CPUs between tester and DUT (the default), the
+//! testbed already steers every DUT end's receive processing to the DUT's
+//! CPUs with RPS (`testbed::rps`, the same placement softrouter's ports
+//! get); an `rps` setting here overrides it.
+
+use std::collections::BTreeMap;
+
+use anyhow::{bail, Context, Result};
+use serde_json::{json, Value};
+use testbed::RouterMode;
+
+use super::bed::{if_counters, ping_from_tester, Bed, IfCounters};
+use super::probe::{merge, CpuMeter, Direct};
+use super::{counters_since, describe_bed, dut_ns, named_counters, Dut, DutOptions};
+use bench::plan::{DutProbe, DutSample, TesterBackend, TrafficPlan};
+use bench::settings::{DutSettings, Pattern};
+
+const NETDEV_BUDGET: &str = "/proc/sys/net/core/netdev_budget";
+
+/// Receive-processing CPU placement for the DUT ports (RPS masks): a
+/// setting, parsed and checked in `settings`.
+pub use bench::settings::RpsMode;
+
+/// The kernel side of an [`RpsMode`] (a trait because the mode is the
+/// `bench` crate's type and the launchers' knowledge of `rps_cpus` is not).
+trait RpsMask {
+    /// The `rps_cpus` value for port `port` with `ncpu` online CPUs.
+    fn mask_for(&self, port: usize, ncpu: usize) -> String;
+}
+
+impl RpsMask for RpsMode {
+    fn mask_for(&self, port: usize, ncpu: usize) -> String {
+        match self {
+            RpsMode::Off => "0".into(),
+            RpsMode::All => cpu_mask(&(0..ncpu.max(1)).collect::<Vec<_>>()),
+            RpsMode::PerPort => cpu_mask(&[port % ncpu.max(1)]),
+            RpsMode::Mask(m) => m.clone(),
+            RpsMode::Masks(v) => v
+                .get(port)
+                .or(v.last())
+                .cloned()
+                .unwrap_or_else(|| "0".into()),
+        }
+    }
+}
+
+/// A CPU list as a kernel bitmap: hex, 32-bit groups separated by commas.
+pub fn cpu_mask(cpus: &[usize]) -> String {
+    let top = cpus.iter().copied().max().unwrap_or(0);
+    let mut words = vec![0u32; top / 32 + 1];
+    for &c in cpus {
+        words[c / 32] |= 1 << (c % 32);
+    }
+    let mut s: Vec<String> = words.iter().rev().map(|w| format!("{w:08x}")).collect();
+    // Leading group without zero padding, as the kernel prints it.
+    s[0] = format!("{:x}", words[words.len() - 1]);
+    s.join(",")
+}
+
+/// Online CPUs.
+pub fn online_cpus() -> usize {
+    // SAFETY: sysconf has no preconditions.
+    let n = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
+    if n > 0 {
+        n as usize
+    } else {
+        1
+    }
+}
+
+/// IPv4 and IPv6 MIB counters of namespace `ns` (/proc/net/snmp `Ip:` and
+/// /proc/net/snmp6 `Ip6*` lines), e.g. `ForwDatagrams`,
+/// `Ip6OutForwDatagrams`.
+pub fn kernel_counters(ns: &str) -> Result<BTreeMap<String, u64>> {
+    let out = std::process::Command::new("ip")
+        .args([
+            "netns",
+            "exec",
+            ns,
+            "cat",
+            "/proc/net/snmp",
+            "/proc/net/snmp6",
+        ])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .with_context(|| format!("reading /proc/net/snmp in namespace {ns}"))?;
+    if !out.status.success() {
+        bail!(
+            "reading /proc/net/snmp in namespace {ns}: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    Ok(parse_snmp(&String::from_utf8_lossy(&out.stdout)))
+}
+
+/// Parse /proc/net/snmp (header/value line pairs, `Ip:` only) followed by
+/// /proc/net/snmp6 (`name value` lines, `Ip6` only).
+pub fn parse_snmp(text: &str) -> BTreeMap<String, u64> {
+    let mut m = BTreeMap::new();
+    let lines: Vec<&str> = text.lines().collect();
+    let mut i = 0;
+    while i < lines.len() {
+        let l = lines[i];
+        if let Some(h) = l.strip_prefix("Ip: ") {
+            if let Some(v) = lines.get(i + 1).and_then(|n| n.strip_prefix("Ip: ")) {
+                if h.split_whitespace()
+                    .next()
+                    .is_some_and(|w| w.parse::<u64>().is_err())
+                {
+                    for (k, x) in h.split_whitespace().zip(v.split_whitespace()) {
+                        if let Ok(x) = x.parse() {
+                            m.insert(k.to_string(), x);
+                        }
+                    }
+                    i += 2;
+                    continue;
+                }
+            }
+        }
+        let mut w = l.split_whitespace();
+        if let (Some(k), Some(v), None) = (w.next(), w.next(), w.next()) {
+            if k.starts_with("Ip6") {
+                if let Ok(v) = v.parse() {
+                    m.insert(k.to_string(), v);
+                }
+            }
+        }
+        i += 1;
+    }
+    m
+}
+
+/// The kernel's forwarded packets: IPv4 ForwDatagrams + IPv6
+/// Ip6OutForwDatagrams.
+pub fn forwarded(c: &BTreeMap<String, u64>) -> u64 {
+    c.get("ForwDatagrams").copied().unwrap_or(0)
+        + c.get("Ip6OutForwDatagrams").copied().unwrap_or(0)
+}
+
+/// Non-zero differences `b - a` of the counters.
+pub fn counters_delta(
+    a: &BTreeMap<String, u64>,
+    b: &BTreeMap<String, u64>,
+) -> BTreeMap<String, u64> {
+    b.iter()
+        .map(|(k, v)| (k.clone(), v.saturating_sub(a.get(k).copied().unwrap_or(0))))
+        .filter(|(_, v)| *v > 0)
+        .collect()
+}
+
+/// Kernel forwarding in the DUT namespace.
+pub struct LinuxDut {
+    bed: Bed,
+    backend: TesterBackend,
+    /// (old, new) netdev_budget when it was changed; restored on stop/drop.
+    budget: Option<(String, u32)>,
+    sysctls: BTreeMap<String, String>,
+    rps: BTreeMap<String, String>,
+    rps_mode: Option<String>,
+    napi: Option<bool>,
+    restored: bool,
+}
+
+impl LinuxDut {
+    pub fn start(settings: &DutSettings, pattern: Pattern, opts: &DutOptions) -> Result<Self> {
+        let DutSettings::Linux {
+            napi_budget,
+            rps,
+            napi,
+        } = settings
+        else {
+            bail!("not linux settings: {settings:?}");
+        };
+        // Unless told otherwise, the kernel's forwarding runs on the DUT's
+        // CPUs, not in the tester's send path on the tester's CPU: RPS to
+        // those CPUs (the bed steers every end to its side's CPUs).
+        let placement = opts.rx_placement();
+        let rps_mode = rps.clone().or_else(|| {
+            opts.dut_cpus
+                .as_ref()
+                .filter(|c| !c.is_empty() && placement.is_none())
+                .map(|c| RpsMode::Mask(cpu_mask(c)))
+        });
+        let rps = &rps_mode.as_ref().map(RpsMode::to_string);
+        let bed = Bed::build(pattern, opts.queues, RouterMode::Kernel, placement.as_ref())?;
+        // The xdp tester's frames reach a veth only if it has NAPI: GRO
+        // on the DUT ends (see traffic::xdp; `thread_dut_napi` below).
+        let napi = &if opts.backend.counts_in_xdp() {
+            Some(true)
+        } else {
+            *napi
+        };
+        let mut dut = LinuxDut {
+            bed,
+            backend: opts.backend,
+            budget: None,
+            sysctls: BTreeMap::new(),
+            rps: BTreeMap::new(),
+            rps_mode: rps.clone(),
+            napi: *napi,
+            restored: false,
+        };
+        let ns = dut.bed.dut_ns("linux")?;
+        let nsn = ns.name().to_string();
+        let mut set = |k: &str, v: &str| -> Result<()> {
+            ns.sysctl(k, v)
+                .with_context(|| format!("sysctl {k}={v} in namespace {nsn}"))?;
+            dut.sysctls.insert(k.to_string(), v.to_string());
+            Ok(())
+        };
+        set("net.ipv4.ip_forward", "1")?;
+        set("net.ipv6.conf.all.forwarding", "1")?;
+        set("net.ipv4.conf.all.rp_filter", "0")?;
+        set("net.ipv4.conf.default.rp_filter", "0")?;
+        for p in &dut.bed.ports {
+            set(&format!("net.ipv4.conf.{}.rp_filter", p.dut_if), "0")?;
+        }
+        dut.bed.add_dut_neighbors()?;
+        if let Some(on) = napi {
+            let v = if *on { "on" } else { "off" };
+            for p in &dut.bed.ports {
+                ns.run(&["ethtool", "-K", &p.dut_if, "gro", v])
+                    .with_context(|| format!("ethtool -K {} gro {v} in {nsn}", p.dut_if))?;
+            }
+        }
+        if let Some(mode) = &rps_mode {
+            let ncpu = online_cpus();
+            for p in &dut.bed.ports {
+                let mask = mode.mask_for(p.index, ncpu);
+                for q in 0..dut.bed.queues {
+                    let file = format!("/sys/class/net/{}/queues/rx-{q}/rps_cpus", p.dut_if);
+                    ns.run(&["sh", "-c", &format!("echo {mask} > {file}")])
+                        .with_context(|| format!("writing RPS mask {mask} to {file} in {nsn}"))?;
+                    let now = ns
+                        .run(&["cat", &file])
+                        .map(|s| s.trim().to_string())
+                        .unwrap_or(mask.clone());
+                    dut.rps.insert(format!("{}/rx-{q}", p.dut_if), now);
+                }
+            }
+        }
+        if let Some(b) = napi_budget {
+            let old = std::fs::read_to_string(NETDEV_BUDGET)
+                .with_context(|| format!("reading {NETDEV_BUDGET}"))?
+                .trim()
+                .to_string();
+            testbed::journal::record_setting(NETDEV_BUDGET, &old)?;
+            std::fs::write(NETDEV_BUDGET, b.to_string())
+                .with_context(|| format!("writing {b} to {NETDEV_BUDGET}"))?;
+            dut.budget = Some((old, *b));
+        }
+        // Ready when every DUT address answers (the kernel is configured
+        // synchronously; this proves the links and neighbors).
+        for p in &dut.bed.ports {
+            let a = p.dut_v4.to_string();
+            if !ping_from_tester(&dut.bed, &a, 2)? {
+                bail!(
+                    "linux DUT: {a} on {} in {nsn} does not answer a ping from the tester",
+                    p.dut_if
+                );
+            }
+        }
+        dut.bed.thread_dut_napi()?;
+        Ok(dut)
+    }
+
+    fn restore(&mut self) -> Result<()> {
+        if self.restored {
+            return Ok(());
+        }
+        self.restored = true;
+        if let Some((old, _)) = &self.budget {
+            std::fs::write(NETDEV_BUDGET, old)
+                .with_context(|| format!("restoring {NETDEV_BUDGET} to {old}"))?;
+            testbed::journal::setting_restored(NETDEV_BUDGET);
+        }
+        Ok(())
+    }
+}
+
+fn read_global(path: &str) -> Option<String> {
+    std::fs::read_to_string(path)
+        .ok()
+        .map(|s| s.trim().to_string())
+}
+
+impl Dut for LinuxDut {
+    fn kind(&self) -> &'static str {
+        "linux"
+    }
+
+    fn plan(&self, ipv6: bool, flows_per_pair: u32) -> TrafficPlan {
+        self.bed.plan(ipv6, flows_per_pair, self.backend)
+    }
+
+    fn probe(&self) -> Box<dyn DutProbe> {
+        Box::new(LinuxProbe {
+            meter: CpuMeter::new(Direct::Softirq),
+            ns: dut_ns(&self.bed).unwrap_or_default(),
+            ifaces: self.bed.dut_ifaces(),
+            start: None,
+        })
+    }
+
+    fn describe(&self) -> Value {
+        let own = json!({
+            "kind": "linux",
+            "version": format!("Linux {}", super::kernel_release()),
+            "sysctls_in_dut_namespace": self.sysctls,
+            "netdev_budget": self.budget.as_ref().map(|(old, new)| json!({"before": old, "set": new})),
+            "global": {
+                "net.core.netdev_budget": read_global(NETDEV_BUDGET),
+                "net.core.netdev_budget_usecs": read_global("/proc/sys/net/core/netdev_budget_usecs"),
+                "net.core.dev_weight": read_global("/proc/sys/net/core/dev_weight"),
+            },
+            "rps": self.rps_mode,
+            "rps_cpus": self.rps,
+            "veth_napi_gro": self.napi,
+            "online_cpus": online_cpus(),
+        });
+        merge(own, describe_bed(&self.bed))
+    }
+
+    fn bed(&self) -> &Bed {
+        &self.bed
+    }
+
+    fn stop(mut self: Box<Self>) -> Result<Value> {
+        let ns = dut_ns(&self.bed).unwrap_or_default();
+        let counters = kernel_counters(&ns).ok();
+        let ifs = if_counters(Some(&ns), &self.bed.dut_ifaces()).ok();
+        let restored = self.restore();
+        let v = json!({
+            "kind": "linux",
+            "forwarded": counters.as_ref().map(forwarded),
+            "kernel_counters": counters,
+            "interfaces": ifs.map(|c| self.bed.dut_ifaces().into_iter().zip(c).collect::<BTreeMap<_, _>>()),
+            "netdev_budget_restored": self.budget.as_ref().map(|b| b.0.clone()),
+        });
+        restored?;
+        Ok(v)
+    }
+}
+
+impl Drop for LinuxDut {
+    fn drop(&mut self) {
+        if let Err(e) = self.restore() {
+            eprintln!("warning: {e:#}");
+        }
+    }
+}
+
+struct LinuxProbe {
+    meter: CpuMeter,
+    ns: String,
+    ifaces: Vec<String>,
+    start: Option<(BTreeMap<String, u64>, Vec<IfCounters>)>,
+}
+
+impl DutProbe for LinuxProbe {
+    fn begin(&mut self) -> Result<()> {
+        let k = kernel_counters(&self.ns)?;
+        let c = if_counters(Some(&self.ns), &self.ifaces)?;
+        self.start = Some((k, c));
+        self.meter.begin()
+    }
+
+    fn end(&mut self) -> Result<DutSample> {
+        let (k0, c0) = self
+            .start
+            .take()
+            .context("linux probe: end() without begin()")?;
+        let k1 = kernel_counters(&self.ns)?;
+        let c1 = if_counters(Some(&self.ns), &self.ifaces)?;
+        let fwd = forwarded(&k1).saturating_sub(forwarded(&k0));
+        let (sys, cpu) = self.meter.end(Some((fwd, "kernel ForwDatagrams")))?;
+        let ifs = named_counters(&self.ifaces, &counters_since(&c1, &c0));
+        let stats = merge(
+            json!({
+                "kind": "linux",
+                "kernel": { "forwarded": fwd, "counters": counters_delta(&k0, &k1) },
+                "interfaces": ifs,
+            }),
+            cpu,
+        );
+        Ok(DutSample {
+            sys: Some(sys),
+            dut_stats: Some(stats),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rps_modes() {
+        assert_eq!(RpsMode::parse("off").unwrap().mask_for(3, 2), "0");
+        assert_eq!(RpsMode::parse("all").unwrap().mask_for(0, 2), "3");
+        assert_eq!(RpsMode::parse("per-port").unwrap().mask_for(3, 2), "2");
+        assert_eq!(RpsMode::parse("0xf").unwrap().mask_for(1, 2), "f");
+        let m = RpsMode::parse("1,2").unwrap();
+        assert_eq!(
+            (m.mask_for(0, 2), m.mask_for(1, 2), m.mask_for(5, 2)),
+            ("1".into(), "2".into(), "2".into())
+        );
+        assert!(RpsMode::parse("most").is_err());
+        assert!(RpsMode::parse("1,zz").is_err());
+        assert_eq!(cpu_mask(&[0, 33]), "2,00000001");
+    }
+
+    #[test]
+    fn snmp_parsing() {
+        let t = "Ip: Forwarding DefaultTTL InReceives ForwDatagrams\nIp: 1 64 100 42\n\
+                 Icmp: InMsgs\nIcmp: 3\nIp6InReceives                   	7\nIp6OutForwDatagrams             	5\nIcmp6InMsgs 2\n";
+        let m = parse_snmp(t);
+        assert_eq!(m["ForwDatagrams"], 42);
+        assert_eq!(m["Ip6OutForwDatagrams"], 5);
+        assert!(!m.contains_key("Icmp6InMsgs"));
+        assert_eq!(forwarded(&m), 47);
+    }
+}

@@ -1,0 +1,396 @@
+//! DUT CPU measurement around every trial, the same for every DUT kind.
+//!
+//! # What "DUT CPU" means on a veth testbed
+//!
+//! On veth nothing happens in interrupts: a frame written into one end is
+//! received by the other end *on the sending CPU*, in NET_RX softirq,
+//! usually inside the sender's own system call. So the Linux kernel's
+//! forwarding work runs in the softirq context of the tester's generator
+//! threads (unless RPS moves it), softrouter's AF_XDP receive path (veth
+//! NAPI + XDP redirect) runs there too, and softrouter's transmit path runs
+//! the tester's receive path in softrouter's context. This kernel has no
+//! `CONFIG_IRQ_TIME_ACCOUNTING` (tick sampling), so softirq time is also
+//! charged to whichever task was interrupted: no per-process figure
+//! separates DUT work from tester work. Worse, with tickless idle the
+//! softirq work a CPU does between idle periods counts as idle. The bench
+//! therefore steers each side's receive work to its own CPUs
+//! (`testbed::rps`) and measures each CPU's use with soakers
+//! (`dut::soak`).
+//!
+//! The figures, all over the trial interval and in seconds of CPU time:
+//!
+//! | field | meaning |
+//! |---|---|
+//! | `machine_busy_s` | all CPUs, non-idle time from /proc/stat (user+nice+system+irq+softirq+steal) |
+//! | `machine_softirq_s`, `machine_system_s`, `machine_user_s`, `machine_irq_s` | its parts |
+//! | `bench_cpu_s`, `bench_user_s` | this (benchmark) process: utime+stime, and utime alone (/proc/self/stat) |
+//! | `dut_cpu_s` | **the fair measure**: `machine_busy_s - bench_user_s`, everything but the tester's own user-space work. It includes the tester's kernel I/O path (the same per frame for every DUT kind with the same tester backend), so it is an upper bound of the DUT's cost and comparisons between DUT kinds are fair |
+//! | `dut_cpu_lower_s` | `machine_busy_s - bench_cpu_s`: a lower bound (misses DUT work done in the tester's softirq context, e.g. the kernel's forwarding with RPS off) |
+//! | `direct_cpu_s`, `direct_source` | the DUT's own figure: `process` = the DUT process group's utime+stime (softrouter, command); `softirq` = all CPUs' softirq time (linux) |
+//! | `forwarded_packets`, `forwarded_source` | packets the DUT forwarded in the trial (softrouter's counter, the kernel's ForwDatagrams, or DUT interface TX) |
+//! | `tsc_hz` | TSC frequency (calibrated against the monotonic clock) |
+//! | `dut_cycles_per_packet` | `dut_cpu_s * tsc_hz / forwarded_packets`; likewise `dut_cycles_per_packet_lower`, `direct_cycles_per_packet` (null without forwarded packets) |
+//! | `soak[]` | per soaked (DUT) CPU (`dut::soak`): `cpu`, `busy_pct` = 100 - the idle soaker's share; null without soakers |
+//! | `soak_dut_cpu_s`, `soak_cycles_per_packet` | **the measure the comparison uses when present**: the DUT CPUs' busy time by the soakers (immune to the tick accounting's blind spot below), and per forwarded packet |
+//!
+//! Every figure but `direct_cpu_s` is machine-wide: run the benchmark on an
+//! otherwise idle machine, or other processes' CPU time (a compiler, a
+//! traffic source other than this process) is counted as the DUT's.
+//!
+//! `softnet` adds the per-CPU deltas of /proc/net/softnet_stat:
+//! `processed`, `dropped` (backlog full) and `time_squeeze` (net_rx_action
+//! ran out of NAPI budget or time, paper 000's budget knob at work).
+
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use serde::Serialize;
+use serde_json::{json, Value};
+
+use super::soak::{self, SoakMark};
+use bench::sysstat::{self, Snapshot, SysStats};
+
+/// Clock ticks per second of /proc/stat and /proc/<pid>/stat.
+pub fn clk_tck() -> f64 {
+    // SAFETY: sysconf has no preconditions.
+    let t = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    if t > 0 {
+        t as f64
+    } else {
+        100.0
+    }
+}
+
+/// The TSC frequency in Hz: calibrated once against the monotonic clock
+/// over 50 ms on x86_64 (the unit softrouter's cycle counters use), else
+/// /proc/cpuinfo's "cpu MHz".
+pub fn tsc_hz() -> f64 {
+    static HZ: OnceLock<f64> = OnceLock::new();
+    *HZ.get_or_init(|| calibrate_tsc().unwrap_or_else(cpuinfo_hz))
+}
+
+#[cfg(target_arch = "x86_64")]
+fn calibrate_tsc() -> Option<f64> {
+    #[allow(unused_unsafe)]
+    // SAFETY: rdtsc has no preconditions on x86_64.
+    let rd = || unsafe { core::arch::x86_64::_rdtsc() };
+    let (t0, c0) = (Instant::now(), rd());
+    std::thread::sleep(Duration::from_millis(50));
+    let (t1, c1) = (Instant::now(), rd());
+    let s = t1.duration_since(t0).as_secs_f64();
+    (s > 0.0 && c1 > c0).then(|| (c1 - c0) as f64 / s)
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn calibrate_tsc() -> Option<f64> {
+    None
+}
+
+fn cpuinfo_hz() -> f64 {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("cpu MHz"))
+                .and_then(|l| l.split(':').nth(1))
+                .and_then(|v| v.trim().parse::<f64>().ok())
+        })
+        .map_or(1e9, |mhz| mhz * 1e6)
+}
+
+/// The aggregate `cpu` line of /proc/stat, in ticks.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct MachineTimes {
+    pub user: u64,
+    pub system: u64,
+    pub idle: u64,
+    pub irq: u64,
+    pub softirq: u64,
+    pub steal: u64,
+}
+
+impl MachineTimes {
+    /// Parse /proc/stat text.
+    pub fn parse(stat: &str) -> MachineTimes {
+        let Some(line) = stat.lines().find(|l| l.starts_with("cpu ")) else {
+            return MachineTimes::default();
+        };
+        let v: Vec<u64> = line
+            .split_whitespace()
+            .skip(1)
+            .filter_map(|x| x.parse().ok())
+            .collect();
+        let g = |i: usize| v.get(i).copied().unwrap_or(0);
+        // user nice system idle iowait irq softirq steal guest guest_nice
+        MachineTimes {
+            user: g(0) + g(1),
+            system: g(2),
+            idle: g(3) + g(4),
+            irq: g(5),
+            softirq: g(6),
+            steal: g(7),
+        }
+    }
+
+    fn read() -> Result<MachineTimes> {
+        Ok(MachineTimes::parse(
+            &std::fs::read_to_string("/proc/stat").context("reading /proc/stat")?,
+        ))
+    }
+
+    fn busy(&self) -> u64 {
+        self.user + self.system + self.irq + self.softirq + self.steal
+    }
+}
+
+/// (utime, stime) in ticks from a /proc/<pid>/stat line.
+pub fn parse_pid_stat(s: &str) -> Option<(u64, u64, i32)> {
+    // The command name may contain spaces and parentheses: fields follow
+    // the last ')'. After it: state(3) ppid(4) pgrp(5) ... utime(14) stime(15).
+    let rest = &s[s.rfind(')')? + 1..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let pgrp = f.get(2)?.parse().ok()?;
+    Some((f.get(11)?.parse().ok()?, f.get(12)?.parse().ok()?, pgrp))
+}
+
+/// utime and stime of this process, ticks.
+fn self_times() -> Result<(u64, u64)> {
+    let s = std::fs::read_to_string("/proc/self/stat").context("reading /proc/self/stat")?;
+    parse_pid_stat(&s)
+        .map(|(u, s, _)| (u, s))
+        .context("parsing /proc/self/stat")
+}
+
+/// utime+stime of all live processes in process group `pgid`, ticks.
+pub fn group_ticks(pgid: i32) -> u64 {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return 0;
+    };
+    dir.flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .bytes()
+                .all(|b| b.is_ascii_digit())
+        })
+        .filter_map(|e| std::fs::read_to_string(e.path().join("stat")).ok())
+        .filter_map(|s| parse_pid_stat(&s))
+        .filter(|&(_, _, g)| g == pgid)
+        .map(|(u, s, _)| u + s)
+        .sum()
+}
+
+/// Per-CPU (processed, dropped, time_squeeze) of /proc/net/softnet_stat.
+pub fn parse_softnet(s: &str) -> Vec<[u64; 3]> {
+    s.lines()
+        .map(|l| {
+            let v: Vec<u64> = l
+                .split_whitespace()
+                .map(|x| u64::from_str_radix(x, 16).unwrap_or(0))
+                .collect();
+            [
+                v.first().copied().unwrap_or(0),
+                v.get(1).copied().unwrap_or(0),
+                v.get(2).copied().unwrap_or(0),
+            ]
+        })
+        .collect()
+}
+
+/// One CPU's softnet deltas.
+#[derive(Debug, Clone, Serialize)]
+pub struct SoftnetDelta {
+    pub cpu: usize,
+    pub processed: u64,
+    pub dropped: u64,
+    pub time_squeeze: u64,
+}
+
+/// Where the DUT's "direct" CPU figure comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direct {
+    /// utime+stime of this process group (the DUT's processes).
+    ProcessGroup(i32),
+    /// All CPUs' softirq time (the kernel forwarding).
+    Softirq,
+}
+
+#[derive(Debug, Clone)]
+struct Mark {
+    snap: Snapshot,
+    machine: MachineTimes,
+    bench: (u64, u64),
+    group: u64,
+    softnet: Vec<[u64; 3]>,
+    soak: Option<SoakMark>,
+    at: Instant,
+}
+
+/// The CPU part of every DUT probe: take [`CpuMeter::begin`] before the
+/// trial and [`CpuMeter::end`] after it.
+#[derive(Debug)]
+pub struct CpuMeter {
+    direct: Direct,
+    start: Option<Mark>,
+}
+
+impl CpuMeter {
+    pub fn new(direct: Direct) -> CpuMeter {
+        // Calibrate now, not inside the first trial.
+        let _ = tsc_hz();
+        CpuMeter {
+            direct,
+            start: None,
+        }
+    }
+
+    fn mark(&self) -> Result<Mark> {
+        let snap = Snapshot::take()?;
+        Ok(Mark {
+            machine: MachineTimes::read()?,
+            bench: self_times()?,
+            group: match self.direct {
+                Direct::ProcessGroup(g) => group_ticks(g),
+                Direct::Softirq => 0,
+            },
+            softnet: std::fs::read_to_string("/proc/net/softnet_stat")
+                .map(|s| parse_softnet(&s))
+                .unwrap_or_default(),
+            soak: soak::mark(),
+            at: snap.at.unwrap_or_else(Instant::now),
+            snap,
+        })
+    }
+
+    /// Remember the counters at the start of a trial.
+    pub fn begin(&mut self) -> Result<()> {
+        self.start = Some(self.mark()?);
+        Ok(())
+    }
+
+    /// Rates since [`CpuMeter::begin`] and the CPU figures of the module
+    /// docs; `forwarded` = packets the DUT forwarded meanwhile and where
+    /// that number came from.
+    pub fn end(&mut self, forwarded: Option<(u64, &str)>) -> Result<(SysStats, Value)> {
+        let a = self
+            .start
+            .take()
+            .context("DUT probe: end() without begin()")?;
+        let b = self.mark()?;
+        let sys = sysstat::delta(&a.snap, &b.snap);
+        let tck = clk_tck();
+        let secs = |t: u64| t as f64 / tck;
+        let (ma, mb) = (a.machine, b.machine);
+        let d = |f: fn(&MachineTimes) -> u64| f(&mb).saturating_sub(f(&ma));
+        let busy = secs(d(MachineTimes::busy));
+        let bench_user = secs(b.bench.0.saturating_sub(a.bench.0));
+        let bench_cpu = secs((b.bench.0 + b.bench.1).saturating_sub(a.bench.0 + a.bench.1));
+        let softirq = secs(d(|m| m.softirq));
+        let (direct, source) = match self.direct {
+            Direct::ProcessGroup(_) => (secs(b.group.saturating_sub(a.group)), "process"),
+            Direct::Softirq => (softirq, "softirq"),
+        };
+        let dut_cpu = (busy - bench_user).max(0.0);
+        let dut_lower = (busy - bench_cpu).max(0.0);
+        let hz = tsc_hz();
+        let fwd = forwarded.map(|f| f.0);
+        let per_pkt = |s: f64| fwd.filter(|&n| n > 0).map(|n| s * hz / n as f64);
+        let softnet: Vec<SoftnetDelta> = b
+            .softnet
+            .iter()
+            .enumerate()
+            .map(|(cpu, nb)| {
+                let na = a.softnet.get(cpu).copied().unwrap_or_default();
+                SoftnetDelta {
+                    cpu,
+                    processed: nb[0].saturating_sub(na[0]),
+                    dropped: nb[1].saturating_sub(na[1]),
+                    time_squeeze: nb[2].saturating_sub(na[2]),
+                }
+            })
+            .collect();
+        let interval = b.at.saturating_duration_since(a.at).as_secs_f64();
+        let soaked = a.soak.as_ref().and_then(soak::busy_since);
+        let soak_dut = soaked
+            .as_ref()
+            .map(|v| v.iter().map(|c| c.busy_pct / 100.0 * interval).sum::<f64>());
+        let cpu = json!({
+            "interval_s": interval,
+            "clk_tck": tck,
+            "tsc_hz": hz,
+            "machine_busy_s": busy,
+            "machine_user_s": secs(d(|m| m.user)),
+            "machine_system_s": secs(d(|m| m.system)),
+            "machine_irq_s": secs(d(|m| m.irq)),
+            "machine_softirq_s": softirq,
+            "bench_cpu_s": bench_cpu,
+            "bench_user_s": bench_user,
+            "dut_cpu_s": dut_cpu,
+            "dut_cpu_lower_s": dut_lower,
+            "direct_cpu_s": direct,
+            "direct_source": source,
+            "forwarded_packets": fwd,
+            "forwarded_source": forwarded.map(|f| f.1),
+            "dut_cycles_per_packet": per_pkt(dut_cpu),
+            "dut_cycles_per_packet_lower": per_pkt(dut_lower),
+            "direct_cycles_per_packet": per_pkt(direct),
+            "soak": soaked,
+            "soak_dut_cpu_s": soak_dut,
+            "soak_cycles_per_packet": soak_dut.and_then(per_pkt),
+        });
+        Ok((sys, json!({ "cpu": cpu, "softnet": softnet })))
+    }
+}
+
+/// Merge `extra`'s keys into the object `base`.
+pub fn merge(mut base: Value, extra: Value) -> Value {
+    if let (Some(b), Value::Object(e)) = (base.as_object_mut(), extra) {
+        b.extend(e);
+    }
+    base
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_pid_stat_with_odd_names() {
+        let s =
+            "1234 (my (odd) name) S 1 1234 1234 0 -1 4194560 100 0 0 0 37 12 0 0 20 0 3 0 5 0 0";
+        assert_eq!(parse_pid_stat(s), Some((37, 12, 1234)));
+    }
+
+    #[test]
+    fn parses_machine_times() {
+        let m = MachineTimes::parse("cpu  10 2 30 400 5 6 7 8 0 0\ncpu0 1 1 1 1 1 1 1 1 0 0\n");
+        assert_eq!(m.user, 12);
+        assert_eq!(m.idle, 405);
+        assert_eq!(m.busy(), 12 + 30 + 6 + 7 + 8);
+    }
+
+    #[test]
+    fn parses_softnet() {
+        let v = parse_softnet("0000000a 00000001 00000002 00000000\n000000ff 00000000 00000010\n");
+        assert_eq!(v, vec![[10, 1, 2], [255, 0, 16]]);
+    }
+
+    #[test]
+    fn meter_measures_own_work() {
+        let mut m = CpuMeter::new(Direct::ProcessGroup(std::process::id() as i32));
+        m.begin().unwrap();
+        let t = Instant::now();
+        let mut x = 0u64;
+        while t.elapsed() < Duration::from_millis(200) {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+        }
+        std::hint::black_box(x);
+        let (sys, v) = m.end(Some((1000, "test"))).unwrap();
+        assert!(!sys.cpus.is_empty());
+        let bench = v["cpu"]["bench_cpu_s"].as_f64().unwrap();
+        assert!(bench > 0.05, "{v}");
+        assert!(v["cpu"]["tsc_hz"].as_f64().unwrap() > 1e8);
+        assert!(v["cpu"]["dut_cycles_per_packet"].is_number());
+    }
+}

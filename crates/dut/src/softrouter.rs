@@ -1,0 +1,995 @@
+//! softrouter as the DUT: a `softrouter run` child process in the DUT
+//! namespace, owning the bare DUT veth ends through AF_XDP (or AF_PACKET).
+//!
+//! The configuration is generated for the testbed unless the settings name
+//! a file: one `[[port]]` per DUT veth with the DUT's `.1`/`::1` addresses,
+//! one `[[route]]` per destination network via the tester's address on
+//! that port, and static `[[neighbor]]` entries for the tester addresses
+//! (why: with AF_XDP on the tester ports the tester's kernel never sees
+//! ARP/ND, so the router must not depend on resolving them). A user's file
+//! may name the testbed's random interfaces as `iface = "{if0}"`,
+//! `"{if1}"`, ... and the tester MACs as `mac = "{tester_mac0}"`, ...;
+//! they are filled in before the run. Its relative paths (captures,
+//! `routes_file`) keep meaning what they mean next to it, although the
+//! router reads a copy in a private folder.
+//!
+//! Both are the router's own configuration model, `config::file`: the
+//! generated one is filled in as a [`ConfigFile`], a user's file is read
+//! into one and adapted field by field, and either is written with
+//! `toml::to_string` and checked with the router's validator
+//! (`config::parse`) before the router is started. So the text is always
+//! a file the router reads, with no quoting or template mistakes to make.
+//!
+//! Readiness: the engine logs "forwarding on N port(s)" once every worker
+//! has opened its queues and the signal handlers are installed (so SIGUSR1
+//! no longer kills it); with a generated configuration every DUT port must
+//! also answer a ping from the tester namespace. If the child exits first,
+//! the error carries its stderr.
+//!
+//! Per-trial statistics: the probe sends SIGUSR1 at begin and end, waits
+//! for the statistics file to be rewritten (its `elapsed_s` changes),
+//! reads it as the router's own type (`dataplane::report::Report`) and
+//! reports the difference ([`TrialStats`]): packets per port, forwarded,
+//! drops by reason, TSC cycles per stage.
+
+use std::collections::BTreeMap;
+use std::net::IpAddr;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{anyhow, bail, Context, Result};
+use config::file::{ConfigFile, NeighborTable, PortTable, RouteTable, RouterTable};
+use config::{Cidr, Driver, Mode, XdpMode};
+use dataplane::report::{Cycles, PortReport, Report};
+use dataplane::StageCycles;
+use serde::Serialize;
+use serde_json::{json, Value};
+use testbed::link::format_mac;
+use testbed::RouterMode;
+
+use super::bed::{if_counters, ping_from_tester, Bed, BedPort, RxMechanism};
+use super::probe::{merge, CpuMeter, Direct};
+use super::{
+    counters_since, describe_bed, dut_ns, log_tail, named_counters, terminate_group, Dut,
+    DutOptions, Ended,
+};
+use bench::plan::{DutProbe, DutSample, TrafficPlan};
+use bench::settings::{DutSettings, Pattern, PortDriver, SoftrouterMode};
+
+/// A running softrouter on its testbed.
+pub struct SoftrouterDut {
+    // Dropped after `Drop::drop` kills the child, so the namespaces go last.
+    bed: Bed,
+    child: Option<Child>,
+    pid: i32,
+    dir: PathBuf,
+    bin: PathBuf,
+    version: String,
+    config_text: String,
+    config_source: String,
+    stats_path: PathBuf,
+    log_path: PathBuf,
+    driver: String,
+    backend: bench::plan::TesterBackend,
+}
+
+/// Where to find the binary: the option, else `softrouter` on `$PATH`.
+fn resolve_bin(opts: &DutOptions) -> Result<PathBuf> {
+    match &opts.softrouter_bin {
+        Some(p) => {
+            if !p.is_file() {
+                bail!(
+                    "softrouter binary {} not found; build it with `cargo build --release -p softrouter`",
+                    p.display()
+                );
+            }
+            Ok(p.clone())
+        }
+        None => Ok(PathBuf::from("softrouter")),
+    }
+}
+
+/// What a generated configuration sets beyond the bed's ports and routes.
+#[derive(Debug)]
+pub struct Knobs<'a> {
+    pub driver: Driver,
+    /// Worker CPUs, dealt in turn (`cores`).
+    pub cores: Option<&'a [usize]>,
+    pub workers: Option<usize>,
+    pub mode: Option<Mode>,
+    pub budget: Option<u32>,
+    /// Per-port `xdp_mode` (afxdp).
+    pub xdp_mode: Option<XdpMode>,
+}
+
+/// The bench's name for the router's driver.
+fn driver_of(d: PortDriver) -> Driver {
+    match d {
+        PortDriver::AfXdp => Driver::AfXdp,
+        PortDriver::AfPacket => Driver::AfPacket,
+    }
+}
+
+/// The bench's name for the router's reception mode.
+fn mode_of(m: SoftrouterMode) -> Mode {
+    match m {
+        SoftrouterMode::Poll => Mode::Poll,
+        SoftrouterMode::Interrupt => Mode::Interrupt,
+        SoftrouterMode::Adaptive => Mode::Adaptive,
+    }
+}
+
+/// The router's name for bed port `p`.
+fn port_name(p: &BedPort) -> String {
+    format!("p{}", p.index)
+}
+
+/// The generated configuration for `bed` (the addressing plan's prefix
+/// lengths: /24 and /64, as `BedPort::dest_v4_net`).
+pub fn generate_config(bed: &Bed, k: &Knobs) -> ConfigFile {
+    let cidr = |addr: IpAddr, len: u8| Cidr { addr, len };
+    ConfigFile {
+        router: Some(RouterTable {
+            cores: k.cores.map(<[usize]>::to_vec),
+            workers: k.workers,
+            mode: k.mode,
+            budget: k.budget,
+            ..RouterTable::default()
+        }),
+        port: bed
+            .ports
+            .iter()
+            .map(|p| PortTable {
+                iface: Some(p.dut_if.clone()),
+                addresses: vec![cidr(p.dut_v4.into(), 24), cidr(p.dut_v6.into(), 64)],
+                xdp_mode: k.xdp_mode,
+                ..PortTable::new(port_name(p), k.driver)
+            })
+            .collect(),
+        route: bed
+            .ports
+            .iter()
+            .flat_map(|p| {
+                [
+                    RouteTable {
+                        prefix: cidr(p.dest_v4.into(), 24),
+                        via: vec![p.tester_v4.into()],
+                    },
+                    RouteTable {
+                        prefix: cidr(p.dest_v6.into(), 64),
+                        via: vec![p.tester_v6.into()],
+                    },
+                ]
+            })
+            .collect(),
+        neighbor: bed
+            .ports
+            .iter()
+            .flat_map(|p| {
+                [IpAddr::from(p.tester_v4), p.tester_v6.into()].map(|address| NeighborTable {
+                    address,
+                    mac: format_mac(&p.tester_mac),
+                    port: port_name(p),
+                })
+            })
+            .collect(),
+        ..ConfigFile::default()
+    }
+}
+
+/// A user's configuration adapted to `bed`: every `iface` that is
+/// `{ifN}` becomes port N's DUT interface, every `mac` (of a port or a
+/// neighbor) that is `{tester_macN}` the MAC of port N's tester end, and
+/// relative paths are made relative to `folder`, the user's file's (the
+/// router reads the adapted copy elsewhere, and resolves relative paths
+/// against the copy's folder). Anything else is kept as the user wrote it.
+pub fn adapt_config(mut file: ConfigFile, bed: &Bed, folder: &Path) -> Result<ConfigFile> {
+    let anchor = |path: &mut PathBuf| {
+        if path.is_relative() {
+            *path = folder.join(&*path);
+        }
+    };
+    let dut_if = |p: &BedPort| p.dut_if.clone();
+    let tester_mac = |p: &BedPort| format_mac(&p.tester_mac);
+    for p in &mut file.port {
+        if let Some(iface) = &mut p.iface {
+            fill(iface, "if", bed, dut_if).with_context(|| format!("port {:?}: iface", p.name))?;
+        }
+        if let Some(mac) = &mut p.mac {
+            fill(mac, "tester_mac", bed, tester_mac)
+                .with_context(|| format!("port {:?}: mac", p.name))?;
+        }
+        for path in [&mut p.rx_pcap, &mut p.tx_pcap].into_iter().flatten() {
+            anchor(path);
+        }
+    }
+    if let Some(r) = &mut file.routes_file {
+        anchor(&mut r.path);
+    }
+    for n in &mut file.neighbor {
+        fill(&mut n.mac, "tester_mac", bed, tester_mac)
+            .with_context(|| format!("neighbor {}: mac", n.address))?;
+    }
+    Ok(file)
+}
+
+/// Replaces `value` with `of(port N)` if it is the placeholder
+/// `{<name>N}`; a port the bed does not have is an error.
+fn fill(value: &mut String, name: &str, bed: &Bed, of: impl Fn(&BedPort) -> String) -> Result<()> {
+    let index = value
+        .strip_prefix('{')
+        .and_then(|v| v.strip_suffix('}'))
+        .and_then(|v| v.strip_prefix(name))
+        .filter(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+    let Some(index) = index else {
+        return Ok(());
+    };
+    let port = index
+        .parse::<usize>()
+        .ok()
+        .and_then(|i| bed.ports.iter().find(|p| p.index == i))
+        .with_context(|| {
+            format!(
+                "{value}: the testbed has no port {index} (it has {})",
+                bed.ports.len()
+            )
+        })?;
+    *value = of(port);
+    Ok(())
+}
+
+/// The text of `file` as the router reads it, after `header` (comment
+/// lines saying where it came from).
+fn config_text(file: &ConfigFile, header: &str) -> Result<String> {
+    let body = toml::to_string(file).context("writing softrouter's configuration")?;
+    Ok(format!("{header}\n{body}"))
+}
+
+/// A new private folder for one DUT run, from `mkdtemp(3)` under the temp
+/// folder: mode 0700 and a random name, so a folder (or symlink) someone
+/// else created in advance is never used.
+pub fn private_dir(prefix: &str) -> std::io::Result<PathBuf> {
+    use std::os::unix::ffi::OsStringExt;
+    let template = std::env::temp_dir().join(format!("{prefix}XXXXXX"));
+    let mut bytes =
+        std::ffi::CString::new(template.into_os_string().into_vec())?.into_bytes_with_nul();
+    // SAFETY: bytes is a writable NUL-terminated template ending in XXXXXX.
+    let p = unsafe { libc::mkdtemp(bytes.as_mut_ptr().cast()) };
+    if p.is_null() {
+        return Err(std::io::Error::last_os_error());
+    }
+    bytes.pop();
+    Ok(PathBuf::from(std::ffi::OsString::from_vec(bytes)))
+}
+
+/// Creates a DUT log that did not exist before (`O_EXCL`), never through
+/// a symlink (`O_NOFOLLOW`), readable by its owner only.
+pub fn create_log(path: &Path) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path)
+}
+
+impl SoftrouterDut {
+    pub fn start(settings: &DutSettings, pattern: Pattern, opts: &DutOptions) -> Result<Self> {
+        let DutSettings::Softrouter {
+            config,
+            workers,
+            mode,
+            driver,
+            budget,
+        } = settings
+        else {
+            bail!("not softrouter settings: {settings:?}");
+        };
+        let bin = resolve_bin(opts)?;
+        let version = Command::new(&bin)
+            .arg("--version")
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|e| anyhow!("running `{} --version`: {e}", bin.display()))
+            .and_then(|o| {
+                if o.status.success() {
+                    Ok(String::from_utf8_lossy(&o.stdout).trim().to_string())
+                } else {
+                    Err(anyhow!(
+                        "`{} --version` failed: {}",
+                        bin.display(),
+                        String::from_utf8_lossy(&o.stderr).trim()
+                    ))
+                }
+            })?;
+        let driver = driver.unwrap_or_default();
+        let bed = Bed::build(
+            pattern,
+            opts.queues,
+            RouterMode::Bare,
+            opts.rx_placement().as_ref(),
+        )?;
+        let (config_text, config_source) = match config {
+            None => {
+                let file = generate_config(
+                    &bed,
+                    &Knobs {
+                        driver: driver_of(driver),
+                        // Workers on the DUT's CPUs.
+                        cores: opts.dut_cpus.as_deref().filter(|c| !c.is_empty()),
+                        workers: workers.map(|w| w as usize),
+                        // interrupt unless told otherwise: the DUT shares
+                        // its CPUs with its receive softirqs; it measured
+                        // fastest here.
+                        mode: Some(mode.map_or(Mode::Interrupt, mode_of)),
+                        budget: *budget,
+                        // With RPS placement generic XDP runs after the
+                        // steering, on the DUT's CPUs (`testbed::rps`);
+                        // with threaded NAPI native XDP runs in the DUT
+                        // ends' NAPI threads, and gives them NAPI, which
+                        // the xdp tester's frames need.
+                        xdp_mode: match bed.rx_placement.as_ref().map(|p| p.mechanism) {
+                            _ if driver != PortDriver::AfXdp => None,
+                            Some(RxMechanism::Rps) => Some(XdpMode::Generic),
+                            Some(RxMechanism::ThreadedNapi) => Some(XdpMode::Native),
+                            None => None,
+                        },
+                    },
+                );
+                let header = "# generated by the benchmark for its namespace testbed";
+                (config_text(&file, header)?, "generated".to_string())
+            }
+            Some(p) => {
+                let t = std::fs::read_to_string(p)
+                    .with_context(|| format!("reading softrouter config {}", p.display()))?;
+                let file: ConfigFile = toml::from_str(&t)
+                    .with_context(|| format!("reading softrouter config {}", p.display()))?;
+                let folder = std::path::absolute(p)
+                    .with_context(|| format!("softrouter config {}", p.display()))?
+                    .parent()
+                    .map(Path::to_path_buf)
+                    .unwrap_or_default();
+                let file = adapt_config(file, &bed, &folder)
+                    .with_context(|| format!("softrouter config {}", p.display()))?;
+                let header = format!(
+                    "# {}, adapted by the benchmark to its namespace testbed",
+                    p.display()
+                );
+                (config_text(&file, &header)?, p.display().to_string())
+            }
+        };
+        let dir = private_dir("softrouter-bench-").context("creating the DUT's work folder")?;
+        let config_path = dir.join("router.toml");
+        std::fs::write(&config_path, &config_text)
+            .with_context(|| format!("writing {}", config_path.display()))?;
+        // The router's own validator, on the file it is about to read: a
+        // mistake is reported here, with its line, instead of as an early
+        // exit of the router.
+        config::parse(&config_text, &config_path).map_err(|e| {
+            anyhow!("softrouter's configuration (from {config_source}) is not valid: {e}\n{config_text}")
+        })?;
+        let stats_path = dir.join("stats.json");
+        let log_path = dir.join("softrouter.log");
+        let log =
+            create_log(&log_path).with_context(|| format!("creating {}", log_path.display()))?;
+        let ns = bed.dut_ns("softrouter")?.name().to_string();
+        let mut cmd = Command::new("ip");
+        cmd.args(["netns", "exec", &ns])
+            .arg(&bin)
+            .args(["run", "--config"])
+            .arg(&config_path)
+            .arg("--stats-json")
+            .arg(&stats_path)
+            .env("RUST_LOG", "info")
+            .stdin(Stdio::null())
+            .stdout(log.try_clone()?)
+            .stderr(log);
+        super::child_setup(&mut cmd);
+        let child = cmd
+            .spawn()
+            .with_context(|| format!("starting {} in namespace {ns}", bin.display()))?;
+        let pid = child.id() as i32;
+        let mut dut = SoftrouterDut {
+            bed,
+            child: Some(child),
+            pid,
+            dir,
+            bin,
+            version,
+            config_text,
+            config_source,
+            stats_path,
+            log_path,
+            driver: driver.to_string(),
+            backend: opts.backend,
+        };
+        dut.wait_ready(opts.ready_timeout, config.is_none())
+            .with_context(|| format!("softrouter in namespace {ns}"))?;
+        dut.bed.thread_dut_napi()?;
+        Ok(dut)
+    }
+
+    fn exited(&mut self) -> Option<String> {
+        let child = self.child.as_mut()?;
+        match child.try_wait() {
+            Ok(Some(st)) => Some(format!(
+                "softrouter exited ({st}) before it was ready; its output:\n{}",
+                log_tail(&self.log_path, 4000)
+            )),
+            _ => None,
+        }
+    }
+
+    fn wait_ready(&mut self, timeout: Duration, ping: bool) -> Result<()> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if let Some(e) = self.exited() {
+                bail!(e);
+            }
+            if std::fs::read_to_string(&self.log_path).is_ok_and(|s| s.contains("forwarding on")) {
+                break;
+            }
+            if Instant::now() > deadline {
+                bail!(
+                    "not ready after {:?} (no \"forwarding on\" in its log); its output:\n{}",
+                    timeout,
+                    log_tail(&self.log_path, 4000)
+                );
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        if ping {
+            for p in self.bed.ports.clone() {
+                let addr = p.dut_v4.to_string();
+                loop {
+                    if ping_from_tester(&self.bed, &addr, 1)? {
+                        break;
+                    }
+                    if let Some(e) = self.exited() {
+                        bail!(e);
+                    }
+                    if Instant::now() > deadline {
+                        bail!(
+                            "port {} ({}) never answered a ping to {addr} from the tester namespace within {:?}; its output:\n{}",
+                            p.index,
+                            p.dut_if,
+                            timeout,
+                            log_tail(&self.log_path, 4000)
+                        );
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Send SIGTERM to the group, wait up to `grace`, then SIGKILL.
+    fn terminate(&mut self, grace: Duration) -> Option<std::process::ExitStatus> {
+        let mut child = self.child.take()?;
+        match terminate_group(&mut child, self.pid, grace) {
+            Ended::Before(st) | Ended::Exited(st) => Some(st),
+            Ended::Killed(st) => st,
+        }
+    }
+}
+
+impl Dut for SoftrouterDut {
+    fn kind(&self) -> &'static str {
+        "softrouter"
+    }
+
+    fn plan(&self, ipv6: bool, flows_per_pair: u32) -> TrafficPlan {
+        self.bed.plan(ipv6, flows_per_pair, self.backend)
+    }
+
+    fn probe(&self) -> Box<dyn DutProbe> {
+        Box::new(SoftrouterProbe {
+            meter: CpuMeter::new(Direct::ProcessGroup(self.pid)),
+            pid: self.pid,
+            stats_path: self.stats_path.clone(),
+            ns: dut_ns(&self.bed),
+            ifaces: self.bed.dut_ifaces(),
+            start: None,
+        })
+    }
+
+    fn describe(&self) -> Value {
+        let own = json!({
+            "kind": "softrouter",
+            "version": self.version,
+            "binary": self.bin.display().to_string(),
+            "driver": self.driver,
+            "config_source": self.config_source,
+            "config": self.config_text,
+            "kernel": super::kernel_release(),
+        });
+        merge(own, describe_bed(&self.bed))
+    }
+
+    fn bed(&self) -> &Bed {
+        &self.bed
+    }
+
+    fn stop(mut self: Box<Self>) -> Result<Value> {
+        let status = self.terminate(Duration::from_secs(10));
+        // The final statistics go into the results as the router wrote
+        // them: nothing here reads them, so they are kept verbatim rather
+        // than through `Report` (a field this bench does not know stays).
+        let stats: Option<Value> = std::fs::read_to_string(&self.stats_path)
+            .ok()
+            .and_then(|t| serde_json::from_str(&t).ok());
+        let ok = status.is_some_and(|s| s.success());
+        let log = log_tail(&self.log_path, 2000);
+        let v = json!({
+            "kind": "softrouter",
+            "exit_status": status.map(|s| s.to_string()),
+            "stats": stats,
+            "log_tail": log,
+        });
+        if !ok {
+            bail!(
+                "softrouter did not exit cleanly ({}); its output:\n{log}",
+                status.map_or("unknown".into(), |s| s.to_string())
+            );
+        }
+        Ok(v)
+    }
+}
+
+impl Drop for SoftrouterDut {
+    fn drop(&mut self) {
+        self.terminate(Duration::from_secs(5));
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// softrouter's statistics file, `None` while there is none yet.
+fn read_stats(path: &Path) -> Result<Option<Report>> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
+    };
+    // The router replaces the file atomically: what is read is whole, so
+    // a file that does not parse is one this bench cannot read (a
+    // softrouter of another version), not one half written.
+    serde_json::from_str(&text).map(Some).with_context(|| {
+        format!(
+            "{}: not softrouter's statistics as this bench reads them (use the softrouter built with it)",
+            path.display()
+        )
+    })
+}
+
+/// Asks the running softrouter for a statistics snapshot: SIGUSR1, then
+/// wait until the file's `elapsed_s` differs from `before`'s.
+fn snapshot(pid: i32, path: &Path) -> Result<Report> {
+    let before = read_stats(path)?.map(|r| r.elapsed_s);
+    // SAFETY: signalling the softrouter process we started.
+    if unsafe { libc::kill(pid, libc::SIGUSR1) } != 0 {
+        bail!(
+            "cannot signal softrouter (pid {pid}): {}",
+            std::io::Error::last_os_error()
+        );
+    }
+    let deadline = Instant::now() + Duration::from_secs(2);
+    loop {
+        if let Some(r) = read_stats(path)? {
+            if Some(r.elapsed_s) != before {
+                return Ok(r);
+            }
+        }
+        if Instant::now() > deadline {
+            bail!(
+                "softrouter (pid {pid}) did not rewrite {} within 2 s of SIGUSR1",
+                path.display()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+/// What softrouter counted in one trial: the difference of two statistics
+/// files. It is a trial's `dut_stats.softrouter` (docs/bench-results.md).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TrialStats {
+    pub forwarded: u64,
+    pub local: u64,
+    pub generated: u64,
+    /// `held` is a gauge (packets waiting for neighbor resolution): its
+    /// growth over the trial, 0 if it shrank.
+    pub held: u64,
+    /// Sums over `ports`.
+    pub rx_packets: u64,
+    pub tx_packets: u64,
+    pub ports: Vec<PortTraffic>,
+    /// Reason -> count, the reasons that occurred in the trial.
+    pub drops: BTreeMap<String, u64>,
+    pub cycles: StageCycles,
+    /// `cycles` per packet (0 without packets).
+    pub cycles_per_packet: Cycles,
+}
+
+/// One port's traffic in a trial.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PortTraffic {
+    pub name: String,
+    pub rx_packets: u64,
+    pub tx_packets: u64,
+    pub rx_bytes: u64,
+    pub tx_bytes: u64,
+}
+
+/// `b - a` of softrouter's statistics: what happened in the trial. Ports
+/// are matched by position (the router's port order is fixed); counters
+/// that went down (they do not, but a gauge may) count 0.
+pub fn stats_delta(a: &Report, b: &Report) -> TrialStats {
+    let ports: Vec<PortTraffic> = b
+        .ports
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let d = |f: fn(&PortReport) -> u64| f(p).saturating_sub(a.ports.get(i).map_or(0, f));
+            PortTraffic {
+                name: p.name.clone(),
+                rx_packets: d(|p| p.counters.rx_packets),
+                tx_packets: d(|p| p.counters.tx_packets),
+                rx_bytes: d(|p| p.counters.rx_bytes),
+                tx_bytes: d(|p| p.counters.tx_bytes),
+            }
+        })
+        .collect();
+    let drops = b
+        .drops
+        .iter()
+        .map(|(k, &v)| (k, v.saturating_sub(a.drops.get(k).copied().unwrap_or(0))))
+        .filter(|&(_, v)| v > 0)
+        .map(|(k, v)| (k.clone(), v))
+        .collect();
+    let (ta, tb) = (&a.totals, &b.totals);
+    let cycles = StageCycles {
+        rx: tb.cycles.rx.saturating_sub(ta.cycles.rx),
+        process: tb.cycles.process.saturating_sub(ta.cycles.process),
+        tx: tb.cycles.tx.saturating_sub(ta.cycles.tx),
+        packets: tb.cycles.packets.saturating_sub(ta.cycles.packets),
+    };
+    let per = |x: u64| {
+        if cycles.packets > 0 {
+            x as f64 / cycles.packets as f64
+        } else {
+            0.0
+        }
+    };
+    TrialStats {
+        forwarded: tb.forwarded.saturating_sub(ta.forwarded),
+        local: tb.local.saturating_sub(ta.local),
+        generated: tb.generated.saturating_sub(ta.generated),
+        held: tb.held.saturating_sub(ta.held),
+        rx_packets: ports.iter().map(|p| p.rx_packets).sum(),
+        tx_packets: ports.iter().map(|p| p.tx_packets).sum(),
+        ports,
+        drops,
+        cycles,
+        cycles_per_packet: Cycles {
+            rx: per(cycles.rx),
+            process: per(cycles.process),
+            tx: per(cycles.tx),
+            total: per(cycles.rx + cycles.process + cycles.tx),
+        },
+    }
+}
+
+struct SoftrouterProbe {
+    meter: CpuMeter,
+    pid: i32,
+    stats_path: PathBuf,
+    ns: Option<String>,
+    ifaces: Vec<String>,
+    start: Option<(Report, Vec<super::bed::IfCounters>)>,
+}
+
+impl DutProbe for SoftrouterProbe {
+    fn begin(&mut self) -> Result<()> {
+        let s = snapshot(self.pid, &self.stats_path)?;
+        let c = if_counters(self.ns.as_deref(), &self.ifaces)?;
+        self.start = Some((s, c));
+        self.meter.begin()
+    }
+
+    fn end(&mut self) -> Result<DutSample> {
+        let (s0, c0) = self
+            .start
+            .take()
+            .context("softrouter probe: end() without begin()")?;
+        let s1 = snapshot(self.pid, &self.stats_path)?;
+        let c1 = if_counters(self.ns.as_deref(), &self.ifaces)?;
+        let sr = stats_delta(&s0, &s1);
+        let (sys, cpu) = self
+            .meter
+            .end(Some((sr.forwarded, "softrouter forwarded")))?;
+        let ifs = named_counters(&self.ifaces, &counters_since(&c1, &c0));
+        let stats = merge(
+            json!({
+                "kind": "softrouter",
+                "softrouter": serde_json::to_value(&sr)?,
+                "interfaces": ifs,
+            }),
+            cpu,
+        );
+        Ok(DutSample {
+            sys: Some(sys),
+            dut_stats: Some(stats),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use dataplane::{PortCounters, StatsSnapshot};
+
+    /// A two-port bed without namespaces: the addressing plan with made-up
+    /// interface names and MACs.
+    fn bed() -> Bed {
+        let ports = (0..2)
+            .map(|i| BedPort {
+                dut_if: format!("srd{i}x7"),
+                tester_if: format!("srt{i}x7"),
+                tester_mac: [0x02, 0, 0, 0, 0xee, i as u8],
+                dut_mac: [0x02, 0, 0, 0, 0xdd, i as u8],
+                ..BedPort::addresses(i).unwrap()
+            })
+            .collect();
+        Bed {
+            star: None,
+            ports,
+            pattern: Pattern::Bidirectional,
+            queues: 1,
+            rx_placement: None,
+            napi_threads: Vec::new(),
+        }
+    }
+
+    fn knobs() -> Knobs<'static> {
+        Knobs {
+            driver: Driver::AfXdp,
+            cores: Some(&[2, 3]),
+            workers: Some(2),
+            mode: Some(Mode::Interrupt),
+            budget: Some(32),
+            xdp_mode: Some(XdpMode::Native),
+        }
+    }
+
+    /// Through the router's own validator, as `softrouter run` reads it.
+    fn validate(file: &ConfigFile) -> Result<config::Config, config::ConfigError> {
+        let text = config_text(file, "# test").unwrap();
+        config::parse(&text, Path::new("/tmp/softrouter-bench-test/router.toml"))
+    }
+
+    #[test]
+    fn the_generated_configuration_is_what_the_router_reads() {
+        let bed = bed();
+        let c = validate(&generate_config(&bed, &knobs())).unwrap();
+        assert_eq!(c.router.workers, 2);
+        assert_eq!(c.router.cores, [2, 3]);
+        assert_eq!(c.router.mode, Mode::Interrupt);
+        assert_eq!(c.router.budget, 32);
+        assert_eq!(c.ports.len(), 2);
+        assert_eq!(c.routes.len(), 4);
+        assert_eq!(c.neighbors.len(), 4);
+        for (i, p) in bed.ports.iter().enumerate() {
+            let port = &c.ports[i];
+            assert_eq!(port.name, format!("p{i}"));
+            assert_eq!(port.driver, Driver::AfXdp);
+            assert_eq!(port.xdp_mode, XdpMode::Native);
+            assert_eq!(port.iface.as_deref(), Some(p.dut_if.as_str()));
+            let addrs: Vec<String> = port.addresses.iter().map(|a| a.to_string()).collect();
+            assert_eq!(
+                addrs,
+                [format!("{}/24", p.dut_v4), format!("{}/64", p.dut_v6)]
+            );
+            let (v4, v6) = (&c.routes[2 * i], &c.routes[2 * i + 1]);
+            assert_eq!(v4.prefix.to_string(), p.dest_v4_net());
+            assert_eq!(v4.via, [(p.tester_v4.into(), i)]);
+            assert_eq!(v6.prefix.to_string(), p.dest_v6_net());
+            assert_eq!(v6.via, [(p.tester_v6.into(), i)]);
+            for n in &c.neighbors[2 * i..2 * i + 2] {
+                assert_eq!((n.mac, n.port), (p.tester_mac, i));
+            }
+            assert_eq!(c.neighbors[2 * i].address, IpAddr::from(p.tester_v4));
+            assert_eq!(c.neighbors[2 * i + 1].address, IpAddr::from(p.tester_v6));
+        }
+
+        // Unset knobs are left to the router's defaults.
+        let plain = Knobs {
+            driver: Driver::AfPacket,
+            cores: None,
+            workers: None,
+            mode: None,
+            budget: None,
+            xdp_mode: None,
+        };
+        let c = validate(&generate_config(&bed, &plain)).unwrap();
+        assert_eq!((c.router.workers, c.router.budget), (1, 64));
+        assert_eq!(c.ports[0].driver, Driver::AfPacket);
+    }
+
+    /// The check above has teeth: a wrong field is refused by the
+    /// validator, naming it.
+    #[test]
+    fn a_wrong_field_fails_the_validator() {
+        let bed = bed();
+        let good = generate_config(&bed, &knobs());
+        let refused = |f: &mut dyn FnMut(&mut ConfigFile), needle: &str| {
+            let mut file = good.clone();
+            f(&mut file);
+            let e = validate(&file).expect_err(needle);
+            assert!(e.to_string().contains(needle), "{needle}: {e}");
+        };
+        refused(
+            &mut |f| f.neighbor[0].port = "p9".into(),
+            "no port is named",
+        );
+        refused(
+            &mut |f| f.neighbor[1].mac = "02:00".into(),
+            "not a MAC address",
+        );
+        refused(
+            &mut |f| f.route[0].via = vec![bed.ports[0].dut_v4.into()],
+            "router's own address",
+        );
+        refused(
+            &mut |f| f.router.as_mut().unwrap().workers = Some(3),
+            "3 workers but 2 cores",
+        );
+        refused(&mut |f| f.port[1].iface = None, "needs iface");
+    }
+
+    #[test]
+    fn a_users_file_gets_the_beds_names_field_by_field() {
+        let bed = bed();
+        let text = r#"
+[router]
+workers = 1
+
+[[port]]
+name = "in"
+driver = "afpacket"
+iface = "{if0}"
+addresses = ["198.18.0.1/24"]
+
+[[port]]
+name = "out"
+driver = "afpacket"
+iface = "{if1}"
+addresses = ["198.18.1.1/24"]
+
+[[route]]
+prefix = "198.19.1.0/24"
+via = ["198.18.1.2"]
+
+[[neighbor]]
+address = "198.18.1.2"
+mac = "{tester_mac1}"
+port = "out"
+"#;
+        let folder = Path::new("/etc/sr");
+        let file = adapt_config(toml::from_str(text).unwrap(), &bed, folder).unwrap();
+        let c = validate(&file).unwrap();
+        assert_eq!(c.ports[0].iface.as_deref(), Some("srd0x7"));
+        assert_eq!(c.ports[1].iface.as_deref(), Some("srd1x7"));
+        assert_eq!(c.neighbors[0].mac, bed.ports[1].tester_mac);
+        assert_eq!(c.ports[0].name, "in");
+        assert_eq!(c.router.mode, Mode::Adaptive, "the user's defaults stay");
+        let written = config_text(&file, "# test").unwrap();
+        assert!(!written.contains('{'), "{written}");
+
+        // A port the bed does not have is named, not passed on.
+        let e = adapt_config(
+            toml::from_str(&text.replace("{if1}", "{if5}")).unwrap(),
+            &bed,
+            folder,
+        )
+        .unwrap_err();
+        assert!(format!("{e:#}").contains("no port 5"), "{e:#}");
+
+        // Relative paths mean what they meant next to the user's file.
+        let paths = "[routes_file]\npath = \"routes.txt\"\n";
+        let file = adapt_config(toml::from_str(paths).unwrap(), &bed, folder).unwrap();
+        let path = file.routes_file.unwrap().path;
+        assert_eq!(path, Path::new("/etc/sr/routes.txt"));
+        let paths = "[routes_file]\npath = \"/srv/routes.txt\"\n";
+        let file = adapt_config(toml::from_str(paths).unwrap(), &bed, folder).unwrap();
+        assert_eq!(file.routes_file.unwrap().path, Path::new("/srv/routes.txt"));
+    }
+
+    fn report(
+        elapsed_s: f64,
+        ports: [(u64, u64); 2],
+        drops: &[(&str, u64)],
+        cycles: u64,
+    ) -> Report {
+        let port = |(rx, tx): (u64, u64)| PortCounters {
+            rx_packets: rx,
+            tx_packets: tx,
+            rx_bytes: rx * 60,
+            tx_bytes: tx * 60,
+            received: rx,
+            forwarded: rx,
+            ..PortCounters::default()
+        };
+        let totals = StatsSnapshot {
+            ports: ports.map(port).to_vec(),
+            cycles: StageCycles {
+                rx: cycles,
+                process: 2 * cycles,
+                tx: cycles,
+                packets: ports[0].0 + ports[1].0,
+            },
+            forwarded: ports[0].0 + ports[1].0,
+            held: 1,
+            generated: 2,
+            ..StatsSnapshot::default()
+        };
+        Report {
+            version: "0.1.0".into(),
+            elapsed_s,
+            workers: 1,
+            mode: "interrupt".into(),
+            ports: ["p0", "p1"]
+                .iter()
+                .zip(&totals.ports)
+                .map(|(n, c)| PortReport::new(n.to_string(), c.clone()))
+                .collect(),
+            drops: drops.iter().map(|&(k, v)| (k.to_string(), v)).collect(),
+            cycles_per_packet: Cycles {
+                rx: 0.0,
+                process: 0.0,
+                tx: 0.0,
+                total: 0.0,
+            },
+            sleeps: 0,
+            notes: Vec::new(),
+            per_worker: vec![totals.clone()],
+            totals,
+        }
+    }
+
+    /// The trial's `dut_stats.softrouter`, field for field as the bench
+    /// has always written it.
+    #[test]
+    fn trial_statistics_are_the_difference_of_two_files() {
+        let a = report(1.0, [(10, 0), (0, 10)], &[("no_route", 1)], 1000);
+        let b = report(
+            2.0,
+            [(110, 0), (0, 100)],
+            &[("no_route", 1), ("ttl_exceeded", 10)],
+            5000,
+        );
+        // Through the file, as the probe reads it.
+        let b: Report = serde_json::from_str(&serde_json::to_string(&b).unwrap()).unwrap();
+        let d = serde_json::to_value(stats_delta(&a, &b)).unwrap();
+        assert_eq!(
+            d,
+            json!({
+                "forwarded": 100, "local": 0, "generated": 0, "held": 0,
+                "rx_packets": 100, "tx_packets": 90,
+                "ports": [
+                    {"name": "p0", "rx_packets": 100, "tx_packets": 0,
+                     "rx_bytes": 6000, "tx_bytes": 0},
+                    {"name": "p1", "rx_packets": 0, "tx_packets": 90,
+                     "rx_bytes": 0, "tx_bytes": 5400},
+                ],
+                "drops": {"ttl_exceeded": 10},
+                "cycles": {"rx": 4000, "process": 8000, "tx": 4000, "packets": 100},
+                "cycles_per_packet": {"rx": 40.0, "process": 80.0, "tx": 40.0, "total": 160.0},
+            })
+        );
+        // No packets: no cycles per packet, rather than a division by 0.
+        let d = stats_delta(&a, &a);
+        assert_eq!(d.cycles_per_packet.total, 0.0);
+    }
+}

@@ -1,0 +1,168 @@
+//! Whether the tester, not the DUT, limited a trial, and the trial's
+//! outcome that says so: the achieved rate per port, the reasons (a
+//! generator behind its schedule, the backend's own drops, a missed target
+//! rate, frames the DUT forwarded but the tester's ports refused), and the
+//! counts. Shared by both backends (the user-space trial and `xdp::trial`).
+//!
+//! Why it matters: a tester-limited result is never the DUT's (R6 and the
+//! search's contract, see [`bench::search`]).
+
+use super::gen::{GenPhase, GenResult};
+use super::NetTrial;
+use bench::analyzer::LatencySummary;
+use bench::plan::DutSample;
+use bench::search::{LossTimeline, TrialOutcome, TrialSpec};
+
+/// How a trial's generator kept to its schedule, as both backends (AF_XDP
+/// and xdp) report it.
+pub(crate) struct SendTiming {
+    /// Frames sent per port.
+    pub port_frames: Vec<u64>,
+    pub start_ns: u64,
+    pub end_ns: u64,
+    /// The schedule's length.
+    pub ideal_ns: u64,
+    pub fell_behind: bool,
+    pub max_lag_ns: u64,
+}
+
+/// What the receive side counted in a trial.
+pub(crate) struct Counted {
+    pub sent: u64,
+    pub received: u64,
+    pub lost: u64,
+    pub reordered: u64,
+    pub duplicates: u64,
+    pub non_test: u64,
+    pub latency: LatencySummary,
+    pub timeline: Option<LossTimeline>,
+}
+
+impl SendTiming {
+    /// How the shared generator kept to its schedule.
+    pub(crate) fn from_gen(g: &GenResult) -> SendTiming {
+        SendTiming {
+            port_frames: g.port_frames.clone(),
+            start_ns: g.start_ns,
+            end_ns: g.end_ns,
+            ideal_ns: g.ideal_ns,
+            fell_behind: g.fell_behind,
+            max_lag_ns: g.max_lag_ns,
+        }
+    }
+}
+
+impl NetTrial {
+    /// The achieved rate per port and the reasons the tester, not the DUT,
+    /// limited the trial: a generator behind its schedule, then `own` (the
+    /// backend's own drops), then a missed target rate. `batch_for`: the
+    /// backend's frames per round at a rate.
+    pub(crate) fn tester_limits(
+        &self,
+        spec: &TrialSpec,
+        phases: &[GenPhase],
+        per_port: u64,
+        t: &SendTiming,
+        batch_for: fn(f64) -> u64,
+        own: Vec<String>,
+    ) -> (f64, Vec<String>) {
+        // Achieved rate per port: frames over the time spent sending (the
+        // schedule's length for frames on time; longer when behind).
+        let nports = t.port_frames.len().max(1) as f64;
+        let frames_per_port = t.port_frames.iter().sum::<u64>() as f64 / nports;
+        let elapsed_ns = if spec.burst.is_some() {
+            t.end_ns.saturating_sub(t.start_ns).max(1) as f64
+        } else {
+            // On schedule, the last round goes out one interval before the
+            // ideal end: count that interval.
+            let last_rate = phases.last().map_or(1.0, |p| p.rate_fps);
+            let b = batch_for(last_rate) as f64;
+            (t.end_ns.saturating_sub(t.start_ns) as f64 + b * 1e9 / last_rate)
+                .max(t.ideal_ns as f64)
+                .max(1.0)
+        };
+        let achieved = frames_per_port * 1e9 / elapsed_ns;
+
+        let mut reasons = Vec::new();
+        if t.fell_behind {
+            reasons.push(format!(
+                "generator fell behind its schedule: sent {:.0} of {} frames per port in the \
+                 trial time (max lag {:.1} ms)",
+                frames_per_port,
+                per_port,
+                t.max_lag_ns as f64 / 1e6
+            ));
+        }
+        reasons.extend(own);
+        if spec.burst.is_none()
+            && spec.phases.is_empty()
+            && achieved < spec.rate_fps * (1.0 - self.opts.rate_tolerance_pct / 100.0)
+        {
+            reasons.push(format!(
+                "achieved {:.0} fps of {:.0} fps target per port (tolerance {}%)",
+                achieved, spec.rate_fps, self.opts.rate_tolerance_pct
+            ));
+        }
+        (achieved, reasons)
+    }
+}
+
+/// A trial's outcome from what was counted, the achieved rate, the
+/// tester-limit reasons and the DUT probe's sample.
+pub(crate) fn outcome(
+    spec: &TrialSpec,
+    c: Counted,
+    achieved: f64,
+    mut reasons: Vec<String>,
+    sample: Option<DutSample>,
+) -> TrialOutcome {
+    let dut_stats = sample.as_ref().and_then(|s| s.dut_stats.as_ref());
+    let refused = dut_stats.map_or(0, refused_by_tester);
+    // The xdp tester's own ring drops (its reason is in `reasons` already).
+    let tester_rx = dut_stats
+        .and_then(|d| d.pointer("/wire/tester_rx_drops")?.as_u64())
+        .unwrap_or(0);
+    if refused > 0 {
+        reasons.push(format!(
+            "{refused} frames forwarded by the DUT were dropped entering the tester's \
+             receive ring (tx_dropped of the DUT's veth ends): the tester did not keep up"
+        ));
+    }
+    let limited = !reasons.is_empty();
+    TrialOutcome {
+        offered_rate_fps: spec.rate_fps,
+        sent: c.sent,
+        received: c.received,
+        lost: c.lost,
+        reordered: c.reordered,
+        duplicates: c.duplicates,
+        non_test: c.non_test,
+        achieved_tx_rate_fps: achieved,
+        tester_limited: limited,
+        tester_limit_reason: limited.then(|| reasons.join("; ")),
+        tester_dropped: (refused + tester_rx).min(c.lost),
+        latency: c.latency,
+        timeline: c.timeline,
+        sys: sample.as_ref().and_then(|s| s.sys.clone()),
+        dut_stats: sample.and_then(|s| s.dut_stats),
+    }
+}
+
+/// Frames the DUT's veth ends could not hand to the tester's ports over a
+/// trial: the sum of their `tx_dropped` (the DUT probes' `interfaces`).
+///
+/// Why it is the tester's: a veth transmit fails only when the receiving
+/// end (a tester port) is down or its ring/backlog is full, i.e. the
+/// tester's receive side fell behind, as a tester NIC would overflow if
+/// its software did not drain it. Counting those frames as DUT loss would
+/// report the tester's limit as the DUT's.
+fn refused_by_tester(dut_stats: &serde_json::Value) -> u64 {
+    dut_stats
+        .get("interfaces")
+        .and_then(|v| v.as_array())
+        .map_or(0, |ifs| {
+            ifs.iter()
+                .filter_map(|i| i.get("tx_dropped")?.as_u64())
+                .sum()
+        })
+}
