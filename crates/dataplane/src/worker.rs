@@ -186,16 +186,14 @@ impl Worker {
             while left > 0 {
                 let want = left.min(BURST_SIZE);
                 burst.clear();
-                burst.set_len(BURST_SIZE - want);
                 let t0 = tsc::now();
-                let n = self.rx[q].1.rx_burst(&mut self.pool, &mut burst);
+                let n = self.rx[q].1.rx_burst_max(&mut self.pool, &mut burst, want);
                 let t1 = tsc::now();
                 c_rx += t1 - t0;
                 if n == 0 {
                     break;
                 }
-                let got = &burst.as_slice()[BURST_SIZE - want..BURST_SIZE - want + n];
-                self.process_burst(port, got);
+                self.process_burst(port, burst.as_slice());
                 c_proc += tsc::now() - t1;
                 total += n;
                 left -= n;
