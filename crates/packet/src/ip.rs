@@ -1,4 +1,35 @@
-//! IP protocol numbers, shared by IPv4 (`protocol`) and IPv6 (`next_header`).
+//! IP protocol numbers, shared by IPv4 (`protocol`) and IPv6 (`next_header`),
+//! and where TCP and UDP keep their ports.
+//!
+//! The constants carry the names of `<linux/in.h>` / `<linux/in6.h>`, so a
+//! C program (an XDP tier) reads the same words.
+
+/// IPv6 Hop-by-Hop Options.
+pub const IPPROTO_HOPOPTS: u8 = 0;
+/// ICMP.
+pub const IPPROTO_ICMP: u8 = 1;
+/// IGMP.
+pub const IPPROTO_IGMP: u8 = 2;
+/// TCP.
+pub const IPPROTO_TCP: u8 = 6;
+/// UDP.
+pub const IPPROTO_UDP: u8 = 17;
+/// IPv6 Routing header.
+pub const IPPROTO_ROUTING: u8 = 43;
+/// IPv6 Fragment header.
+pub const IPPROTO_FRAGMENT: u8 = 44;
+/// ICMPv6.
+pub const IPPROTO_ICMPV6: u8 = 58;
+/// IPv6 No Next Header (RFC 8200 4.7).
+pub const IPPROTO_NONE: u8 = 59;
+/// IPv6 Destination Options.
+pub const IPPROTO_DSTOPTS: u8 = 60;
+
+/// TCP and UDP both begin with the source and destination ports (RFC 9293,
+/// RFC 768): their offsets in the transport header, read by a flow hash.
+pub const L4_SPORT: usize = 0;
+/// See [`L4_SPORT`].
+pub const L4_DPORT: usize = 2;
 
 /// An IANA "Assigned Internet Protocol Number".
 ///
@@ -34,16 +65,16 @@ impl From<u8> for Protocol {
     #[inline]
     fn from(v: u8) -> Self {
         match v {
-            0 => Protocol::HopByHop,
-            1 => Protocol::Icmp,
-            2 => Protocol::Igmp,
-            6 => Protocol::Tcp,
-            17 => Protocol::Udp,
-            43 => Protocol::Ipv6Route,
-            44 => Protocol::Ipv6Frag,
-            58 => Protocol::Icmpv6,
-            59 => Protocol::Ipv6NoNxt,
-            60 => Protocol::Ipv6Opts,
+            IPPROTO_HOPOPTS => Protocol::HopByHop,
+            IPPROTO_ICMP => Protocol::Icmp,
+            IPPROTO_IGMP => Protocol::Igmp,
+            IPPROTO_TCP => Protocol::Tcp,
+            IPPROTO_UDP => Protocol::Udp,
+            IPPROTO_ROUTING => Protocol::Ipv6Route,
+            IPPROTO_FRAGMENT => Protocol::Ipv6Frag,
+            IPPROTO_ICMPV6 => Protocol::Icmpv6,
+            IPPROTO_NONE => Protocol::Ipv6NoNxt,
+            IPPROTO_DSTOPTS => Protocol::Ipv6Opts,
             other => Protocol::Unknown(other),
         }
     }
@@ -53,16 +84,16 @@ impl From<Protocol> for u8 {
     #[inline]
     fn from(p: Protocol) -> u8 {
         match p {
-            Protocol::HopByHop => 0,
-            Protocol::Icmp => 1,
-            Protocol::Igmp => 2,
-            Protocol::Tcp => 6,
-            Protocol::Udp => 17,
-            Protocol::Ipv6Route => 43,
-            Protocol::Ipv6Frag => 44,
-            Protocol::Icmpv6 => 58,
-            Protocol::Ipv6NoNxt => 59,
-            Protocol::Ipv6Opts => 60,
+            Protocol::HopByHop => IPPROTO_HOPOPTS,
+            Protocol::Icmp => IPPROTO_ICMP,
+            Protocol::Igmp => IPPROTO_IGMP,
+            Protocol::Tcp => IPPROTO_TCP,
+            Protocol::Udp => IPPROTO_UDP,
+            Protocol::Ipv6Route => IPPROTO_ROUTING,
+            Protocol::Ipv6Frag => IPPROTO_FRAGMENT,
+            Protocol::Icmpv6 => IPPROTO_ICMPV6,
+            Protocol::Ipv6NoNxt => IPPROTO_NONE,
+            Protocol::Ipv6Opts => IPPROTO_DSTOPTS,
             Protocol::Unknown(v) => v,
         }
     }

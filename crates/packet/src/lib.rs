@@ -1,9 +1,24 @@
-//! Zero-copy wire-format views for the protocols a router touches.
+//! The one Rust description of every header softrouter touches: Ethernet,
+//! 802.1Q, ARP, IPv4, IPv6, ICMP, ICMPv6 with Neighbor Discovery, UDP, and
+//! the Internet checksum.
 //!
-//! Modelled on smoltcp's `wire` module: each protocol has one file with a
+//! Modelled on smoltcp's `wire` module: each protocol has one file with
+//! its layout as constants (offsets, lengths, type and code values), a
 //! view type (`Packet<T>` / `Frame<T>` / `Tag<T>`) that wraps any
-//! `T: AsRef<[u8]>` without copying, plus (where useful) a plain `Repr`
-//! struct that can be parsed from and emitted into a view.
+//! `T: AsRef<[u8]>` without copying, and (where useful) a plain `Repr`
+//! struct that can be parsed from and emitted into a view. [`build`]
+//! writes whole frames a router or a test host originates (ARP, NS/NA,
+//! ICMP errors).
+//!
+//! Who uses what: the dataplane reads and rewrites packets through the
+//! views (zero-cost: a view is the slice, a getter one bounds-checked load)
+//! and builds its replies with [`build`]; the tester builds and parses its
+//! test frames with the `Repr`s and views; tests build frames with both.
+//!
+//! Constants carry the names a C program would use (`ETH_P_IP`,
+//! `IPPROTO_UDP`, `ICMP_DEST_UNREACH`, `IPV4_TTL`, ...), mostly those of
+//! the Linux UAPI headers, so that an XDP program can mirror them word for
+//! word.
 //!
 //! Safety contract: `new_checked` validates every length that a getter or
 //! `payload()` later relies on, so all getters of a checked view are
@@ -17,15 +32,15 @@
 use core::fmt;
 
 pub mod arp;
+pub mod build;
 pub mod checksum;
 pub mod ethernet;
 pub mod icmpv4;
 pub mod icmpv6;
-mod ip;
+pub mod ip;
 pub mod ipv4;
 pub mod ipv6;
 pub mod ndp;
-pub mod tcp;
 pub mod udp;
 pub mod vlan;
 
