@@ -1,5 +1,9 @@
-//! Input checks: pure functions over the bytes of a received frame, so
-//! they can be tested (and reasoned about) without a worker.
+//! The input stage: [`frame`] takes a received frame through the Ethernet
+//! filter, removes an 802.1Q tag, hands ARP and IPv6 multicast for the
+//! router to local delivery and checks IPv4 and IPv6 headers; what passes
+//! goes on to the FIB lookup ([`Next`]). The checks themselves are pure
+//! functions over the bytes, so they can be tested (and reasoned about)
+//! without a worker.
 //!
 //! * Ethernet: which destination MACs a port accepts, and that the source
 //!   is a unicast MAC (replies and ICMP errors go back to it).
@@ -13,11 +17,120 @@
 //!   as a bare header.
 
 use crate::drop::DropReason;
+use crate::icmp;
+use crate::local;
 use crate::router::PortCtx;
 use crate::wire::*;
+use crate::worker::Cx;
+use netio::Buf;
+use std::net::Ipv6Addr;
 
 /// Next Header value "No Next Header" (RFC 8200 4.7).
 const NO_NEXT_HEADER: u8 = 59;
+
+/// Where a frame goes after the input stage.
+pub(crate) enum Next {
+    /// Ended here: dropped, or delivered locally (ARP, IPv6 multicast).
+    Done,
+    /// An IPv4 packet to look up: its descriptor (untagged, trimmed to
+    /// the IP total length) and whether it came as a link-layer
+    /// broadcast/multicast.
+    V4 { buf: Buf, multi: bool },
+    /// An IPv6 packet to look up.
+    V6 { buf: Buf, multi: bool },
+}
+
+/// The input stage for one received frame on `cx.out.in_port`.
+pub(crate) fn frame(cx: &mut Cx, mut buf: Buf) -> Next {
+    let port = &cx.shared.ports[cx.out.in_port];
+    let d = cx.out.pool.data(buf);
+    if d.len() < ETH_LEN {
+        cx.out.drop(buf, DropReason::TruncatedFrame);
+        return Next::Done;
+    }
+    let dst = mac_at(d, 0);
+    let multi = dst[0] & 1 != 0;
+    if !accepts_mac(port, dst) {
+        cx.out.drop(buf, DropReason::OtherHostMac);
+        return Next::Done;
+    }
+    if d[6] & 1 != 0 {
+        // Nothing may be sent back to a group address (replies, ICMP).
+        cx.out.drop(buf, DropReason::L2MulticastSource);
+        return Next::Done;
+    }
+    let mut et = get16(d, 12);
+    if et == ETH_VLAN {
+        if d.len() < ETH_LEN + 4 {
+            cx.out.drop(buf, DropReason::TruncatedFrame);
+            return Next::Done;
+        }
+        et = get16(d, 16);
+        let dm = cx.out.pool.data_mut(buf);
+        dm.copy_within(0..12, 4);
+        buf.addr += 4;
+        buf.len -= 4;
+    }
+    match et {
+        ETH_IPV4 => v4(cx, buf, multi),
+        ETH_IPV6 => v6(cx, buf, multi),
+        ETH_ARP => {
+            local::arp(cx, buf);
+            Next::Done
+        }
+        _ => {
+            cx.out.drop(buf, DropReason::UnsupportedEthertype);
+            Next::Done
+        }
+    }
+}
+
+fn v4(cx: &mut Cx, mut buf: Buf, multi: bool) -> Next {
+    match check_v4(&cx.out.pool.data(buf)[ETH_LEN..]) {
+        Ok(total) => {
+            buf.len = (ETH_LEN + total) as u32;
+            Next::V4 { buf, multi }
+        }
+        Err(r) => {
+            if let Some(ptr) = r.pointer {
+                // Parameter Problem, pointer to the bad octet (RFC 1812
+                // 4.3.2.5); rate-limited like every ICMP error.
+                cx.icmp_v4(buf, icmp::v4_parameter_problem(ptr));
+            }
+            cx.out.drop(buf, r.reason);
+            Next::Done
+        }
+    }
+}
+
+fn v6(cx: &mut Cx, mut buf: Buf, multi: bool) -> Next {
+    match check_v6(&cx.out.pool.data(buf)[ETH_LEN..]) {
+        Ok((plen, dst)) => {
+            buf.len = (ETH_LEN + 40 + plen) as u32;
+            if dst >> 120 == 0xff {
+                let port = &cx.shared.ports[cx.out.in_port];
+                if accepts_v6_multicast(port, Ipv6Addr::from(dst)) {
+                    local::v6(cx, buf, true);
+                } else {
+                    cx.out.drop(buf, DropReason::Ipv6MulticastDestination);
+                }
+                return Next::Done;
+            }
+            Next::V6 { buf, multi }
+        }
+        Err(reason) => {
+            cx.out.drop(buf, reason);
+            Next::Done
+        }
+    }
+}
+
+/// True for the IPv6 multicast groups the router listens to on `port`:
+/// all-nodes and the solicited-node groups of its addresses.
+fn accepts_v6_multicast(port: &PortCtx, dst: Ipv6Addr) -> bool {
+    dst == Ipv6Addr::new(0xff02, 0, 0, 0, 0, 0, 0, 1)
+        || port.v6.iter().any(|(a, _)| solicited_node(*a) == dst)
+}
 
 /// Why an IPv4 header was refused, and for bad options where the ICMP
 /// Parameter Problem points (offset in the IP header).

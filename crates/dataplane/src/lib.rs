@@ -4,11 +4,16 @@
 //! * [`Router`] builds the routing state from the configuration and is its
 //!   single writer; [`Shared`] is what workers read, lock-free.
 //! * [`Worker`] owns a pool, its RX queues and one TX queue per port, and
-//!   runs the pipeline to completion on bursts of up to 64 packets
-//!   (`worker.rs`: Ethernet -> input checks -> bulk FIB lookup -> TTL ->
-//!   neighbor -> TX; `input.rs`: header checks; `local.rs`: ARP, ND, echo;
-//!   `icmp.rs`: errors with a token bucket; `frag.rs`: IPv4
-//!   fragmentation; `hold.rs`: hold queues and solicitations).
+//!   runs the pipeline to completion on bursts of up to 64 packets. Each
+//!   stage has its own file and gets only what it needs from the worker
+//!   (a `Cx`: routing state, time, pool, TX staging, counters):
+//!   `worker.rs`: the round loop, RX, bulk FIB lookup, TX;
+//!   `input.rs`: Ethernet filter, 802.1Q removal, header checks;
+//!   `forward.rs`: next hop, TTL, MTU, MAC rewrite;
+//!   `local.rs`: ARP, ND, echo, port unreachable;
+//!   `icmp.rs`: errors with a token bucket;
+//!   `frag.rs`: IPv4 fragmentation;
+//!   `hold.rs`: neighbour resolution, hold queues and solicitations.
 //! * [`neighbor`] documents the neighbour model (what is learned, states,
 //!   timers, per-port bounds, rate limits and garbage collection);
 //!   `neigh_table.rs` is its control side.
@@ -38,6 +43,7 @@
 //!   (`subnet_router_anycast`).
 
 pub mod drop;
+mod forward;
 mod frag;
 pub mod fuzzing;
 mod hold;
