@@ -11,11 +11,15 @@ use crate::hold::{self, Holds};
 use crate::icmp;
 use crate::local;
 use crate::router::PortCtx;
-use crate::wire::*;
 use crate::worker::{Cx, Out};
 use fib::{NextHopId, NextHopKind, NextHopReader, Target};
 use netio::Buf;
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use packet::ethernet::{self, Address, ETH_LEN};
+use packet::field::get_u16;
+use packet::ip::{IPPROTO_TCP, IPPROTO_UDP, L4_DPORT, L4_SPORT};
+use packet::ipv4;
+use packet::ipv6::{self, IPV6_LEN};
+use std::net::IpAddr;
 
 /// The next hop of target `t`: itself, or for an ECMP group the member
 /// `hash` picks (computed only then).
@@ -42,8 +46,8 @@ pub(crate) fn v4(
         cx.icmp_v4(buf, icmp::V4_NO_ROUTE);
         return cx.out.drop(buf, DropReason::NoRoute);
     };
-    let d = &cx.out.pool.data(buf)[ETH_LEN..];
-    let mut id = next_hop(nh, t, || flow_hash_v4(d));
+    let ip = ipv4::Packet::new_unchecked(&cx.out.pool.data(buf)[ETH_LEN..]);
+    let mut id = next_hop(nh, t, || flow_hash_v4(&ip));
     let hop = nh.get(id);
     match hop.kind {
         NextHopKind::Local => return local::v4(cx, buf),
@@ -54,7 +58,8 @@ pub(crate) fn v4(
         return cx.out.drop(buf, DropReason::L2BroadcastNotLocal);
     }
     let d = &cx.out.pool.data(buf)[ETH_LEN..];
-    if d[8] <= 1 {
+    let ip = ipv4::Packet::new_unchecked(d);
+    if ip.ttl() <= 1 {
         cx.icmp_v4(buf, icmp::V4_TTL_EXCEEDED);
         return cx.out.drop(buf, DropReason::TtlExceeded);
     }
@@ -63,12 +68,12 @@ pub(crate) fn v4(
         return cx.out.drop(buf, DropReason::BadPort);
     };
     let mtu = pc.mtu;
-    if d.len() > usize::from(mtu) && get16(d, 6) & 0x4000 != 0 {
+    if d.len() > usize::from(mtu) && ip.dont_frag() {
         cx.icmp_v4(buf, icmp::v4_frag_needed(mtu));
         return cx.out.drop(buf, DropReason::FragNeeded);
     }
     if hop.kind == NextHopKind::Connected {
-        let dst = Ipv4Addr::from(get32(d, 16));
+        let dst = ip.dst_addr();
         if pc.subnet_special_v4(dst) {
             // RFC 2644 / RFC 1812 4.2.2.11: directed broadcasts are
             // not forwarded by default, and never resolved as a host.
@@ -79,8 +84,8 @@ pub(crate) fn v4(
             Err(r) => return cx.out.drop(buf, r),
         }
     }
-    let ihl = (d[0] & 0xf) as usize * 4;
-    ipv4_dec_ttl(&mut cx.out.pool.data_mut(buf)[ETH_LEN..ETH_LEN + ihl]);
+    ipv4::Packet::new_unchecked(&mut cx.out.pool.data_mut(buf)[ETH_LEN..])
+        .decrement_ttl_incremental();
     hold::send(cx, nh, holds, buf, id, port);
 }
 
@@ -97,8 +102,8 @@ pub(crate) fn v6(
         cx.icmp_v6(buf, icmp::V6_NO_ROUTE);
         return cx.out.drop(buf, DropReason::NoRoute);
     };
-    let d = &cx.out.pool.data(buf)[ETH_LEN..];
-    let mut id = next_hop(nh, t, || flow_hash_v6(d));
+    let ip = ipv6::Packet::new_unchecked(&cx.out.pool.data(buf)[ETH_LEN..]);
+    let mut id = next_hop(nh, t, || flow_hash_v6(&ip));
     let hop = nh.get(id);
     match hop.kind {
         NextHopKind::Local => return local::v6(cx, buf, false),
@@ -109,15 +114,15 @@ pub(crate) fn v6(
         return cx.out.drop(buf, DropReason::L2BroadcastNotLocal);
     }
     let d = &cx.out.pool.data(buf)[ETH_LEN..];
-    let src = get128(d, 8);
-    let dst = get128(d, 24);
-    if src == 0 {
+    let ip = ipv6::Packet::new_unchecked(d);
+    let (src, dst) = (ip.src_addr(), ip.dst_addr());
+    if ipv6::is_unspecified(src) {
         return cx.out.drop(buf, DropReason::Ipv6BadSource);
     }
-    if src >> 118 == 0x3fa || dst >> 118 == 0x3fa {
+    if ipv6::is_link_local(src) || ipv6::is_link_local(dst) {
         return cx.out.drop(buf, DropReason::Ipv6LinkLocalScope);
     }
-    if d[7] <= 1 {
+    if ip.hop_limit() <= 1 {
         cx.icmp_v6(buf, icmp::V6_HOP_LIMIT_EXCEEDED);
         return cx.out.drop(buf, DropReason::HopLimitExceeded);
     }
@@ -131,7 +136,6 @@ pub(crate) fn v6(
         return cx.out.drop(buf, DropReason::PacketTooBig);
     }
     if hop.kind == NextHopKind::Connected {
-        let dst = Ipv6Addr::from(dst);
         if pc.subnet_special_v6(dst) {
             return cx.out.drop(buf, DropReason::SubnetRouterAnycast);
         }
@@ -140,7 +144,8 @@ pub(crate) fn v6(
             Err(r) => return cx.out.drop(buf, r),
         }
     }
-    cx.out.pool.data_mut(buf)[ETH_LEN + 7] -= 1;
+    let mut ip = ipv6::Packet::new_unchecked(&mut cx.out.pool.data_mut(buf)[ETH_LEN..]);
+    ip.set_hop_limit(ip.hop_limit() - 1);
     hold::send(cx, nh, holds, buf, id, port);
 }
 
@@ -153,9 +158,9 @@ pub(crate) fn emit(out: &mut Out, ports: &[PortCtx], buf: Buf, port: usize, mac:
     if buf.len as usize > ETH_LEN + pc.mtu as usize {
         return frag::fragment(out, pc, port, buf, mac);
     }
-    let d = out.pool.data_mut(buf);
-    d[0..6].copy_from_slice(&mac);
-    d[6..12].copy_from_slice(&pc.mac);
+    let mut eth = ethernet::Frame::new_unchecked(out.pool.data_mut(buf));
+    eth.set_dst_addr(Address(mac));
+    eth.set_src_addr(Address(pc.mac));
     out.count_forwarded();
     out.send(port, buf);
 }
@@ -163,27 +168,32 @@ pub(crate) fn emit(out: &mut Out, ports: &[PortCtx], buf: Buf, port: usize, mac:
 /// ECMP flow hash of an IPv4 packet: 5-tuple for unfragmented TCP/UDP,
 /// 3-tuple (addresses + protocol) otherwise.
 #[inline]
-fn flow_hash_v4(ip: &[u8]) -> u32 {
-    let ihl = (ip[0] & 0xf) as usize * 4;
-    let proto = ip[9];
-    let frag = get16(ip, 6) & 0x3fff != 0;
-    let (sp, dp) = if (proto == PROTO_TCP || proto == PROTO_UDP) && !frag && ip.len() >= ihl + 4 {
-        (get16(ip, ihl), get16(ip, ihl + 2))
+fn flow_hash_v4(ip: &ipv4::Packet<&[u8]>) -> u32 {
+    let proto = ip.protocol_raw();
+    let l4 = &ip.into_inner()[ip.header_len()..];
+    let (sp, dp) = if (proto == IPPROTO_TCP || proto == IPPROTO_UDP)
+        && !ip.is_fragment()
+        && l4.len() >= L4_DPORT + 2
+    {
+        (get_u16(l4, L4_SPORT), get_u16(l4, L4_DPORT))
     } else {
         (0, 0)
     };
-    fib::flow_hash_v4(get32(ip, 12), get32(ip, 16), proto, sp, dp)
+    let (src, dst) = (ip.src_addr().into(), ip.dst_addr().into());
+    fib::flow_hash_v4(src, dst, proto, sp, dp)
 }
 
 /// ECMP flow hash of an IPv6 packet: 5-tuple when TCP/UDP directly
 /// follows the fixed header, 3-tuple otherwise.
 #[inline]
-fn flow_hash_v6(ip: &[u8]) -> u32 {
-    let next = ip[6];
-    let (sp, dp) = if (next == PROTO_TCP || next == PROTO_UDP) && ip.len() >= 44 {
-        (get16(ip, 40), get16(ip, 42))
+fn flow_hash_v6(ip: &ipv6::Packet<&[u8]>) -> u32 {
+    let next = ip.next_header_raw();
+    let l4 = &ip.into_inner()[IPV6_LEN..];
+    let (sp, dp) = if (next == IPPROTO_TCP || next == IPPROTO_UDP) && l4.len() >= L4_DPORT + 2 {
+        (get_u16(l4, L4_SPORT), get_u16(l4, L4_DPORT))
     } else {
         (0, 0)
     };
-    fib::flow_hash_v6(get128(ip, 8), get128(ip, 24), next, sp, dp)
+    let (src, dst) = (ip.src_addr().into(), ip.dst_addr().into());
+    fib::flow_hash_v6(src, dst, next, sp, dp)
 }

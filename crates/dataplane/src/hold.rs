@@ -15,10 +15,12 @@ use crate::drop::DropReason;
 use crate::forward;
 use crate::icmp;
 use crate::neighbor::{Use, RESOLVE_WINDOW_MS};
-use crate::wire::*;
 use crate::worker::{Cx, Out};
 use fib::{NextHopId, NextHopKind, NextHopReader};
 use netio::Buf;
+use packet::arp::ARPOP_REQUEST;
+use packet::build;
+use packet::ethernet::{self, Address, ETH_P_IP};
 use std::net::IpAddr;
 
 /// Unresolved entries one worker can hold packets for at once.
@@ -277,9 +279,10 @@ pub(crate) fn solicit(
     let room = out.pool.room_mut(nb);
     let n = match (src, ip) {
         (IpAddr::V4(s), IpAddr::V4(t)) => {
-            build_arp(room, probe.unwrap_or(BROADCAST), 1, mac, s, [0; 6], t)
+            let to = probe.unwrap_or(Address::BROADCAST.0);
+            build::arp(room, to, ARPOP_REQUEST, (mac, s), ([0; 6], t))
         }
-        (IpAddr::V6(s), IpAddr::V6(t)) => build_ns(room, mac, s, t, probe),
+        (IpAddr::V6(s), IpAddr::V6(t)) => build::neighbor_solicit(room, mac, s, t, probe),
         _ => unreachable!(),
     };
     nb.len = n as u32;
@@ -289,9 +292,10 @@ pub(crate) fn solicit(
 /// Drops `buf` as `neighbor_unresolved`, with an ICMP host (address)
 /// unreachable to its source.
 pub(crate) fn unreachable(cx: &mut Cx, buf: Buf) {
-    match cx.out.pool.data(buf)[12..14] {
-        [0x08, 0x00] => cx.icmp_v4(buf, icmp::V4_HOST_UNREACHABLE),
-        _ => cx.icmp_v6(buf, icmp::V6_ADDR_UNREACHABLE),
+    if ethernet::Frame::new_unchecked(cx.out.pool.data(buf)).ethertype_raw() == ETH_P_IP {
+        cx.icmp_v4(buf, icmp::V4_HOST_UNREACHABLE)
+    } else {
+        cx.icmp_v6(buf, icmp::V6_ADDR_UNREACHABLE)
     }
     cx.out.drop(buf, DropReason::NeighborUnresolved);
 }

@@ -13,65 +13,74 @@
 
 use crate::drop::DropReason;
 use crate::router::PortCtx;
-use crate::wire::*;
 use crate::worker::Out;
 use netio::Buf;
-use std::net::{Ipv4Addr, Ipv6Addr};
-
-/// An error to send: type, code and the second word of the message.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct IcmpError {
-    pub typ: u8,
-    pub code: u8,
-    pub rest: u32,
-}
+use packet::build::{self, IcmpError};
+use packet::ethernet::{self, ETH_LEN};
+use packet::icmpv4::{
+    self, ICMP_DEST_UNREACH, ICMP_EXC_TTL, ICMP_FRAG_NEEDED, ICMP_HOST_UNREACH, ICMP_NET_UNREACH,
+    ICMP_PARAMETERPROB, ICMP_PORT_UNREACH, ICMP_TIME_EXCEEDED,
+};
+use packet::icmpv6::{
+    self, ICMPV6_ADDR_UNREACH, ICMPV6_DEST_UNREACH, ICMPV6_EXC_HOPLIMIT, ICMPV6_NOROUTE,
+    ICMPV6_PKT_TOOBIG, ICMPV6_PORT_UNREACH, ICMPV6_TIME_EXCEED,
+};
+use packet::ip::{IPPROTO_ICMP, IPPROTO_ICMPV6};
+use packet::ipv4::{self, IPV4_LEN};
+use packet::ipv6::{self, IPV6_LEN};
 
 const fn err(typ: u8, code: u8) -> IcmpError {
-    IcmpError { typ, code, rest: 0 }
+    IcmpError {
+        typ,
+        code,
+        rest: [0; 4],
+    }
 }
 
 /// Destination unreachable, net unreachable (no route).
-pub(crate) const V4_NO_ROUTE: IcmpError = err(3, 0);
+pub(crate) const V4_NO_ROUTE: IcmpError = err(ICMP_DEST_UNREACH, ICMP_NET_UNREACH);
 /// Destination unreachable, host unreachable (neighbour unresolved).
-pub(crate) const V4_HOST_UNREACHABLE: IcmpError = err(3, 1);
+pub(crate) const V4_HOST_UNREACHABLE: IcmpError = err(ICMP_DEST_UNREACH, ICMP_HOST_UNREACH);
 /// Destination unreachable, port unreachable (UDP to the router).
-pub(crate) const V4_PORT_UNREACHABLE: IcmpError = err(3, 3);
+pub(crate) const V4_PORT_UNREACHABLE: IcmpError = err(ICMP_DEST_UNREACH, ICMP_PORT_UNREACH);
 /// Time exceeded in transit.
-pub(crate) const V4_TTL_EXCEEDED: IcmpError = err(11, 0);
+pub(crate) const V4_TTL_EXCEEDED: IcmpError = err(ICMP_TIME_EXCEEDED, ICMP_EXC_TTL);
 
 /// Fragmentation needed and DF set, with the next-hop MTU (RFC 1191).
 pub(crate) const fn v4_frag_needed(mtu: u16) -> IcmpError {
+    let m = mtu.to_be_bytes();
     IcmpError {
-        typ: 3,
-        code: 4,
-        rest: mtu as u32,
+        typ: ICMP_DEST_UNREACH,
+        code: ICMP_FRAG_NEEDED,
+        rest: [0, 0, m[0], m[1]],
     }
 }
 
 /// Parameter problem pointing at the offending octet of the header.
 pub(crate) const fn v4_parameter_problem(pointer: u8) -> IcmpError {
     IcmpError {
-        typ: 12,
+        typ: ICMP_PARAMETERPROB,
         code: 0,
-        rest: (pointer as u32) << 24,
+        rest: [pointer, 0, 0, 0],
     }
 }
 
 /// Destination unreachable, no route.
-pub(crate) const V6_NO_ROUTE: IcmpError = err(1, 0);
+pub(crate) const V6_NO_ROUTE: IcmpError = err(ICMPV6_DEST_UNREACH, ICMPV6_NOROUTE);
 /// Destination unreachable, address unreachable (neighbour unresolved).
-pub(crate) const V6_ADDR_UNREACHABLE: IcmpError = err(1, 3);
+pub(crate) const V6_ADDR_UNREACHABLE: IcmpError = err(ICMPV6_DEST_UNREACH, ICMPV6_ADDR_UNREACH);
 /// Destination unreachable, port unreachable.
-pub(crate) const V6_PORT_UNREACHABLE: IcmpError = err(1, 4);
+pub(crate) const V6_PORT_UNREACHABLE: IcmpError = err(ICMPV6_DEST_UNREACH, ICMPV6_PORT_UNREACH);
 /// Time exceeded, hop limit exceeded in transit.
-pub(crate) const V6_HOP_LIMIT_EXCEEDED: IcmpError = err(3, 0);
+pub(crate) const V6_HOP_LIMIT_EXCEEDED: IcmpError = err(ICMPV6_TIME_EXCEED, ICMPV6_EXC_HOPLIMIT);
 
 /// Packet too big, with the MTU of the next link.
 pub(crate) const fn v6_packet_too_big(mtu: u16) -> IcmpError {
+    let m = (mtu as u32).to_be_bytes();
     IcmpError {
-        typ: 2,
+        typ: ICMPV6_PKT_TOOBIG,
         code: 0,
-        rest: mtu as u32,
+        rest: m,
     }
 }
 
@@ -123,27 +132,29 @@ impl IcmpErrors {
     pub fn v4(&mut self, out: &mut Out, ports: &[PortCtx], orig: Buf, e: IcmpError) {
         let in_port = out.in_port;
         let d = out.pool.data(orig);
-        if d.len() < ETH_LEN + 20 {
+        if d.len() < ETH_LEN + IPV4_LEN {
             return;
         }
-        let ip = &d[ETH_LEN..];
-        let ihl = (ip[0] & 0xf) as usize * 4;
-        let src = get32(ip, 12);
-        let dst = get32(ip, 16);
-        if get16(ip, 6) & 0x1fff != 0
-            || ipv4_martian_source(src)
-            || dst >> 28 >= 0xe
-            || d[0] & 1 != 0
+        let eth = ethernet::Frame::new_unchecked(d);
+        let ip = ipv4::Packet::new_unchecked(eth.payload());
+        let (src, dst) = (ip.src_addr(), ip.dst_addr());
+        if ip.is_later_fragment()
+            || ipv4::is_martian_source(src)
+            || dst.octets()[0] >= 224
+            || eth.dst_addr().is_multicast()
         {
             return;
         }
-        if ip[9] == PROTO_ICMP && ip.len() > ihl && matches!(ip[ihl], 3 | 4 | 5 | 11 | 12) {
+        let ihl = ip.header_len();
+        if ip.protocol_raw() == IPPROTO_ICMP
+            && eth.payload().len() > ihl
+            && icmpv4::is_error(eth.payload()[ihl])
+        {
             return;
         }
         let pc = &ports[in_port];
-        let src_mac = pc.mac;
         let Some(me) = pc
-            .v4_for(Ipv4Addr::from(src))
+            .v4_for(src)
             .or_else(|| ports.iter().find_map(|p| p.v4.first().map(|a| a.0)))
         else {
             return;
@@ -156,18 +167,9 @@ impl IcmpErrors {
             return;
         };
         let (r, w) = out.pool.pair_mut(orig, nb);
-        let n = build_icmp4_error(
-            w,
-            mac_at(r, 6),
-            src_mac,
-            me,
-            Ipv4Addr::from(src),
-            e.typ,
-            e.code,
-            e.rest,
-            &r[ETH_LEN..],
-        );
-        nb.len = n as u32;
+        let eth = ethernet::Frame::new_unchecked(r);
+        let macs = (eth.src_addr().0, pc.mac);
+        nb.len = build::icmpv4_error(w, macs, me, src, e, eth.payload()) as u32;
         out.send_generated(in_port, nb);
     }
 
@@ -175,22 +177,28 @@ impl IcmpErrors {
     pub fn v6(&mut self, out: &mut Out, ports: &[PortCtx], orig: Buf, e: IcmpError) {
         let in_port = out.in_port;
         let d = out.pool.data(orig);
-        if d.len() < ETH_LEN + 40 {
+        if d.len() < ETH_LEN + IPV6_LEN {
             return;
         }
-        let ip = &d[ETH_LEN..];
-        let src = get128(ip, 8);
-        let dst = get128(ip, 24);
-        if src == 0 || src >> 120 == 0xff || dst >> 120 == 0xff || d[0] & 1 != 0 {
+        let eth = ethernet::Frame::new_unchecked(d);
+        let ip = ipv6::Packet::new_unchecked(eth.payload());
+        let (src, dst) = (ip.src_addr(), ip.dst_addr());
+        if ipv6::is_unspecified(src)
+            || ipv6::is_multicast(src)
+            || ipv6::is_multicast(dst)
+            || eth.dst_addr().is_multicast()
+        {
             return;
         }
-        if ip[6] == PROTO_ICMPV6 && ip.len() > 40 && ip[40] < 128 {
+        if ip.next_header_raw() == IPPROTO_ICMPV6
+            && eth.payload().len() > IPV6_LEN
+            && icmpv6::is_error(eth.payload()[IPV6_LEN])
+        {
             return;
         }
         let pc = &ports[in_port];
-        let src_mac = pc.mac;
         let Some(me) = pc
-            .v6_for(Ipv6Addr::from(src))
+            .v6_for(src)
             .or_else(|| ports.iter().find_map(|p| p.v6.first().map(|a| a.0)))
         else {
             return;
@@ -203,18 +211,9 @@ impl IcmpErrors {
             return;
         };
         let (r, w) = out.pool.pair_mut(orig, nb);
-        let n = build_icmp6_error(
-            w,
-            mac_at(r, 6),
-            src_mac,
-            me,
-            Ipv6Addr::from(src),
-            e.typ,
-            e.code,
-            e.rest,
-            &r[ETH_LEN..],
-        );
-        nb.len = n as u32;
+        let eth = ethernet::Frame::new_unchecked(r);
+        let macs = (eth.src_addr().0, pc.mac);
+        nb.len = build::icmpv6_error(w, macs, me, src, e, eth.payload()) as u32;
         out.send_generated(in_port, nb);
     }
 }

@@ -20,13 +20,14 @@ use crate::drop::DropReason;
 use crate::icmp;
 use crate::local;
 use crate::router::PortCtx;
-use crate::wire::*;
 use crate::worker::Cx;
 use netio::Buf;
+use packet::ethernet::{self, Address, ETH_LEN, ETH_P_8021Q, ETH_P_ARP, ETH_P_IP, ETH_P_IPV6};
+use packet::ip::IPPROTO_NONE;
+use packet::ipv4::{self, IPV4_LEN};
+use packet::ipv6::{self, IPV6_LEN};
+use packet::vlan::{self, VLAN_HLEN};
 use std::net::Ipv6Addr;
-
-/// Next Header value "No Next Header" (RFC 8200 4.7).
-const NO_NEXT_HEADER: u8 = 59;
 
 /// Where a frame goes after the input stage.
 pub(crate) enum Next {
@@ -48,33 +49,37 @@ pub(crate) fn frame(cx: &mut Cx, mut buf: Buf) -> Next {
         cx.out.drop(buf, DropReason::TruncatedFrame);
         return Next::Done;
     }
-    let dst = mac_at(d, 0);
-    let multi = dst[0] & 1 != 0;
+    let eth = ethernet::Frame::new_unchecked(d);
+    let dst = eth.dst_addr();
+    let multi = dst.is_multicast();
     if !accepts_mac(port, dst) {
         cx.out.drop(buf, DropReason::OtherHostMac);
         return Next::Done;
     }
-    if d[6] & 1 != 0 {
+    if eth.src_addr().is_multicast() {
         // Nothing may be sent back to a group address (replies, ICMP).
         cx.out.drop(buf, DropReason::L2MulticastSource);
         return Next::Done;
     }
-    let mut et = get16(d, 12);
-    if et == ETH_VLAN {
-        if d.len() < ETH_LEN + 4 {
+    let mut et = eth.ethertype_raw();
+    if et == ETH_P_8021Q {
+        let Ok(tag) = vlan::Tag::new_checked(eth.payload()) else {
             cx.out.drop(buf, DropReason::TruncatedFrame);
             return Next::Done;
-        }
-        et = get16(d, 16);
-        let dm = cx.out.pool.data_mut(buf);
-        dm.copy_within(0..12, 4);
-        buf.addr += 4;
-        buf.len -= 4;
+        };
+        // One tag is removed: the addresses move up over it.
+        et = tag.ethertype_raw();
+        cx.out
+            .pool
+            .data_mut(buf)
+            .copy_within(..ethernet::ETH_TYPE, VLAN_HLEN);
+        buf.addr += VLAN_HLEN as u64;
+        buf.len -= VLAN_HLEN as u32;
     }
     match et {
-        ETH_IPV4 => v4(cx, buf, multi),
-        ETH_IPV6 => v6(cx, buf, multi),
-        ETH_ARP => {
+        ETH_P_IP => v4(cx, buf, multi),
+        ETH_P_IPV6 => v6(cx, buf, multi),
+        ETH_P_ARP => {
             local::arp(cx, buf);
             Next::Done
         }
@@ -106,10 +111,10 @@ fn v4(cx: &mut Cx, mut buf: Buf, multi: bool) -> Next {
 fn v6(cx: &mut Cx, mut buf: Buf, multi: bool) -> Next {
     match check_v6(&cx.out.pool.data(buf)[ETH_LEN..]) {
         Ok((plen, dst)) => {
-            buf.len = (ETH_LEN + 40 + plen) as u32;
-            if dst >> 120 == 0xff {
+            buf.len = (ETH_LEN + IPV6_LEN + plen) as u32;
+            if ipv6::is_multicast(dst) {
                 let port = &cx.shared.ports[cx.out.in_port];
-                if accepts_v6_multicast(port, Ipv6Addr::from(dst)) {
+                if accepts_v6_multicast(port, dst) {
                     local::v6(cx, buf, true);
                 } else {
                     cx.out.drop(buf, DropReason::Ipv6MulticastDestination);
@@ -128,8 +133,11 @@ fn v6(cx: &mut Cx, mut buf: Buf, multi: bool) -> Next {
 /// True for the IPv6 multicast groups the router listens to on `port`:
 /// all-nodes and the solicited-node groups of its addresses.
 fn accepts_v6_multicast(port: &PortCtx, dst: Ipv6Addr) -> bool {
-    dst == Ipv6Addr::new(0xff02, 0, 0, 0, 0, 0, 0, 1)
-        || port.v6.iter().any(|(a, _)| solicited_node(*a) == dst)
+    dst == ipv6::ALL_NODES
+        || port
+            .v6
+            .iter()
+            .any(|(a, _)| ipv6::solicited_node_multicast(*a) == dst)
 }
 
 /// Why an IPv4 header was refused, and for bad options where the ICMP
@@ -152,59 +160,58 @@ impl From<DropReason> for Refused {
 /// True if `port` accepts a frame sent to `dst`: its own MAC, broadcast,
 /// all-nodes, and the solicited-node groups of its IPv6 addresses.
 #[inline]
-pub(crate) fn accepts_mac(port: &PortCtx, dst: [u8; 6]) -> bool {
-    dst == port.mac
-        || dst == BROADCAST
-        || (dst[0] == 0x33
-            && dst[1] == 0x33
-            && (dst == [0x33, 0x33, 0, 0, 0, 1]
-                || (dst[2] == 0xff
-                    && port.v6.iter().any(|(a, _)| a.octets()[13..16] == dst[3..6]))))
+pub(crate) fn accepts_mac(port: &PortCtx, dst: Address) -> bool {
+    dst.0 == port.mac
+        || dst.is_broadcast()
+        || (dst.is_ipv6_multicast()
+            && (dst == Address::ipv6_multicast(ipv6::ALL_NODES)
+                || port.v6.iter().any(|(a, _)| {
+                    dst == Address::ipv6_multicast(ipv6::solicited_node_multicast(*a))
+                })))
 }
 
 /// RFC 1812 5.2.2 / 5.3.7 checks of the IPv4 packet `d` (from the IP
 /// header to the end of the frame). Returns the packet's total length.
 pub(crate) fn check_v4(d: &[u8]) -> Result<usize, Refused> {
-    if d.len() < 20 {
+    if d.len() < IPV4_LEN {
         return Err(DropReason::Ipv4Truncated.into());
     }
-    if d[0] >> 4 != 4 {
+    let ip = ipv4::Packet::new_unchecked(d);
+    if ip.version() != 4 {
         return Err(DropReason::Ipv4BadVersion.into());
     }
-    let ihl = (d[0] & 0xf) as usize * 4;
-    if ihl < 20 {
+    let ihl = ip.header_len();
+    if ihl < IPV4_LEN {
         return Err(DropReason::Ipv4BadIhl.into());
     }
     if d.len() < ihl {
         return Err(DropReason::Ipv4Truncated.into());
     }
-    if !ipv4_header_sum_ok(&d[..ihl]) {
+    if !ip.verify_checksum() {
         return Err(DropReason::Ipv4BadChecksum.into());
     }
-    let total = get16(d, 2) as usize;
+    let total = usize::from(ip.total_len());
     if total < ihl || total > d.len() {
         return Err(DropReason::Ipv4BadLength.into());
     }
-    let src = get32(d, 12);
-    if ipv4_martian_source(src) {
+    if ipv4::is_martian_source(ip.src_addr()) {
         return Err(DropReason::Ipv4MartianSource.into());
     }
-    let dst = get32(d, 16);
-    if dst == u32::MAX {
+    let dst = ip.dst_addr();
+    if ipv4::is_limited_broadcast(dst) {
         return Err(DropReason::Ipv4BroadcastDestination.into());
     }
-    let top = dst >> 24;
-    if top == 0 || top == 127 || top >= 240 {
+    if ipv4::is_martian_destination(dst) {
         return Err(DropReason::Ipv4MartianDestination.into());
     }
-    if top >= 224 {
+    if ipv4::is_multicast(dst) {
         return Err(DropReason::Ipv4MulticastDestination.into());
     }
-    if ihl > 20 {
-        if let Err(at) = ipv4_options_check(&d[20..ihl]) {
+    if ihl > IPV4_LEN {
+        if let Err(at) = ipv4::options_check(ip.options()) {
             return Err(Refused {
                 reason: DropReason::Ipv4BadOptions,
-                pointer: Some((20 + at) as u8),
+                pointer: Some((IPV4_LEN + at) as u8),
             });
         }
     }
@@ -213,26 +220,27 @@ pub(crate) fn check_v4(d: &[u8]) -> Result<usize, Refused> {
 
 /// RFC 8200 checks of the IPv6 packet `d`. Returns the payload length and
 /// the destination.
-pub(crate) fn check_v6(d: &[u8]) -> Result<(usize, u128), DropReason> {
-    if d.len() < 40 {
+pub(crate) fn check_v6(d: &[u8]) -> Result<(usize, Ipv6Addr), DropReason> {
+    if d.len() < IPV6_LEN {
         return Err(DropReason::Ipv6Truncated);
     }
-    if d[0] >> 4 != 6 {
+    let ip = ipv6::Packet::new_unchecked(d);
+    if ip.version() != 6 {
         return Err(DropReason::Ipv6BadVersion);
     }
-    let plen = get16(d, 4) as usize;
-    if 40 + plen > d.len() {
+    let plen = usize::from(ip.payload_len());
+    if IPV6_LEN + plen > d.len() {
         return Err(DropReason::Ipv6BadLength);
     }
-    if plen == 0 && d[6] != NO_NEXT_HEADER {
+    if plen == 0 && ip.next_header_raw() != IPPROTO_NONE {
         return Err(DropReason::Ipv6ZeroPayloadLength);
     }
-    let src = get128(d, 8);
-    if src >> 120 == 0xff || src == 1 {
+    let src = ip.src_addr();
+    if ipv6::is_multicast(src) || ipv6::is_loopback(src) {
         return Err(DropReason::Ipv6BadSource);
     }
-    let dst = get128(d, 24);
-    if dst == 1 || dst == 0 {
+    let dst = ip.dst_addr();
+    if ipv6::is_loopback(dst) || ipv6::is_unspecified(dst) {
         return Err(DropReason::Ipv6BadDestination);
     }
     Ok((plen, dst))
@@ -243,16 +251,18 @@ mod tests {
     use super::*;
 
     fn v4(opts: &[u8]) -> Vec<u8> {
-        let ihl = 20 + opts.len();
+        let ihl = IPV4_LEN + opts.len();
         let mut h = vec![0u8; ihl + 8];
-        h[0] = 0x40 | (ihl / 4) as u8;
-        put16(&mut h, 2, (ihl + 8) as u16);
-        h[8] = 64;
-        h[9] = 17;
-        h[12..16].copy_from_slice(&[198, 18, 0, 2]);
-        h[16..20].copy_from_slice(&[198, 19, 0, 2]);
-        h[20..ihl].copy_from_slice(opts);
-        ipv4_set_checksum(&mut h[..ihl]);
+        let mut ip = ipv4::Packet::new_unchecked(&mut h[..]);
+        ip.set_version(4);
+        ip.set_header_len(ihl);
+        ip.set_total_len((ihl + 8) as u16);
+        ip.set_ttl(64);
+        ip.set_protocol(packet::Protocol::Udp);
+        ip.set_src_addr([198, 18, 0, 2].into());
+        ip.set_dst_addr([198, 19, 0, 2].into());
+        h[IPV4_LEN..ihl].copy_from_slice(opts);
+        ipv4::Packet::new_unchecked(&mut h[..]).fill_checksum();
         h
     }
 
@@ -276,17 +286,17 @@ mod tests {
     #[test]
     fn zero_payload_length_only_with_no_next_header() {
         let mut h = [0u8; 60];
-        h[0] = 0x60;
-        h[8] = 0x20;
-        h[24] = 0x20;
-        h[39] = 1;
-        h[6] = NO_NEXT_HEADER;
+        let mut ip = ipv6::Packet::new_unchecked(&mut h[..]);
+        ip.set_version(6);
+        ip.set_src_addr("2000::".parse().unwrap());
+        ip.set_dst_addr("2000::1".parse().unwrap());
+        ip.set_next_header(IPPROTO_NONE.into());
         assert!(check_v6(&h).is_ok());
         for next in [0u8, 6, 17, 58] {
-            h[6] = next;
+            ipv6::Packet::new_unchecked(&mut h[..]).set_next_header(next.into());
             assert_eq!(check_v6(&h), Err(DropReason::Ipv6ZeroPayloadLength));
         }
-        put16(&mut h, 4, 8);
+        ipv6::Packet::new_unchecked(&mut h[..]).set_payload_len(8);
         assert!(check_v6(&h).is_ok());
     }
 }

@@ -56,7 +56,6 @@ pub mod report;
 pub mod router;
 pub mod stats;
 pub mod tsc;
-pub mod wire;
 mod worker;
 
 pub use drop::DropReason;

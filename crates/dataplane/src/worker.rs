@@ -31,9 +31,10 @@ use crate::input::{self, Next};
 use crate::router::Shared;
 use crate::stats::{WorkerStats, PORT_COUNTERS_INTERVAL_MS};
 use crate::tsc;
-use crate::wire::*;
 use fib::{Lpm4Reader, Lpm6Reader, NextHopEpoch, NextHopReader, Target};
 use netio::{Buf, Burst, Pool, RxQueue, TxQueue, BURST_SIZE};
+use packet::ethernet::ETH_LEN;
+use packet::{ipv4, ipv6};
 use std::os::fd::RawFd;
 use std::sync::Arc;
 
@@ -245,13 +246,15 @@ impl Worker {
         for &b in bufs {
             match input::frame(&mut cx, b) {
                 Next::V4 { buf, multi } => {
-                    s.dst4[n4] = get32(cx.out.pool.data(buf), ETH_LEN + 16);
+                    let ip = ipv4::Packet::new_unchecked(&cx.out.pool.data(buf)[ETH_LEN..]);
+                    s.dst4[n4] = ip.dst_addr().into();
                     s.bufs4[n4] = buf;
                     s.multi4[n4] = multi;
                     n4 += 1;
                 }
                 Next::V6 { buf, multi } => {
-                    s.dst6[n6] = get128(cx.out.pool.data(buf), ETH_LEN + 24);
+                    let ip = ipv6::Packet::new_unchecked(&cx.out.pool.data(buf)[ETH_LEN..]);
+                    s.dst6[n6] = ip.dst_addr().into();
                     s.bufs6[n6] = buf;
                     s.multi6[n6] = multi;
                     n6 += 1;

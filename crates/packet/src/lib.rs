@@ -77,28 +77,34 @@ impl std::error::Error for Error {}
 /// Result alias used throughout the crate.
 pub type Result<T> = core::result::Result<T, Error>;
 
-/// Big-endian field accessors shared by the views. Each is a bounds check
-/// plus a plain load/store; views call them only with offsets that their
-/// `check_len` has already proven in range.
-pub(crate) mod field {
+/// Big-endian field accessors, shared by the views and by code that reads
+/// a field at one of the offset constants (a transport port for a flow
+/// hash). Each is a bounds check plus a plain load/store; views call them
+/// only with offsets that their `check_len` has already proven in range.
+pub mod field {
     // One range check, then the `unwrap` on a slice of known length is
     // folded away: a load plus a byte swap (checked with --emit asm).
+    /// The big-endian `u16` at `at`.
     #[inline]
     pub fn get_u16(b: &[u8], at: usize) -> u16 {
         u16::from_be_bytes(b[at..at + 2].try_into().unwrap())
     }
+    /// The big-endian `u32` at `at`.
     #[inline]
     pub fn get_u32(b: &[u8], at: usize) -> u32 {
         u32::from_be_bytes(b[at..at + 4].try_into().unwrap())
     }
+    /// Writes `v` big-endian at `at`.
     #[inline]
     pub fn set_u16(b: &mut [u8], at: usize, v: u16) {
         b[at..at + 2].copy_from_slice(&v.to_be_bytes());
     }
+    /// Writes `v` big-endian at `at`.
     #[inline]
     pub fn set_u32(b: &mut [u8], at: usize, v: u32) {
         b[at..at + 4].copy_from_slice(&v.to_be_bytes());
     }
+    /// The `N` bytes at `at`.
     #[inline]
     pub fn get_array<const N: usize>(b: &[u8], at: usize) -> [u8; N] {
         let mut out = [0u8; N];
