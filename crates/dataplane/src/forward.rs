@@ -10,7 +10,7 @@ use crate::frag;
 use crate::hold::{self, Holds};
 use crate::icmp;
 use crate::local;
-use crate::router::PortCtx;
+use crate::shared::PortCtx;
 use crate::worker::{Cx, Out};
 use fib::{NextHopId, NextHopKind, NextHopReader, Target};
 use netio::Buf;

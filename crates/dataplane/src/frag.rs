@@ -6,7 +6,7 @@
 //! keeps every option, the others only those with the copy flag.
 
 use crate::drop::DropReason;
-use crate::router::PortCtx;
+use crate::shared::PortCtx;
 use crate::worker::Out;
 use netio::Buf;
 use packet::ethernet::{self, Address, ETH_LEN, ETH_P_IP};

@@ -12,7 +12,7 @@
 //! port (on the packet source's subnet if it has one there).
 
 use crate::drop::DropReason;
-use crate::router::PortCtx;
+use crate::shared::PortCtx;
 use crate::worker::Out;
 use netio::Buf;
 use packet::build::{self, IcmpError};

@@ -19,7 +19,7 @@
 use crate::drop::DropReason;
 use crate::icmp;
 use crate::local;
-use crate::router::PortCtx;
+use crate::shared::PortCtx;
 use crate::worker::Cx;
 use netio::Buf;
 use packet::ethernet::{self, Address, ETH_LEN, ETH_P_8021Q, ETH_P_ARP, ETH_P_IP, ETH_P_IPV6};

@@ -2,7 +2,8 @@
 //! and "sent".
 //!
 //! * [`Router`] builds the routing state from the configuration and is its
-//!   single writer; [`Shared`] is what workers read, lock-free.
+//!   single writer; [`Shared`] is what workers read, lock-free
+//!   (`shared.rs`, with the slow-path entry points).
 //! * [`Worker`] owns a pool, its RX queues and one TX queue per port, and
 //!   runs the pipeline to completion on bursts of up to 64 packets. Each
 //!   stage has its own file and gets only what it needs from the worker
@@ -17,9 +18,9 @@
 //! * [`neighbor`] documents the neighbour model (what is learned, states,
 //!   timers, per-port bounds, rate limits and garbage collection);
 //!   `neigh_table.rs` is its control side.
-//! * [`WorkerStats`] are per-worker counters; see [`stats`] for the
-//!   accounting identity every frame satisfies, and [`report`] for the
-//!   statistics file softrouter writes from them.
+//! * [`WorkerStats`] are per-worker counters ([`stats`]); see
+//!   [`accounting`] for the identity every frame satisfies and its check,
+//!   and [`report`] for the statistics file softrouter writes from them.
 //!
 //! Documented behaviour choices:
 //! * One 802.1Q tag is accepted and removed: the packet is forwarded
@@ -42,6 +43,7 @@
 //!   packets to a connected subnet's IPv6 Subnet-Router anycast address
 //!   (`subnet_router_anycast`).
 
+pub mod accounting;
 pub mod drop;
 mod forward;
 mod frag;
@@ -54,14 +56,15 @@ mod neigh_table;
 pub mod neighbor;
 pub mod report;
 pub mod router;
+pub mod shared;
 pub mod stats;
 pub mod tsc;
 mod worker;
 
+pub use accounting::{accounting_violations, assert_accounting};
 pub use drop::DropReason;
 pub use neighbor::NeighLimits;
-pub use router::{Router, Shared};
-pub use stats::{
-    accounting_violations, assert_accounting, PortCounters, StageCycles, StatsSnapshot, WorkerStats,
-};
+pub use router::Router;
+pub use shared::{PortCtx, Shared};
+pub use stats::{PortCounters, StageCycles, StatsSnapshot, WorkerStats};
 pub use worker::Worker;

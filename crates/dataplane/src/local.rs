@@ -5,7 +5,7 @@
 use crate::drop::DropReason;
 use crate::icmp;
 use crate::neighbor::{unicast_mac, Learn};
-use crate::router::{AddrClass, Learned};
+use crate::shared::{AddrClass, Learned};
 use crate::worker::Cx;
 use netio::Buf;
 use packet::arp::{self, Operation, ARPOP_REPLY, ARPOP_REQUEST};

@@ -28,7 +28,7 @@ use crate::forward;
 use crate::hold::{self, Holds};
 use crate::icmp::IcmpErrors;
 use crate::input::{self, Next};
-use crate::router::Shared;
+use crate::shared::Shared;
 use crate::stats::{WorkerStats, PORT_COUNTERS_INTERVAL_MS};
 use crate::tsc;
 use fib::{Lpm4Reader, Lpm6Reader, NextHopEpoch, NextHopReader, Target};
@@ -427,7 +427,7 @@ impl Tx {
 /// pool, allocates new ones, stages them for TX, and counts.
 ///
 /// Every received frame ends in one bucket of its input port (see
-/// [`crate::stats`]): drops, `forwarded` and `local` are counted on
+/// [`crate::accounting`]): drops, `forwarded` and `local` are counted on
 /// [`Out::in_port`], the input port of the frame being processed. The
 /// worker sets it for a burst; `hold::unhold` sets it for each packet taken
 /// out of a hold queue. Code that ends a frame outside those (a new timer,
