@@ -46,7 +46,8 @@ pub(crate) fn v4(
         cx.icmp_v4(buf, icmp::V4_NO_ROUTE);
         return cx.out.drop(buf, DropReason::NoRoute);
     };
-    let ip = ipv4::Packet::new_unchecked(&cx.out.pool.data(buf)[ETH_LEN..]);
+    let d = &cx.out.pool.data(buf)[ETH_LEN..];
+    let ip = ipv4::Packet::new_unchecked(d);
     let mut id = next_hop(nh, t, || flow_hash_v4(&ip));
     let hop = nh.get(id);
     match hop.kind {
@@ -57,8 +58,6 @@ pub(crate) fn v4(
     if multi {
         return cx.out.drop(buf, DropReason::L2BroadcastNotLocal);
     }
-    let d = &cx.out.pool.data(buf)[ETH_LEN..];
-    let ip = ipv4::Packet::new_unchecked(d);
     if ip.ttl() <= 1 {
         cx.icmp_v4(buf, icmp::V4_TTL_EXCEEDED);
         return cx.out.drop(buf, DropReason::TtlExceeded);
@@ -102,7 +101,8 @@ pub(crate) fn v6(
         cx.icmp_v6(buf, icmp::V6_NO_ROUTE);
         return cx.out.drop(buf, DropReason::NoRoute);
     };
-    let ip = ipv6::Packet::new_unchecked(&cx.out.pool.data(buf)[ETH_LEN..]);
+    let d = &cx.out.pool.data(buf)[ETH_LEN..];
+    let ip = ipv6::Packet::new_unchecked(d);
     let mut id = next_hop(nh, t, || flow_hash_v6(&ip));
     let hop = nh.get(id);
     match hop.kind {
@@ -113,8 +113,6 @@ pub(crate) fn v6(
     if multi {
         return cx.out.drop(buf, DropReason::L2BroadcastNotLocal);
     }
-    let d = &cx.out.pool.data(buf)[ETH_LEN..];
-    let ip = ipv6::Packet::new_unchecked(d);
     let (src, dst) = (ip.src_addr(), ip.dst_addr());
     if ipv6::is_unspecified(src) {
         return cx.out.drop(buf, DropReason::Ipv6BadSource);
