@@ -16,7 +16,8 @@
 //!   worker, counted by the queue or the kernel
 //!   ([`netio::CounterKind::RxDrop`]: `rx_oversize`, `xdp_rx_ring_full`,
 //!   `afpacket_tp_drops`, ...), read off the fast path every
-//!   [`PORT_COUNTERS_INTERVAL_MS`], on a snapshot request and at shutdown;
+//!   [`PORT_COUNTERS_INTERVAL_MS`](crate::stats::PORT_COUNTERS_INTERVAL_MS),
+//!   on a snapshot request and at shutdown;
 //! * `forwarded`: received and handed to an egress TX stage (a fragmented
 //!   packet counts once here, its fragments in `fragments`);
 //! * `local`: consumed by the router (ARP, NS/NA, echo requests answered);
@@ -186,7 +187,7 @@ fn check_totals(at: &str, s: &Value, out: &mut Vec<String>) {
 }
 
 /// Every violation of the accounting identities in statistics JSON: a
-/// serialized [`StatsSnapshot`], or softrouter's statistics file (its
+/// serialized [`StatsSnapshot`](crate::StatsSnapshot), or softrouter's statistics file (its
 /// `ports`, `totals` and each of `per_worker` are checked). Empty if all
 /// hold.
 pub fn accounting_violations(stats: &Value) -> Vec<String> {
@@ -233,7 +234,7 @@ pub fn accounting_violations(stats: &Value) -> Vec<String> {
 
 /// Panics with every violation of the accounting identities in `stats`:
 /// statistics JSON (a `serde_json::Value`, or its text as a string), a
-/// [`StatsSnapshot`], or anything else that serializes to it.
+/// [`StatsSnapshot`](crate::StatsSnapshot), or anything else that serializes to it.
 #[track_caller]
 pub fn assert_accounting<T: Serialize + ?Sized>(stats: &T) {
     let mut v = serde_json::to_value(stats).expect("statistics serialize");

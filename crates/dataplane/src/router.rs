@@ -30,7 +30,8 @@ pub const MAX_NEXT_HOPS: u32 = 1 << 16;
 const MAX_GROUPS: u32 = 1 << 12;
 const MAX_GROUP_MEMBERS: u32 = 1 << 16;
 
-/// The writer side, behind [`Shared::control`].
+/// The writer side, behind `Shared::control` (a mutex the fast path never
+/// takes).
 pub struct Control {
     pub(crate) lpm4: Lpm4Writer,
     pub(crate) lpm6: Lpm6Writer,
