@@ -16,7 +16,7 @@ use fib::{NextHopId, NextHopKind, NextHopReader, Target};
 use netio::Buf;
 use packet::ethernet::{self, Address, ETH_LEN};
 use packet::field::get_u16;
-use packet::ip::{IPPROTO_TCP, IPPROTO_UDP, L4_DPORT, L4_SPORT};
+use packet::ip::{L4_DPORT, L4_SPORT, PROTO_TCP, PROTO_UDP};
 use packet::ipv4;
 use packet::ipv6::{self, IPV6_LEN};
 use std::net::IpAddr;
@@ -169,7 +169,7 @@ pub(crate) fn emit(out: &mut Out, ports: &[PortCtx], buf: Buf, port: usize, mac:
 fn flow_hash_v4(ip: &ipv4::Packet<&[u8]>) -> u32 {
     let proto = ip.protocol_raw();
     let l4 = &ip.into_inner()[ip.header_len()..];
-    let (sp, dp) = if (proto == IPPROTO_TCP || proto == IPPROTO_UDP)
+    let (sp, dp) = if (proto == PROTO_TCP || proto == PROTO_UDP)
         && !ip.is_fragment()
         && l4.len() >= L4_DPORT + 2
     {
@@ -187,7 +187,7 @@ fn flow_hash_v4(ip: &ipv4::Packet<&[u8]>) -> u32 {
 fn flow_hash_v6(ip: &ipv6::Packet<&[u8]>) -> u32 {
     let next = ip.next_header_raw();
     let l4 = &ip.into_inner()[IPV6_LEN..];
-    let (sp, dp) = if (next == IPPROTO_TCP || next == IPPROTO_UDP) && l4.len() >= L4_DPORT + 2 {
+    let (sp, dp) = if (next == PROTO_TCP || next == PROTO_UDP) && l4.len() >= L4_DPORT + 2 {
         (get_u16(l4, L4_SPORT), get_u16(l4, L4_DPORT))
     } else {
         (0, 0)

@@ -9,7 +9,7 @@ use crate::drop::DropReason;
 use crate::shared::PortCtx;
 use crate::worker::Out;
 use netio::Buf;
-use packet::ethernet::{self, Address, ETH_LEN, ETH_P_IP};
+use packet::ethernet::{self, Address, ETH_IPV4, ETH_LEN};
 use packet::ipv4::{self, IPV4_LEN, IPV4_MAX_LEN, IP_MF, IP_OFFSET};
 
 /// Largest data end (offset x 8 + data length) a fragment may have.
@@ -53,7 +53,7 @@ pub(crate) fn fragment(out: &mut Out, egress: &PortCtx, port: usize, buf: Buf, m
         ethernet::Frame::new_unchecked(&mut *w).write_header(
             Address(mac),
             Address(src_mac),
-            ETH_P_IP,
+            ETH_IPV4,
         );
         let o = &mut w[ETH_LEN..ETH_LEN + hdr + len];
         o[..IPV4_LEN].copy_from_slice(&ip[..IPV4_LEN]);

@@ -20,7 +20,7 @@ use fib::{NextHopId, NextHopKind, NextHopReader};
 use netio::Buf;
 use packet::arp::ARPOP_REQUEST;
 use packet::build;
-use packet::ethernet::{self, Address, ETH_P_IP};
+use packet::ethernet::{self, Address, ETH_IPV4};
 use std::net::IpAddr;
 
 /// Unresolved entries one worker can hold packets for at once.
@@ -292,7 +292,7 @@ pub(crate) fn solicit(
 /// Drops `buf` as `neighbor_unresolved`, with an ICMP host (address)
 /// unreachable to its source.
 pub(crate) fn unreachable(cx: &mut Cx, buf: Buf) {
-    if ethernet::Frame::new_unchecked(cx.out.pool.data(buf)).ethertype_raw() == ETH_P_IP {
+    if ethernet::Frame::new_unchecked(cx.out.pool.data(buf)).ethertype_raw() == ETH_IPV4 {
         cx.icmp_v4(buf, icmp::V4_HOST_UNREACHABLE)
     } else {
         cx.icmp_v6(buf, icmp::V6_ADDR_UNREACHABLE)

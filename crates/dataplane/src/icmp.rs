@@ -25,7 +25,7 @@ use packet::icmpv6::{
     self, ICMPV6_ADDR_UNREACH, ICMPV6_DEST_UNREACH, ICMPV6_EXC_HOPLIMIT, ICMPV6_NOROUTE,
     ICMPV6_PKT_TOOBIG, ICMPV6_PORT_UNREACH, ICMPV6_TIME_EXCEED,
 };
-use packet::ip::{IPPROTO_ICMP, IPPROTO_ICMPV6};
+use packet::ip::{PROTO_ICMP, PROTO_ICMPV6};
 use packet::ipv4::{self, IPV4_LEN};
 use packet::ipv6::{self, IPV6_LEN};
 
@@ -146,7 +146,7 @@ impl IcmpErrors {
             return;
         }
         let ihl = ip.header_len();
-        if ip.protocol_raw() == IPPROTO_ICMP
+        if ip.protocol_raw() == PROTO_ICMP
             && eth.payload().len() > ihl
             && icmpv4::is_error(eth.payload()[ihl])
         {
@@ -190,7 +190,7 @@ impl IcmpErrors {
         {
             return;
         }
-        if ip.next_header_raw() == IPPROTO_ICMPV6
+        if ip.next_header_raw() == PROTO_ICMPV6
             && eth.payload().len() > IPV6_LEN
             && icmpv6::is_error(eth.payload()[IPV6_LEN])
         {

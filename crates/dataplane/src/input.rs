@@ -22,8 +22,8 @@ use crate::local;
 use crate::shared::PortCtx;
 use crate::worker::Cx;
 use netio::Buf;
-use packet::ethernet::{self, Address, ETH_LEN, ETH_P_8021Q, ETH_P_ARP, ETH_P_IP, ETH_P_IPV6};
-use packet::ip::IPPROTO_NONE;
+use packet::ethernet::{self, Address, ETH_ARP, ETH_IPV4, ETH_IPV6, ETH_LEN, ETH_VLAN};
+use packet::ip::IPV6_NH_NONE;
 use packet::ipv4::{self, IPV4_LEN};
 use packet::ipv6::{self, IPV6_LEN};
 use packet::vlan::{self, VLAN_HLEN};
@@ -62,7 +62,7 @@ pub(crate) fn frame(cx: &mut Cx, mut buf: Buf) -> Next {
         return Next::Done;
     }
     let mut et = eth.ethertype_raw();
-    if et == ETH_P_8021Q {
+    if et == ETH_VLAN {
         let Ok(tag) = vlan::Tag::new_checked(eth.payload()) else {
             cx.out.drop(buf, DropReason::TruncatedFrame);
             return Next::Done;
@@ -77,9 +77,9 @@ pub(crate) fn frame(cx: &mut Cx, mut buf: Buf) -> Next {
         buf.len -= VLAN_HLEN as u32;
     }
     match et {
-        ETH_P_IP => v4(cx, buf, multi),
-        ETH_P_IPV6 => v6(cx, buf, multi),
-        ETH_P_ARP => {
+        ETH_IPV4 => v4(cx, buf, multi),
+        ETH_IPV6 => v6(cx, buf, multi),
+        ETH_ARP => {
             local::arp(cx, buf);
             Next::Done
         }
@@ -232,7 +232,7 @@ pub(crate) fn check_v6(d: &[u8]) -> Result<(usize, Ipv6Addr), DropReason> {
     if IPV6_LEN + plen > d.len() {
         return Err(DropReason::Ipv6BadLength);
     }
-    if plen == 0 && ip.next_header_raw() != IPPROTO_NONE {
+    if plen == 0 && ip.next_header_raw() != IPV6_NH_NONE {
         return Err(DropReason::Ipv6ZeroPayloadLength);
     }
     let src = ip.src_addr();
@@ -290,7 +290,7 @@ mod tests {
         ip.set_version(6);
         ip.set_src_addr("2000::".parse().unwrap());
         ip.set_dst_addr("2000::1".parse().unwrap());
-        ip.set_next_header(IPPROTO_NONE.into());
+        ip.set_next_header(IPV6_NH_NONE.into());
         assert!(check_v6(&h).is_ok());
         for next in [0u8, 6, 17, 58] {
             ipv6::Packet::new_unchecked(&mut h[..]).set_next_header(next.into());

@@ -11,13 +11,13 @@ use netio::Buf;
 use packet::arp::{self, Operation, ARPOP_REPLY, ARPOP_REQUEST};
 use packet::build;
 use packet::checksum;
-use packet::ethernet::{self, Address, ETH_LEN, ETH_P_IP, ETH_P_IPV6};
+use packet::ethernet::{self, Address, ETH_IPV4, ETH_IPV6, ETH_LEN};
 use packet::icmpv4::{self, ICMP_ECHO, ICMP_ECHOREPLY};
 use packet::icmpv6::{
     self, ICMPV6_ECHO_REPLY, ICMPV6_ECHO_REQUEST, NDISC_NEIGHBOUR_ADVERTISEMENT,
     NDISC_NEIGHBOUR_SOLICITATION,
 };
-use packet::ip::{IPPROTO_ICMP, IPPROTO_ICMPV6, IPPROTO_UDP};
+use packet::ip::{PROTO_ICMP, PROTO_ICMPV6, PROTO_UDP};
 use packet::ipv4;
 use packet::ipv6::{self, ALL_NODES, IPV6_LEN};
 use packet::ndp::{
@@ -133,7 +133,7 @@ pub(crate) fn v4(cx: &mut Cx, buf: Buf) {
         return cx.out.drop(buf, DropReason::LocalUnsupported);
     }
     match ip.protocol_raw() {
-        IPPROTO_ICMP => {
+        PROTO_ICMP => {
             match icmpv4::Packet::new_checked(ip.payload()) {
                 Ok(m) if m.verify_checksum() => {
                     if m.msg_type_raw() != ICMP_ECHO || m.code() != 0 {
@@ -146,7 +146,7 @@ pub(crate) fn v4(cx: &mut Cx, buf: Buf) {
             let mac = cx.shared.ports[in_port].mac;
             let mut eth = ethernet::Frame::new_unchecked(cx.out.pool.data_mut(buf));
             let peer = eth.src_addr();
-            eth.write_header(peer, Address(mac), ETH_P_IP);
+            eth.write_header(peer, Address(mac), ETH_IPV4);
             let mut ip = ipv4::Packet::new_unchecked(eth.payload_mut());
             let (s, t) = (ip.src_addr(), ip.dst_addr());
             ip.set_src_addr(t);
@@ -160,7 +160,7 @@ pub(crate) fn v4(cx: &mut Cx, buf: Buf) {
             m.set_checksum(c);
             cx.out.reply(buf);
         }
-        IPPROTO_UDP => {
+        PROTO_UDP => {
             cx.icmp_v4(buf, icmp::V4_PORT_UNREACHABLE);
             cx.out.drop(buf, DropReason::PortUnreachable);
         }
@@ -177,8 +177,8 @@ pub(crate) fn v6(cx: &mut Cx, mut buf: Buf, multicast: bool) {
     let ip = ipv6::Packet::new_unchecked(eth.payload());
     let (src, dst, hop) = (ip.src_addr(), ip.dst_addr(), ip.hop_limit());
     match ip.next_header_raw() {
-        IPPROTO_ICMPV6 => {}
-        IPPROTO_UDP if !multicast => {
+        PROTO_ICMPV6 => {}
+        PROTO_UDP if !multicast => {
             cx.icmp_v6(buf, icmp::V6_PORT_UNREACHABLE);
             return cx.out.drop(buf, DropReason::PortUnreachable);
         }
@@ -195,7 +195,7 @@ pub(crate) fn v6(cx: &mut Cx, mut buf: Buf, multicast: bool) {
         ICMPV6_ECHO_REQUEST if !multicast && !src.is_unspecified() => {
             // The echo reply, in place: addresses swapped, hop limit 64.
             let mut eth = ethernet::Frame::new_unchecked(cx.out.pool.data_mut(buf));
-            eth.write_header(Address(peer_mac), Address(mac), ETH_P_IPV6);
+            eth.write_header(Address(peer_mac), Address(mac), ETH_IPV6);
             let mut ip = ipv6::Packet::new_unchecked(eth.payload_mut());
             ip.set_src_addr(dst);
             ip.set_dst_addr(src);

@@ -1,7 +1,7 @@
 //! ARP (RFC 826) for the only combination a router needs: Ethernet
 //! hardware addresses and IPv4 protocol addresses.
 
-use crate::ethernet::{Address as EthernetAddress, ETH_ALEN, ETH_P_IP};
+use crate::ethernet::{Address as EthernetAddress, ETH_ALEN, ETH_IPV4};
 use crate::field::{get_array, get_u16, set_u16};
 use crate::{Error, Result};
 use std::net::Ipv4Addr;
@@ -166,7 +166,7 @@ impl<T: AsRef<[u8]>> Packet<T> {
     #[inline]
     pub fn is_ethernet_ipv4(&self) -> bool {
         self.hardware_type() == ARPHRD_ETHER
-            && self.protocol_type() == ETH_P_IP
+            && self.protocol_type() == ETH_IPV4
             && self.hardware_len() == ETH_ALEN as u8
             && self.protocol_len() == 4
     }
@@ -263,7 +263,7 @@ impl Repr {
     /// If the buffer is shorter than [`ARP_LEN`].
     pub fn emit<T: AsRef<[u8]> + AsMut<[u8]>>(&self, p: &mut Packet<T>) {
         p.set_hardware_type(ARPHRD_ETHER);
-        p.set_protocol_type(ETH_P_IP);
+        p.set_protocol_type(ETH_IPV4);
         p.set_hardware_len(ETH_ALEN as u8);
         p.set_protocol_len(4);
         p.set_operation(self.operation);

@@ -11,7 +11,7 @@
 //! (the quote is cut to fit the rest).
 
 use crate::arp::{self, ARP_LEN};
-use crate::ethernet::{self, Address, ETH_LEN, ETH_P_ARP, ETH_P_IP, ETH_P_IPV6, ETH_ZLEN};
+use crate::ethernet::{self, Address, ETH_ARP, ETH_IPV4, ETH_IPV6, ETH_LEN, ETH_ZLEN};
 use crate::icmpv4::{self, ICMP_LEN};
 use crate::icmpv6::{self, ICMPV6_LEN};
 use crate::ipv4::{self, IPV4_LEN};
@@ -61,7 +61,7 @@ pub fn arp(
     (sha, spa): ([u8; 6], Ipv4Addr),
     (tha, tpa): ([u8; 6], Ipv4Addr),
 ) -> usize {
-    eth(out, eth_dst, sha, ETH_P_ARP);
+    eth(out, eth_dst, sha, ETH_ARP);
     arp::Repr {
         operation: op.into(),
         source_hardware_addr: Address(sha),
@@ -110,7 +110,7 @@ pub fn neighbor_solicit(
             (group, Address::ipv6_multicast(group).0)
         }
     };
-    eth(out, dst_mac, mac, ETH_P_IPV6);
+    eth(out, dst_mac, mac, ETH_IPV6);
     let nd = ndp::Repr::NeighborSolicit {
         target_addr: target,
         lladdr: Some(Address(mac)),
@@ -128,7 +128,7 @@ pub fn neighbor_advert(
     target: Ipv6Addr,
     flags: u8,
 ) -> usize {
-    eth(out, eth_dst, mac, ETH_P_IPV6);
+    eth(out, eth_dst, mac, ETH_IPV6);
     let nd = ndp::Repr::NeighborAdvert {
         flags,
         target_addr: target,
@@ -155,7 +155,7 @@ pub fn icmpv4_error(
         .min(ICMPV4_ERROR_MAX - IPV4_LEN - ICMP_LEN)
         .min(out.len() - ETH_LEN - IPV4_LEN - ICMP_LEN);
     let ip_len = IPV4_LEN + ICMP_LEN + quote;
-    eth(out, dst_mac, src_mac, ETH_P_IP);
+    eth(out, dst_mac, src_mac, ETH_IPV4);
     let ip = &mut out[ETH_LEN..ETH_LEN + ip_len];
     ipv4::Repr {
         src_addr: src,
@@ -193,7 +193,7 @@ pub fn icmpv6_error(
         .min(IPV6_MIN_MTU - IPV6_LEN - ICMPV6_LEN)
         .min(out.len() - ETH_LEN - IPV6_LEN - ICMPV6_LEN);
     let plen = ICMPV6_LEN + quote;
-    eth(out, dst_mac, src_mac, ETH_P_IPV6);
+    eth(out, dst_mac, src_mac, ETH_IPV6);
     let ip = &mut out[ETH_LEN..ETH_LEN + IPV6_LEN + plen];
     ipv6::Repr {
         src_addr: src,

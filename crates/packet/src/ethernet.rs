@@ -1,6 +1,8 @@
 //! Ethernet II frames (IEEE 802.3 with an EtherType, no FCS).
 //!
-//! Constants carry the names of `<linux/if_ether.h>` where it has one.
+//! Lengths as `<linux/if_ether.h>` has them where it has one (`ETH_ALEN`,
+//! `ETH_ZLEN`, `ETH_FCS_LEN`; the header is `ETH_LEN`, the project's name),
+//! EtherTypes as the project's C headers name them (`ETH_IPV4`, ...).
 
 use crate::field::{get_array, get_u16, set_u16};
 use crate::{Error, Result};
@@ -26,15 +28,15 @@ pub const ETH_SRC: usize = 6;
 pub const ETH_TYPE: usize = 12;
 
 /// EtherType of IPv4.
-pub const ETH_P_IP: u16 = 0x0800;
+pub const ETH_IPV4: u16 = 0x0800;
 /// EtherType of ARP.
-pub const ETH_P_ARP: u16 = 0x0806;
+pub const ETH_ARP: u16 = 0x0806;
 /// EtherType of IPv6.
-pub const ETH_P_IPV6: u16 = 0x86dd;
+pub const ETH_IPV6: u16 = 0x86dd;
 /// TPID of an IEEE 802.1Q VLAN tag.
-pub const ETH_P_8021Q: u16 = 0x8100;
+pub const ETH_VLAN: u16 = 0x8100;
 /// TPID of an IEEE 802.1ad service tag (the outer tag of QinQ).
-pub const ETH_P_8021AD: u16 = 0x88a8;
+pub const ETH_QINQ: u16 = 0x88a8;
 
 /// A 48-bit Ethernet MAC address.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
@@ -169,11 +171,11 @@ impl From<u16> for EtherType {
     #[inline]
     fn from(v: u16) -> Self {
         match v {
-            ETH_P_IP => EtherType::Ipv4,
-            ETH_P_ARP => EtherType::Arp,
-            ETH_P_IPV6 => EtherType::Ipv6,
-            ETH_P_8021Q => EtherType::Vlan,
-            ETH_P_8021AD => EtherType::QinQ,
+            ETH_IPV4 => EtherType::Ipv4,
+            ETH_ARP => EtherType::Arp,
+            ETH_IPV6 => EtherType::Ipv6,
+            ETH_VLAN => EtherType::Vlan,
+            ETH_QINQ => EtherType::QinQ,
             other => EtherType::Unknown(other),
         }
     }
@@ -183,11 +185,11 @@ impl From<EtherType> for u16 {
     #[inline]
     fn from(e: EtherType) -> u16 {
         match e {
-            EtherType::Ipv4 => ETH_P_IP,
-            EtherType::Arp => ETH_P_ARP,
-            EtherType::Ipv6 => ETH_P_IPV6,
-            EtherType::Vlan => ETH_P_8021Q,
-            EtherType::QinQ => ETH_P_8021AD,
+            EtherType::Ipv4 => ETH_IPV4,
+            EtherType::Arp => ETH_ARP,
+            EtherType::Ipv6 => ETH_IPV6,
+            EtherType::Vlan => ETH_VLAN,
+            EtherType::QinQ => ETH_QINQ,
             EtherType::Unknown(v) => v,
         }
     }
@@ -249,7 +251,7 @@ impl<T: AsRef<[u8]>> Frame<T> {
         EtherType::from(self.ethertype_raw())
     }
 
-    /// The EtherType as a number, to compare with the `ETH_P_*` constants.
+    /// The EtherType as a number, to compare with the `ETH_IPV4`, `ETH_ARP`, ... constants.
     #[inline]
     pub fn ethertype_raw(&self) -> u16 {
         get_u16(self.buffer.as_ref(), ETH_TYPE)
@@ -282,7 +284,7 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Frame<T> {
     }
 
     /// Writes the whole header: the frame goes from `src` to `dst` and
-    /// carries `ethertype` (an `ETH_P_*` value).
+    /// carries `ethertype` (`ETH_IPV4`, `ETH_ARP`, ...).
     #[inline]
     pub fn write_header(&mut self, dst: Address, src: Address, ethertype: u16) {
         self.set_dst_addr(dst);
@@ -313,11 +315,11 @@ pub fn payload_offset(frame: &[u8]) -> Option<(EtherType, usize)> {
     };
     let mut at = ETH_TYPE;
     let mut et = read(at)?;
-    if et == ETH_P_8021AD {
+    if et == ETH_QINQ {
         at += VLAN_HLEN;
         et = read(at)?;
     }
-    if et == ETH_P_8021Q {
+    if et == ETH_VLAN {
         at += VLAN_HLEN;
         et = read(at)?;
     }

@@ -2,7 +2,7 @@
 
 use crate::checksum;
 use crate::field::{get_u16, get_u32, set_u16, set_u32};
-use crate::ip::IPPROTO_ICMPV6;
+use crate::ip::PROTO_ICMPV6;
 use crate::{Error, Result};
 use std::net::Ipv6Addr;
 
@@ -72,7 +72,7 @@ pub const fn is_error(typ: u8) -> bool {
 #[inline]
 fn sum_with_pseudo_header(src: Ipv6Addr, dst: Ipv6Addr, msg: &[u8]) -> u32 {
     let len = u32::try_from(msg.len()).unwrap_or(u32::MAX);
-    checksum::pseudo_header_v6(src, dst, IPPROTO_ICMPV6, len) + checksum::sum(msg)
+    checksum::pseudo_header_v6(src, dst, PROTO_ICMPV6, len) + checksum::sum(msg)
 }
 
 /// ICMPv6 message type. Unknown values are preserved.

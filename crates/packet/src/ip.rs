@@ -1,29 +1,30 @@
 //! IP protocol numbers, shared by IPv4 (`protocol`) and IPv6 (`next_header`),
 //! and where TCP and UDP keep their ports.
 //!
-//! The constants carry the names of `<linux/in.h>` / `<linux/in6.h>`, so a
-//! C program (an XDP tier) reads the same words.
+//! Upper-layer protocols are `PROTO_*`, IPv6 extension header types
+//! `IPV6_NH_*`: the names the XDP fast path's C header (`fwd.h`) gives
+//! them, so both tiers read the same words.
 
 /// IPv6 Hop-by-Hop Options.
-pub const IPPROTO_HOPOPTS: u8 = 0;
+pub const IPV6_NH_HOP_BY_HOP: u8 = 0;
 /// ICMP.
-pub const IPPROTO_ICMP: u8 = 1;
+pub const PROTO_ICMP: u8 = 1;
 /// IGMP.
-pub const IPPROTO_IGMP: u8 = 2;
+pub const PROTO_IGMP: u8 = 2;
 /// TCP.
-pub const IPPROTO_TCP: u8 = 6;
+pub const PROTO_TCP: u8 = 6;
 /// UDP.
-pub const IPPROTO_UDP: u8 = 17;
+pub const PROTO_UDP: u8 = 17;
 /// IPv6 Routing header.
-pub const IPPROTO_ROUTING: u8 = 43;
+pub const IPV6_NH_ROUTING: u8 = 43;
 /// IPv6 Fragment header.
-pub const IPPROTO_FRAGMENT: u8 = 44;
+pub const IPV6_NH_FRAGMENT: u8 = 44;
 /// ICMPv6.
-pub const IPPROTO_ICMPV6: u8 = 58;
+pub const PROTO_ICMPV6: u8 = 58;
 /// IPv6 No Next Header (RFC 8200 4.7).
-pub const IPPROTO_NONE: u8 = 59;
+pub const IPV6_NH_NONE: u8 = 59;
 /// IPv6 Destination Options.
-pub const IPPROTO_DSTOPTS: u8 = 60;
+pub const IPV6_NH_DEST_OPTS: u8 = 60;
 
 /// TCP and UDP both begin with the source and destination ports (RFC 9293,
 /// RFC 768): their offsets in the transport header, read by a flow hash.
@@ -65,16 +66,16 @@ impl From<u8> for Protocol {
     #[inline]
     fn from(v: u8) -> Self {
         match v {
-            IPPROTO_HOPOPTS => Protocol::HopByHop,
-            IPPROTO_ICMP => Protocol::Icmp,
-            IPPROTO_IGMP => Protocol::Igmp,
-            IPPROTO_TCP => Protocol::Tcp,
-            IPPROTO_UDP => Protocol::Udp,
-            IPPROTO_ROUTING => Protocol::Ipv6Route,
-            IPPROTO_FRAGMENT => Protocol::Ipv6Frag,
-            IPPROTO_ICMPV6 => Protocol::Icmpv6,
-            IPPROTO_NONE => Protocol::Ipv6NoNxt,
-            IPPROTO_DSTOPTS => Protocol::Ipv6Opts,
+            IPV6_NH_HOP_BY_HOP => Protocol::HopByHop,
+            PROTO_ICMP => Protocol::Icmp,
+            PROTO_IGMP => Protocol::Igmp,
+            PROTO_TCP => Protocol::Tcp,
+            PROTO_UDP => Protocol::Udp,
+            IPV6_NH_ROUTING => Protocol::Ipv6Route,
+            IPV6_NH_FRAGMENT => Protocol::Ipv6Frag,
+            PROTO_ICMPV6 => Protocol::Icmpv6,
+            IPV6_NH_NONE => Protocol::Ipv6NoNxt,
+            IPV6_NH_DEST_OPTS => Protocol::Ipv6Opts,
             other => Protocol::Unknown(other),
         }
     }
@@ -84,16 +85,16 @@ impl From<Protocol> for u8 {
     #[inline]
     fn from(p: Protocol) -> u8 {
         match p {
-            Protocol::HopByHop => IPPROTO_HOPOPTS,
-            Protocol::Icmp => IPPROTO_ICMP,
-            Protocol::Igmp => IPPROTO_IGMP,
-            Protocol::Tcp => IPPROTO_TCP,
-            Protocol::Udp => IPPROTO_UDP,
-            Protocol::Ipv6Route => IPPROTO_ROUTING,
-            Protocol::Ipv6Frag => IPPROTO_FRAGMENT,
-            Protocol::Icmpv6 => IPPROTO_ICMPV6,
-            Protocol::Ipv6NoNxt => IPPROTO_NONE,
-            Protocol::Ipv6Opts => IPPROTO_DSTOPTS,
+            Protocol::HopByHop => IPV6_NH_HOP_BY_HOP,
+            Protocol::Icmp => PROTO_ICMP,
+            Protocol::Igmp => PROTO_IGMP,
+            Protocol::Tcp => PROTO_TCP,
+            Protocol::Udp => PROTO_UDP,
+            Protocol::Ipv6Route => IPV6_NH_ROUTING,
+            Protocol::Ipv6Frag => IPV6_NH_FRAGMENT,
+            Protocol::Icmpv6 => PROTO_ICMPV6,
+            Protocol::Ipv6NoNxt => IPV6_NH_NONE,
+            Protocol::Ipv6Opts => IPV6_NH_DEST_OPTS,
             Protocol::Unknown(v) => v,
         }
     }

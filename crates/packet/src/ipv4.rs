@@ -218,7 +218,7 @@ impl<T: AsRef<[u8]>> Packet<T> {
         Protocol::from(self.protocol_raw())
     }
 
-    /// The protocol as a number, to compare with the `IPPROTO_*` constants.
+    /// The protocol as a number, to compare with the `PROTO_*` constants.
     #[inline]
     pub fn protocol_raw(&self) -> u8 {
         self.buffer.as_ref()[IPV4_PROTOCOL]

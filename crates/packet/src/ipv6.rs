@@ -105,8 +105,8 @@ impl<T: AsRef<[u8]>> Packet<T> {
         Protocol::from(self.next_header_raw())
     }
 
-    /// The next header as a number, to compare with the `IPPROTO_*`
-    /// constants.
+    /// The next header as a number, to compare with the `PROTO_*` and
+    /// `IPV6_NH_*` constants.
     #[inline]
     pub fn next_header_raw(&self) -> u8 {
         self.buffer.as_ref()[IPV6_NEXTHDR]

@@ -15,10 +15,14 @@
 //! and builds its replies with [`build`]; the tester builds and parses its
 //! test frames with the `Repr`s and views; tests build frames with both.
 //!
-//! Constants carry the names a C program would use (`ETH_P_IP`,
-//! `IPPROTO_UDP`, `ICMP_DEST_UNREACH`, `IPV4_TTL`, ...), mostly those of
-//! the Linux UAPI headers, so that an XDP program can mirror them word for
-//! word.
+//! Constants carry the names a C program uses, so an XDP program mirrors
+//! them word for word: lengths, EtherTypes and protocol numbers as the
+//! project's C headers already name them (`ETH_LEN`, `ETH_IPV4`,
+//! `IPV4_LEN`, `IPV6_LEN`, `UDP_LEN`, `PROTO_UDP`, ...), field offsets
+//! after the Linux structs (`IPV4_TTL` for `iphdr.ttl`, `IPV6_HOP_LIMIT`,
+//! `ARP_SHA`, ...), and types, codes and flags as the Linux UAPI headers
+//! have them (`ICMP_DEST_UNREACH`, `ICMPV6_PKT_TOOBIG`,
+//! `NDISC_NEIGHBOUR_SOLICITATION`, `ND_OPT_SOURCE_LL_ADDR`, `IP_DF`, ...).
 //!
 //! Safety contract: `new_checked` validates every length that a getter or
 //! `payload()` later relies on, so all getters of a checked view are

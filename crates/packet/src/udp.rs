@@ -2,7 +2,7 @@
 
 use crate::checksum;
 use crate::field::{get_u16, set_u16};
-use crate::ip::{IPPROTO_UDP, L4_DPORT, L4_SPORT};
+use crate::ip::{L4_DPORT, L4_SPORT, PROTO_UDP};
 use crate::{Error, Result};
 use std::net::{Ipv4Addr, Ipv6Addr};
 
@@ -109,7 +109,7 @@ impl<T: AsRef<[u8]>> Packet<T> {
         if self.checksum() == 0 {
             return true;
         }
-        let s = checksum::pseudo_header_v4(src, dst, IPPROTO_UDP, self.len())
+        let s = checksum::pseudo_header_v4(src, dst, PROTO_UDP, self.len())
             + checksum::sum(self.datagram());
         checksum::fold(s) == 0xffff
     }
@@ -120,7 +120,7 @@ impl<T: AsRef<[u8]>> Packet<T> {
         if self.checksum() == 0 {
             return false;
         }
-        let s = checksum::pseudo_header_v6(src, dst, IPPROTO_UDP, u32::from(self.len()))
+        let s = checksum::pseudo_header_v6(src, dst, PROTO_UDP, u32::from(self.len()))
             + checksum::sum(self.datagram());
         checksum::fold(s) == 0xffff
     }
@@ -164,12 +164,7 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
     /// Computes the checksum with the IPv4 pseudo header.
     #[inline]
     pub fn fill_checksum_v4(&mut self, src: Ipv4Addr, dst: Ipv4Addr) {
-        self.write_checksum(checksum::pseudo_header_v4(
-            src,
-            dst,
-            IPPROTO_UDP,
-            self.len(),
-        ));
+        self.write_checksum(checksum::pseudo_header_v4(src, dst, PROTO_UDP, self.len()));
     }
 
     /// Computes the checksum with the IPv6 pseudo header.
@@ -178,7 +173,7 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
         self.write_checksum(checksum::pseudo_header_v6(
             src,
             dst,
-            IPPROTO_UDP,
+            PROTO_UDP,
             u32::from(self.len()),
         ));
     }

@@ -78,7 +78,7 @@ impl<T: AsRef<[u8]>> Tag<T> {
         EtherType::from(self.ethertype_raw())
     }
 
-    /// The encapsulated EtherType as a number (an `ETH_P_*` value).
+    /// The encapsulated EtherType as a number (`ETH_IPV4`, `ETH_ARP`, ...).
     #[inline]
     pub fn ethertype_raw(&self) -> u16 {
         get_u16(self.buffer.as_ref(), VLAN_ENCAP_TYPE)

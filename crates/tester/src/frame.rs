@@ -56,9 +56,9 @@
 //! incremental update works on aligned 16-bit words.
 
 use packet::checksum;
-use packet::ethernet::{self, Address, ETH_FCS_LEN, ETH_LEN, ETH_P_IP, ETH_P_IPV6};
+use packet::ethernet::{self, Address, ETH_FCS_LEN, ETH_IPV4, ETH_IPV6, ETH_LEN};
 use packet::field::get_u16;
-use packet::ip::IPPROTO_UDP;
+use packet::ip::PROTO_UDP;
 use packet::ipv4::{self, IPV4_LEN};
 use packet::ipv6::{self, IPV6_LEN};
 use packet::udp::{self, UDP_CHECK, UDP_LEN};
@@ -243,7 +243,7 @@ pub fn build(
     let (dst_mac, src_mac) = (Address(flow.dst_mac), Address(flow.src_mac));
     let l4 = match (flow.src_ip, flow.dst_ip) {
         (IpAddr::V4(s), IpAddr::V4(d)) => {
-            eth.write_header(dst_mac, src_mac, ETH_P_IP);
+            eth.write_header(dst_mac, src_mac, ETH_IPV4);
             // ident 0, no flags, no fragment offset, TOS 0.
             ipv4::Repr {
                 src_addr: s,
@@ -259,7 +259,7 @@ pub fn build(
             ETH_LEN + IPV4_LEN
         }
         (IpAddr::V6(s), IpAddr::V6(d)) => {
-            eth.write_header(dst_mac, src_mac, ETH_P_IPV6);
+            eth.write_header(dst_mac, src_mac, ETH_IPV6);
             ipv6::Repr {
                 src_addr: s,
                 dst_addr: d,
@@ -313,12 +313,12 @@ pub fn build(
 /// (the field itself counted as zero); 0 is sent as 0xFFFF.
 pub fn udp_checksum(buf: &[u8], l4: usize) -> u16 {
     let udp = &buf[l4..];
-    let pseudo = if ethernet::Frame::new_unchecked(buf).ethertype_raw() == ETH_P_IP {
+    let pseudo = if ethernet::Frame::new_unchecked(buf).ethertype_raw() == ETH_IPV4 {
         let ip = ipv4::Packet::new_unchecked(&buf[ETH_LEN..]);
-        checksum::pseudo_header_v4(ip.src_addr(), ip.dst_addr(), IPPROTO_UDP, udp.len() as u16)
+        checksum::pseudo_header_v4(ip.src_addr(), ip.dst_addr(), PROTO_UDP, udp.len() as u16)
     } else {
         let ip = ipv6::Packet::new_unchecked(&buf[ETH_LEN..]);
-        checksum::pseudo_header_v6(ip.src_addr(), ip.dst_addr(), IPPROTO_UDP, udp.len() as u32)
+        checksum::pseudo_header_v6(ip.src_addr(), ip.dst_addr(), PROTO_UDP, udp.len() as u32)
     };
     let s = pseudo + checksum::sum(&udp[..UDP_CHECK]) + checksum::sum(&udp[UDP_CHECK + 2..]);
     match checksum::finish(s) {
@@ -385,10 +385,10 @@ pub fn parse(buf: &[u8]) -> Option<TestFrame> {
     }
     let eth = ethernet::Frame::new_unchecked(buf);
     let (l4, ip_end) = match eth.ethertype_raw() {
-        ETH_P_IP => {
+        ETH_IPV4 => {
             let ip = ipv4::Packet::new_unchecked(eth.payload());
             let ihl = ip.header_len();
-            if ip.version() != 4 || ihl < IPV4_LEN || ip.protocol_raw() != IPPROTO_UDP {
+            if ip.version() != 4 || ihl < IPV4_LEN || ip.protocol_raw() != PROTO_UDP {
                 return None;
             }
             // More-fragments or a fragment offset: not a whole test frame.
@@ -397,12 +397,12 @@ pub fn parse(buf: &[u8]) -> Option<TestFrame> {
             }
             (ETH_LEN + ihl, ETH_LEN + usize::from(ip.total_len()))
         }
-        ETH_P_IPV6 => {
+        ETH_IPV6 => {
             if buf.len() < ETH_LEN + IPV6_LEN + UDP_LEN + SHORT_HEADER_LEN {
                 return None;
             }
             let ip = ipv6::Packet::new_unchecked(eth.payload());
-            if ip.version() != 6 || ip.next_header_raw() != IPPROTO_UDP {
+            if ip.version() != 6 || ip.next_header_raw() != PROTO_UDP {
                 return None;
             }
             let plen = usize::from(ip.payload_len());
@@ -455,14 +455,14 @@ pub fn parse(buf: &[u8]) -> Option<TestFrame> {
 /// test frame are correct. For tests and for diagnosing corrupting DUTs.
 pub fn checksums_ok(buf: &[u8]) -> bool {
     let l4 = match ethernet::Frame::new_unchecked(buf).ethertype_raw() {
-        ETH_P_IP => {
+        ETH_IPV4 => {
             let ip = ipv4::Packet::new_unchecked(&buf[ETH_LEN..]);
             if !ip.verify_checksum() {
                 return false;
             }
             ETH_LEN + ip.header_len()
         }
-        ETH_P_IPV6 => ETH_LEN + IPV6_LEN,
+        ETH_IPV6 => ETH_LEN + IPV6_LEN,
         _ => return false,
     };
     let stored = udp::Packet::new_unchecked(&buf[l4..]).checksum();
