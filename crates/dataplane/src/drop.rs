@@ -2,7 +2,7 @@
 //!
 //! Reasons are split in two families (see [`DropReason::is_input`]):
 //! *input* reasons account for received frames (they appear in the
-//! accounting identity, see [`crate::stats`]); *output* reasons count
+//! accounting identity, see [`crate::accounting`]); *output* reasons count
 //! frames the router itself produced and could not send, or ICMP errors it
 //! chose not to send (rate limit).
 

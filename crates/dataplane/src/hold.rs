@@ -1,6 +1,7 @@
-//! Neighbour resolution on the worker side: per-worker hold queues for
-//! packets waiting for an INCOMPLETE entry, solicitations and probes, and
-//! the timers that release or give up held packets.
+//! Neighbour resolution on the worker side: sending a packet to its next
+//! hop's MAC (`send`), per-worker hold queues for packets waiting for an
+//! INCOMPLETE entry, solicitations and probes, and the timers that release
+//! or give up held packets.
 //!
 //! A worker has [`HOLD_SLOTS`] slots, each queueing up to
 //! `router.hold_packets` packets for one entry *incarnation* (next-hop id +
@@ -11,11 +12,15 @@
 //! preallocated: holding never allocates.
 
 use crate::drop::DropReason;
+use crate::forward;
+use crate::icmp;
 use crate::neighbor::{Use, RESOLVE_WINDOW_MS};
-use crate::wire::*;
-use crate::worker::Worker;
-use fib::{NextHopId, NextHopKind};
+use crate::worker::{Cx, Out};
+use fib::{NextHopId, NextHopKind, NextHopReader};
 use netio::Buf;
+use packet::arp::ARPOP_REQUEST;
+use packet::build;
+use packet::ethernet::{self, Address, ETH_IPV4};
 use std::net::IpAddr;
 
 /// Unresolved entries one worker can hold packets for at once.
@@ -130,112 +135,167 @@ impl Holds {
     }
 }
 
-impl Worker {
+/// Takes a packet out of a hold queue: no longer `held`, and from here on
+/// counted on its input port (which becomes the current one).
+pub(crate) fn unhold(out: &mut Out, h: Held) -> Buf {
+    out.in_port = h.in_port as usize;
+    out.stats.ports[out.in_port].held.sub(1);
+    h.buf
+}
+
+/// Sends `buf` to next hop `id` on `port`, or holds it until the
+/// neighbour is resolved (see [`crate::neighbor`] for the states).
+#[inline]
+pub(crate) fn send(
+    cx: &mut Cx,
+    nh: &NextHopReader,
+    holds: &mut Holds,
+    buf: Buf,
+    id: NextHopId,
+    port: usize,
+) {
+    let (now, timeout) = (cx.now_ms, cx.shared.neighbor_timeout_ms);
+    let e = cx.shared.neigh(id);
+    match e.lookup(now, timeout) {
+        Use::Send(mac) => {
+            e.touch(now);
+            forward::emit(&mut cx.out, &cx.shared.ports, buf, port, mac)
+        }
+        Use::Probe(mac) => {
+            e.touch(now);
+            if e.try_solicit(now) {
+                solicit(cx, nh, id, port, Some(mac));
+            }
+            forward::emit(&mut cx.out, &cx.shared.ports, buf, port, mac)
+        }
+        Use::Hold => holds.hold(cx, nh, buf, id, port),
+        Use::Failed => {
+            if e.restart(now, timeout) || (!e.is_dynamic() && e.lookup(now, timeout) == Use::Hold) {
+                // A permanent entry (gateway, pinned) starts over.
+                holds.hold(cx, nh, buf, id, port)
+            } else {
+                // A failed or removed dynamic entry: dropped until the
+                // collector removes it.
+                unreachable(cx, buf)
+            }
+        }
+    }
+}
+
+impl Holds {
     /// Holds `buf` until entry `id` on `port` resolves, and solicits it
     /// (at most once per interval across workers). When the packet cannot
     /// be held the solicitation is still sent, so the next packet finds the
     /// entry resolved.
-    pub(crate) fn hold(&mut self, in_port: usize, buf: Buf, id: NextHopId, port: usize) {
-        let e = self.shared.neigh(id);
+    fn hold(&mut self, cx: &mut Cx, nh: &NextHopReader, buf: Buf, id: NextHopId, port: usize) {
+        let e = cx.shared.neigh(id);
         let life = e.life();
-        let solicit = e.try_solicit(self.now_ms);
+        let solicit_now = e.try_solicit(cx.now_ms);
+        let in_port = cx.out.in_port;
         let h = Held {
             buf,
             in_port: in_port as u16,
         };
-        match self.holds.push(id, life, port, h, self.now_ms) {
-            Ok(()) => self.stats.ports[in_port].held.add(1),
-            Err(h) => self.drop_buf(h.buf, DropReason::HoldQueueFull),
+        match self.push(id, life, port, h, cx.now_ms) {
+            Ok(()) => cx.out.stats.ports[in_port].held.add(1),
+            Err(h) => cx.out.drop(h.buf, DropReason::HoldQueueFull),
         }
-        if solicit {
-            self.solicit(id, port, None);
+        if solicit_now {
+            solicit(cx, nh, id, port, None);
         }
-    }
-
-    /// Sends an ARP request or a neighbor solicitation for next hop `id`:
-    /// broadcast / to the solicited-node group, or unicast to `probe` (the
-    /// MAC of a STALE entry).
-    pub(crate) fn solicit(&mut self, id: NextHopId, port: usize, probe: Option<[u8; 6]>) {
-        let NextHopKind::Gateway(ip) = self.nh().get(id).kind else {
-            return;
-        };
-        let pc = &self.shared.ports[port];
-        let mac = pc.mac;
-        let src = match ip {
-            IpAddr::V4(a) => pc.v4_for(a).map(IpAddr::V4),
-            IpAddr::V6(a) => pc.v6_for(a).map(IpAddr::V6),
-        };
-        let Some(src) = src else { return };
-        let Some(mut nb) = self.pool.alloc() else {
-            self.stats.drop_on(port, DropReason::ReplyNoBuffer, 1);
-            return;
-        };
-        let room = self.pool.room_mut(nb);
-        let n = match (src, ip) {
-            (IpAddr::V4(s), IpAddr::V4(t)) => {
-                build_arp(room, probe.unwrap_or(BROADCAST), 1, mac, s, [0; 6], t)
-            }
-            (IpAddr::V6(s), IpAddr::V6(t)) => build_ns(room, mac, s, t, probe),
-            _ => unreachable!(),
-        };
-        nb.len = n as u32;
-        self.stats.generated.add(1);
-        self.send(port, nb);
     }
 
     /// Releases held packets whose entry resolved, re-solicits, and gives
     /// up (ICMP host/address unreachable) when the resolution failed or the
     /// entry was removed.
-    pub(crate) fn timers(&mut self) {
-        let timeout = self.shared.neighbor_timeout_ms;
+    pub(crate) fn timers(&mut self, cx: &mut Cx, nh: &NextHopReader) {
+        let (now, timeout) = (cx.now_ms, cx.shared.neighbor_timeout_ms);
         for s in 0..HOLD_SLOTS {
-            let slot = &self.holds.slots[s];
+            let slot = &self.slots[s];
             if slot.nh == FREE {
                 continue;
             }
             let (id, port) = (NextHopId(slot.nh), slot.port as usize);
-            let e = self.shared.neigh(id);
+            let e = cx.shared.neigh(id);
             let verdict = if e.life() != slot.life {
                 Use::Failed
-            } else if self.now_ms.saturating_sub(slot.since_ms) >= 2 * RESOLVE_WINDOW_MS {
+            } else if now.saturating_sub(slot.since_ms) >= 2 * RESOLVE_WINDOW_MS {
                 // Backstop: never hold longer than two resolution rounds.
                 Use::Failed
             } else {
-                e.lookup(self.now_ms, timeout)
+                e.lookup(now, timeout)
             };
             match verdict {
                 Use::Send(mac) | Use::Probe(mac) => {
-                    e.touch(self.now_ms);
-                    for j in 0..self.holds.slots[s].q.len() {
-                        let buf = self.unhold(self.holds.slots[s].q[j]);
-                        self.emit(buf, port, mac);
+                    e.touch(now);
+                    for &h in &self.slots[s].q {
+                        let buf = unhold(&mut cx.out, h);
+                        forward::emit(&mut cx.out, &cx.shared.ports, buf, port, mac);
                     }
                 }
                 Use::Hold => {
-                    if e.try_solicit(self.now_ms) {
-                        self.solicit(id, port, None);
+                    if e.try_solicit(now) {
+                        solicit(cx, nh, id, port, None);
                     }
                     continue;
                 }
                 Use::Failed => {
-                    for j in 0..self.holds.slots[s].q.len() {
-                        let h = self.holds.slots[s].q[j];
-                        let buf = self.unhold(h);
-                        self.unreachable(h.in_port as usize, buf);
+                    for &h in &self.slots[s].q {
+                        let buf = unhold(&mut cx.out, h);
+                        unreachable(cx, buf);
                     }
                 }
             }
-            self.holds.free(s);
+            self.free(s);
         }
     }
+}
 
-    /// Drops `buf` as `neighbor_unresolved`, with an ICMP host (address)
-    /// unreachable to its source.
-    pub(crate) fn unreachable(&mut self, in_port: usize, buf: Buf) {
-        match self.pool.data(buf)[12..14] {
-            [0x08, 0x00] => self.icmp4_error(in_port, buf, 3, 1, 0),
-            _ => self.icmp6_error(in_port, buf, 1, 3, 0),
+/// Sends an ARP request or a neighbor solicitation for next hop `id`:
+/// broadcast / to the solicited-node group, or unicast to `probe` (the
+/// MAC of a STALE entry).
+pub(crate) fn solicit(
+    cx: &mut Cx,
+    nh: &NextHopReader,
+    id: NextHopId,
+    port: usize,
+    probe: Option<[u8; 6]>,
+) {
+    let NextHopKind::Gateway(ip) = nh.get(id).kind else {
+        return;
+    };
+    let pc = &cx.shared.ports[port];
+    let mac = pc.mac;
+    let src = match ip {
+        IpAddr::V4(a) => pc.v4_for(a).map(IpAddr::V4),
+        IpAddr::V6(a) => pc.v6_for(a).map(IpAddr::V6),
+    };
+    let Some(src) = src else { return };
+    let out = &mut cx.out;
+    let Some(mut nb) = out.pool.alloc() else {
+        out.stats.drop_on(port, DropReason::ReplyNoBuffer, 1);
+        return;
+    };
+    let room = out.pool.room_mut(nb);
+    let n = match (src, ip) {
+        (IpAddr::V4(s), IpAddr::V4(t)) => {
+            let to = probe.unwrap_or(Address::BROADCAST.0);
+            build::arp(room, to, ARPOP_REQUEST, (mac, s), ([0; 6], t))
         }
-        self.drop_buf(buf, DropReason::NeighborUnresolved);
+        (IpAddr::V6(s), IpAddr::V6(t)) => build::neighbor_solicit(room, mac, s, t, probe),
+        _ => unreachable!(),
+    };
+    nb.len = n as u32;
+    out.send_generated(port, nb);
+}
+
+/// Drops `buf` as `neighbor_unresolved`, with an ICMP host (address)
+/// unreachable to its source.
+pub(crate) fn unreachable(cx: &mut Cx, buf: Buf) {
+    if ethernet::Frame::new_unchecked(cx.out.pool.data(buf)).ethertype_raw() == ETH_IPV4 {
+        cx.icmp_v4(buf, icmp::V4_HOST_UNREACHABLE)
+    } else {
+        cx.icmp_v6(buf, icmp::V6_ADDR_UNREACHABLE)
     }
+    cx.out.drop(buf, DropReason::NeighborUnresolved);
 }

@@ -6,125 +6,229 @@
 //! RFC 4443 2.4(e)). Multicast/broadcast destinations and martian sources
 //! are dropped by the input checks before any error could be generated;
 //! the checks here are the defensive repeat.
+//!
+//! An error goes back out the port the packet came in by, to the frame's
+//! Ethernet source (the previous hop), from the router's address on that
+//! port (on the packet source's subnet if it has one there).
 
 use crate::drop::DropReason;
-use crate::wire::*;
-use crate::worker::Worker;
+use crate::shared::PortCtx;
+use crate::worker::Out;
 use netio::Buf;
-use std::net::{Ipv4Addr, Ipv6Addr};
+use packet::build::{self, IcmpError};
+use packet::ethernet::{self, ETH_LEN};
+use packet::icmpv4::{
+    self, ICMP_DEST_UNREACH, ICMP_EXC_TTL, ICMP_FRAG_NEEDED, ICMP_HOST_UNREACH, ICMP_NET_UNREACH,
+    ICMP_PARAMETERPROB, ICMP_PORT_UNREACH, ICMP_TIME_EXCEEDED,
+};
+use packet::icmpv6::{
+    self, ICMPV6_ADDR_UNREACH, ICMPV6_DEST_UNREACH, ICMPV6_EXC_HOPLIMIT, ICMPV6_NOROUTE,
+    ICMPV6_PKT_TOOBIG, ICMPV6_PORT_UNREACH, ICMPV6_TIME_EXCEED,
+};
+use packet::ip::{PROTO_ICMP, PROTO_ICMPV6};
+use packet::ipv4::{self, IPV4_LEN};
+use packet::ipv6::{self, IPV6_LEN};
 
-impl Worker {
-    fn take_icmp_token(&mut self) -> bool {
-        if self.icmp_tokens >= 1000 {
-            self.icmp_tokens -= 1000;
+const fn err(typ: u8, code: u8) -> IcmpError {
+    IcmpError {
+        typ,
+        code,
+        rest: [0; 4],
+    }
+}
+
+/// Destination unreachable, net unreachable (no route).
+pub(crate) const V4_NO_ROUTE: IcmpError = err(ICMP_DEST_UNREACH, ICMP_NET_UNREACH);
+/// Destination unreachable, host unreachable (neighbour unresolved).
+pub(crate) const V4_HOST_UNREACHABLE: IcmpError = err(ICMP_DEST_UNREACH, ICMP_HOST_UNREACH);
+/// Destination unreachable, port unreachable (UDP to the router).
+pub(crate) const V4_PORT_UNREACHABLE: IcmpError = err(ICMP_DEST_UNREACH, ICMP_PORT_UNREACH);
+/// Time exceeded in transit.
+pub(crate) const V4_TTL_EXCEEDED: IcmpError = err(ICMP_TIME_EXCEEDED, ICMP_EXC_TTL);
+
+/// Fragmentation needed and DF set, with the next-hop MTU (RFC 1191).
+pub(crate) const fn v4_frag_needed(mtu: u16) -> IcmpError {
+    let m = mtu.to_be_bytes();
+    IcmpError {
+        typ: ICMP_DEST_UNREACH,
+        code: ICMP_FRAG_NEEDED,
+        rest: [0, 0, m[0], m[1]],
+    }
+}
+
+/// Parameter problem pointing at the offending octet of the header.
+pub(crate) const fn v4_parameter_problem(pointer: u8) -> IcmpError {
+    IcmpError {
+        typ: ICMP_PARAMETERPROB,
+        code: 0,
+        rest: [pointer, 0, 0, 0],
+    }
+}
+
+/// Destination unreachable, no route.
+pub(crate) const V6_NO_ROUTE: IcmpError = err(ICMPV6_DEST_UNREACH, ICMPV6_NOROUTE);
+/// Destination unreachable, address unreachable (neighbour unresolved).
+pub(crate) const V6_ADDR_UNREACHABLE: IcmpError = err(ICMPV6_DEST_UNREACH, ICMPV6_ADDR_UNREACH);
+/// Destination unreachable, port unreachable.
+pub(crate) const V6_PORT_UNREACHABLE: IcmpError = err(ICMPV6_DEST_UNREACH, ICMPV6_PORT_UNREACH);
+/// Time exceeded, hop limit exceeded in transit.
+pub(crate) const V6_HOP_LIMIT_EXCEEDED: IcmpError = err(ICMPV6_TIME_EXCEED, ICMPV6_EXC_HOPLIMIT);
+
+/// Packet too big, with the MTU of the next link.
+pub(crate) const fn v6_packet_too_big(mtu: u16) -> IcmpError {
+    let m = (mtu as u32).to_be_bytes();
+    IcmpError {
+        typ: ICMPV6_PKT_TOOBIG,
+        code: 0,
+        rest: m,
+    }
+}
+
+/// The worker's ICMP error limiter: a token bucket of `router.icmp_rate`
+/// errors per second with one second of burst, in thousandths of a token.
+pub(crate) struct IcmpErrors {
+    rate: u64,
+    tokens: u64,
+    refill_ms: u64,
+}
+
+impl IcmpErrors {
+    /// A full bucket of `rate` errors per second.
+    pub fn new(rate: u32) -> IcmpErrors {
+        let rate = u64::from(rate);
+        IcmpErrors {
+            rate,
+            tokens: rate * 1000,
+            refill_ms: 0,
+        }
+    }
+
+    /// Starts the refill clock at `now_ms`.
+    pub fn start(&mut self, now_ms: u64) {
+        self.refill_ms = now_ms;
+    }
+
+    /// Adds the tokens earned since the last refill (once per round).
+    pub fn refill(&mut self, now_ms: u64) {
+        let dt = now_ms.saturating_sub(self.refill_ms);
+        if dt > 0 {
+            self.tokens = (self.tokens + dt * self.rate).min(self.rate * 1000);
+            self.refill_ms = now_ms;
+        }
+    }
+
+    fn take(&mut self, out: &Out) -> bool {
+        if self.tokens >= 1000 {
+            self.tokens -= 1000;
             true
         } else {
-            self.count_drop(DropReason::IcmpRateLimited);
+            out.count_drop(DropReason::IcmpRateLimited);
             false
         }
     }
 
-    /// Sends ICMP `typ`/`code` about the IPv4 packet in `orig` (still owned
-    /// by the caller) back out `in_port`.
-    pub(crate) fn icmp4_error(&mut self, in_port: usize, orig: Buf, typ: u8, code: u8, rest: u32) {
-        let d = self.pool.data(orig);
-        if d.len() < ETH_LEN + 20 {
+    /// Sends `e` about the IPv4 packet in `orig` (still owned by the
+    /// caller) back out the input port.
+    pub fn v4(&mut self, out: &mut Out, ports: &[PortCtx], orig: Buf, e: IcmpError) {
+        let in_port = out.in_port;
+        let d = out.pool.data(orig);
+        if d.len() < ETH_LEN + IPV4_LEN {
             return;
         }
-        let ip = &d[ETH_LEN..];
-        let ihl = (ip[0] & 0xf) as usize * 4;
-        let src = get32(ip, 12);
-        let dst = get32(ip, 16);
-        if get16(ip, 6) & 0x1fff != 0
-            || ipv4_martian_source(src)
-            || dst >> 28 >= 0xe
-            || d[0] & 1 != 0
+        let eth = ethernet::Frame::new_unchecked(d);
+        let ip = ipv4::Packet::new_unchecked(eth.payload());
+        let (src, dst) = (ip.src_addr(), ip.dst_addr());
+        if ip.is_later_fragment()
+            || ipv4::is_martian_source(src)
+            || dst.octets()[0] >= 224
+            || eth.dst_addr().is_multicast()
         {
             return;
         }
-        if ip[9] == PROTO_ICMP && ip.len() > ihl && matches!(ip[ihl], 3 | 4 | 5 | 11 | 12) {
+        let ihl = ip.header_len();
+        if ip.protocol_raw() == PROTO_ICMP
+            && eth.payload().len() > ihl
+            && icmpv4::is_error(eth.payload()[ihl])
+        {
             return;
         }
-        let pc = &self.shared.ports[in_port];
-        let src_mac = pc.mac;
-        let Some(me) = pc.v4_for(Ipv4Addr::from(src)).or_else(|| {
-            self.shared
-                .ports
-                .iter()
-                .find_map(|p| p.v4.first().map(|a| a.0))
-        }) else {
+        let pc = &ports[in_port];
+        let Some(me) = pc
+            .v4_for(src)
+            .or_else(|| ports.iter().find_map(|p| p.v4.first().map(|a| a.0)))
+        else {
             return;
         };
-        if !self.take_icmp_token() {
+        if !self.take(out) {
             return;
         }
-        let Some(mut nb) = self.pool.alloc() else {
-            self.stats.drop_on(in_port, DropReason::ReplyNoBuffer, 1);
+        let Some(mut nb) = out.pool.alloc() else {
+            out.stats.drop_on(in_port, DropReason::ReplyNoBuffer, 1);
             return;
         };
-        let (r, w) = self.pool.pair_mut(orig, nb);
-        let n = build_icmp4_error(
-            w,
-            mac_at(r, 6),
-            src_mac,
-            me,
-            Ipv4Addr::from(src),
-            typ,
-            code,
-            rest,
-            &r[ETH_LEN..],
-        );
-        nb.len = n as u32;
-        self.stats.generated.add(1);
-        self.send(in_port, nb);
+        let (r, w) = out.pool.pair_mut(orig, nb);
+        let eth = ethernet::Frame::new_unchecked(r);
+        let macs = (eth.src_addr().0, pc.mac);
+        nb.len = build::icmpv4_error(w, macs, me, src, e, eth.payload()) as u32;
+        out.send_generated(in_port, nb);
     }
 
-    /// Sends ICMPv6 `typ`/`code` about the IPv6 packet in `orig`.
-    pub(crate) fn icmp6_error(&mut self, in_port: usize, orig: Buf, typ: u8, code: u8, rest: u32) {
-        let d = self.pool.data(orig);
-        if d.len() < ETH_LEN + 40 {
+    /// Sends `e` about the IPv6 packet in `orig` back out the input port.
+    pub fn v6(&mut self, out: &mut Out, ports: &[PortCtx], orig: Buf, e: IcmpError) {
+        let in_port = out.in_port;
+        let d = out.pool.data(orig);
+        if d.len() < ETH_LEN + IPV6_LEN {
             return;
         }
-        let ip = &d[ETH_LEN..];
-        let src = get128(ip, 8);
-        let dst = get128(ip, 24);
-        if src == 0 || src >> 120 == 0xff || dst >> 120 == 0xff || d[0] & 1 != 0 {
+        let eth = ethernet::Frame::new_unchecked(d);
+        let ip = ipv6::Packet::new_unchecked(eth.payload());
+        let (src, dst) = (ip.src_addr(), ip.dst_addr());
+        if ipv6::is_unspecified(src)
+            || ipv6::is_multicast(src)
+            || ipv6::is_multicast(dst)
+            || eth.dst_addr().is_multicast()
+        {
             return;
         }
-        if ip[6] == PROTO_ICMPV6 && ip.len() > 40 && ip[40] < 128 {
+        if ip.next_header_raw() == PROTO_ICMPV6
+            && eth.payload().len() > IPV6_LEN
+            && icmpv6::is_error(eth.payload()[IPV6_LEN])
+        {
             return;
         }
-        let pc = &self.shared.ports[in_port];
-        let src_mac = pc.mac;
-        let Some(me) = pc.v6_for(Ipv6Addr::from(src)).or_else(|| {
-            self.shared
-                .ports
-                .iter()
-                .find_map(|p| p.v6.first().map(|a| a.0))
-        }) else {
+        let pc = &ports[in_port];
+        let Some(me) = pc
+            .v6_for(src)
+            .or_else(|| ports.iter().find_map(|p| p.v6.first().map(|a| a.0)))
+        else {
             return;
         };
-        if !self.take_icmp_token() {
+        if !self.take(out) {
             return;
         }
-        let Some(mut nb) = self.pool.alloc() else {
-            self.stats.drop_on(in_port, DropReason::ReplyNoBuffer, 1);
+        let Some(mut nb) = out.pool.alloc() else {
+            out.stats.drop_on(in_port, DropReason::ReplyNoBuffer, 1);
             return;
         };
-        let (r, w) = self.pool.pair_mut(orig, nb);
-        let n = build_icmp6_error(
-            w,
-            mac_at(r, 6),
-            src_mac,
-            me,
-            Ipv6Addr::from(src),
-            typ,
-            code,
-            rest,
-            &r[ETH_LEN..],
-        );
-        nb.len = n as u32;
-        self.stats.generated.add(1);
-        self.send(in_port, nb);
+        let (r, w) = out.pool.pair_mut(orig, nb);
+        let eth = ethernet::Frame::new_unchecked(r);
+        let macs = (eth.src_addr().0, pc.mac);
+        nb.len = build::icmpv6_error(w, macs, me, src, e, eth.payload()) as u32;
+        out.send_generated(in_port, nb);
+    }
+}
+
+impl crate::worker::Cx<'_> {
+    /// Sends the ICMP error `e` about the IPv4 packet in `orig` (which the
+    /// caller still owns and ends).
+    #[inline]
+    pub(crate) fn icmp_v4(&mut self, orig: Buf, e: IcmpError) {
+        self.icmp.v4(&mut self.out, &self.shared.ports, orig, e);
+    }
+
+    /// Sends the ICMPv6 error `e` about the IPv6 packet in `orig`.
+    #[inline]
+    pub(crate) fn icmp_v6(&mut self, orig: Buf, e: IcmpError) {
+        self.icmp.v6(&mut self.out, &self.shared.ports, orig, e);
     }
 }

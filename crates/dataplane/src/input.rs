@@ -1,5 +1,9 @@
-//! Input checks: pure functions over the bytes of a received frame, so
-//! they can be tested (and reasoned about) without a worker.
+//! The input stage: [`frame`] takes a received frame through the Ethernet
+//! filter, removes an 802.1Q tag, hands ARP and IPv6 multicast for the
+//! router to local delivery and checks IPv4 and IPv6 headers; what passes
+//! goes on to the FIB lookup ([`Next`]). The checks themselves are pure
+//! functions over the bytes, so they can be tested (and reasoned about)
+//! without a worker.
 //!
 //! * Ethernet: which destination MACs a port accepts, and that the source
 //!   is a unicast MAC (replies and ICMP errors go back to it).
@@ -13,11 +17,128 @@
 //!   as a bare header.
 
 use crate::drop::DropReason;
-use crate::router::PortCtx;
-use crate::wire::*;
+use crate::icmp;
+use crate::local;
+use crate::shared::PortCtx;
+use crate::worker::Cx;
+use netio::Buf;
+use packet::ethernet::{self, Address, ETH_ARP, ETH_IPV4, ETH_IPV6, ETH_LEN, ETH_VLAN};
+use packet::ip::IPV6_NH_NONE;
+use packet::ipv4::{self, IPV4_LEN};
+use packet::ipv6::{self, IPV6_LEN};
+use packet::vlan::{self, VLAN_HLEN};
+use std::net::Ipv6Addr;
 
-/// Next Header value "No Next Header" (RFC 8200 4.7).
-const NO_NEXT_HEADER: u8 = 59;
+/// Where a frame goes after the input stage.
+pub(crate) enum Next {
+    /// Ended here: dropped, or delivered locally (ARP, IPv6 multicast).
+    Done,
+    /// An IPv4 packet to look up: its descriptor (untagged, trimmed to
+    /// the IP total length) and whether it came as a link-layer
+    /// broadcast/multicast.
+    V4 { buf: Buf, multi: bool },
+    /// An IPv6 packet to look up.
+    V6 { buf: Buf, multi: bool },
+}
+
+/// The input stage for one received frame on `cx.out.in_port`.
+pub(crate) fn frame(cx: &mut Cx, mut buf: Buf) -> Next {
+    let port = &cx.shared.ports[cx.out.in_port];
+    let d = cx.out.pool.data(buf);
+    if d.len() < ETH_LEN {
+        cx.out.drop(buf, DropReason::TruncatedFrame);
+        return Next::Done;
+    }
+    let eth = ethernet::Frame::new_unchecked(d);
+    let dst = eth.dst_addr();
+    let multi = dst.is_multicast();
+    if !accepts_mac(port, dst) {
+        cx.out.drop(buf, DropReason::OtherHostMac);
+        return Next::Done;
+    }
+    if eth.src_addr().is_multicast() {
+        // Nothing may be sent back to a group address (replies, ICMP).
+        cx.out.drop(buf, DropReason::L2MulticastSource);
+        return Next::Done;
+    }
+    let mut et = eth.ethertype_raw();
+    if et == ETH_VLAN {
+        let Ok(tag) = vlan::Tag::new_checked(eth.payload()) else {
+            cx.out.drop(buf, DropReason::TruncatedFrame);
+            return Next::Done;
+        };
+        // One tag is removed: the addresses move up over it.
+        et = tag.ethertype_raw();
+        cx.out
+            .pool
+            .data_mut(buf)
+            .copy_within(..ethernet::ETH_TYPE, VLAN_HLEN);
+        buf.addr += VLAN_HLEN as u64;
+        buf.len -= VLAN_HLEN as u32;
+    }
+    match et {
+        ETH_IPV4 => v4(cx, buf, multi),
+        ETH_IPV6 => v6(cx, buf, multi),
+        ETH_ARP => {
+            local::arp(cx, buf);
+            Next::Done
+        }
+        _ => {
+            cx.out.drop(buf, DropReason::UnsupportedEthertype);
+            Next::Done
+        }
+    }
+}
+
+fn v4(cx: &mut Cx, mut buf: Buf, multi: bool) -> Next {
+    match check_v4(&cx.out.pool.data(buf)[ETH_LEN..]) {
+        Ok(total) => {
+            buf.len = (ETH_LEN + total) as u32;
+            Next::V4 { buf, multi }
+        }
+        Err(r) => {
+            if let Some(ptr) = r.pointer {
+                // Parameter Problem, pointer to the bad octet (RFC 1812
+                // 4.3.2.5); rate-limited like every ICMP error.
+                cx.icmp_v4(buf, icmp::v4_parameter_problem(ptr));
+            }
+            cx.out.drop(buf, r.reason);
+            Next::Done
+        }
+    }
+}
+
+fn v6(cx: &mut Cx, mut buf: Buf, multi: bool) -> Next {
+    match check_v6(&cx.out.pool.data(buf)[ETH_LEN..]) {
+        Ok((plen, dst)) => {
+            buf.len = (ETH_LEN + IPV6_LEN + plen) as u32;
+            if ipv6::is_multicast(dst) {
+                let port = &cx.shared.ports[cx.out.in_port];
+                if accepts_v6_multicast(port, dst) {
+                    local::v6(cx, buf, true);
+                } else {
+                    cx.out.drop(buf, DropReason::Ipv6MulticastDestination);
+                }
+                return Next::Done;
+            }
+            Next::V6 { buf, multi }
+        }
+        Err(reason) => {
+            cx.out.drop(buf, reason);
+            Next::Done
+        }
+    }
+}
+
+/// True for the IPv6 multicast groups the router listens to on `port`:
+/// all-nodes and the solicited-node groups of its addresses.
+fn accepts_v6_multicast(port: &PortCtx, dst: Ipv6Addr) -> bool {
+    dst == ipv6::ALL_NODES
+        || port
+            .v6
+            .iter()
+            .any(|(a, _)| ipv6::solicited_node_multicast(*a) == dst)
+}
 
 /// Why an IPv4 header was refused, and for bad options where the ICMP
 /// Parameter Problem points (offset in the IP header).
@@ -39,59 +160,58 @@ impl From<DropReason> for Refused {
 /// True if `port` accepts a frame sent to `dst`: its own MAC, broadcast,
 /// all-nodes, and the solicited-node groups of its IPv6 addresses.
 #[inline]
-pub(crate) fn accepts_mac(port: &PortCtx, dst: [u8; 6]) -> bool {
-    dst == port.mac
-        || dst == BROADCAST
-        || (dst[0] == 0x33
-            && dst[1] == 0x33
-            && (dst == [0x33, 0x33, 0, 0, 0, 1]
-                || (dst[2] == 0xff
-                    && port.v6.iter().any(|(a, _)| a.octets()[13..16] == dst[3..6]))))
+pub(crate) fn accepts_mac(port: &PortCtx, dst: Address) -> bool {
+    dst.0 == port.mac
+        || dst.is_broadcast()
+        || (dst.is_ipv6_multicast()
+            && (dst == Address::ipv6_multicast(ipv6::ALL_NODES)
+                || port.v6.iter().any(|(a, _)| {
+                    dst == Address::ipv6_multicast(ipv6::solicited_node_multicast(*a))
+                })))
 }
 
 /// RFC 1812 5.2.2 / 5.3.7 checks of the IPv4 packet `d` (from the IP
 /// header to the end of the frame). Returns the packet's total length.
 pub(crate) fn check_v4(d: &[u8]) -> Result<usize, Refused> {
-    if d.len() < 20 {
+    if d.len() < IPV4_LEN {
         return Err(DropReason::Ipv4Truncated.into());
     }
-    if d[0] >> 4 != 4 {
+    let ip = ipv4::Packet::new_unchecked(d);
+    if ip.version() != 4 {
         return Err(DropReason::Ipv4BadVersion.into());
     }
-    let ihl = (d[0] & 0xf) as usize * 4;
-    if ihl < 20 {
+    let ihl = ip.header_len();
+    if ihl < IPV4_LEN {
         return Err(DropReason::Ipv4BadIhl.into());
     }
     if d.len() < ihl {
         return Err(DropReason::Ipv4Truncated.into());
     }
-    if !ipv4_header_sum_ok(&d[..ihl]) {
+    if !ip.verify_checksum() {
         return Err(DropReason::Ipv4BadChecksum.into());
     }
-    let total = get16(d, 2) as usize;
+    let total = usize::from(ip.total_len());
     if total < ihl || total > d.len() {
         return Err(DropReason::Ipv4BadLength.into());
     }
-    let src = get32(d, 12);
-    if ipv4_martian_source(src) {
+    if ipv4::is_martian_source(ip.src_addr()) {
         return Err(DropReason::Ipv4MartianSource.into());
     }
-    let dst = get32(d, 16);
-    if dst == u32::MAX {
+    let dst = ip.dst_addr();
+    if ipv4::is_limited_broadcast(dst) {
         return Err(DropReason::Ipv4BroadcastDestination.into());
     }
-    let top = dst >> 24;
-    if top == 0 || top == 127 || top >= 240 {
+    if ipv4::is_martian_destination(dst) {
         return Err(DropReason::Ipv4MartianDestination.into());
     }
-    if top >= 224 {
+    if ipv4::is_multicast(dst) {
         return Err(DropReason::Ipv4MulticastDestination.into());
     }
-    if ihl > 20 {
-        if let Err(at) = ipv4_options_check(&d[20..ihl]) {
+    if ihl > IPV4_LEN {
+        if let Err(at) = ipv4::options_check(ip.options()) {
             return Err(Refused {
                 reason: DropReason::Ipv4BadOptions,
-                pointer: Some((20 + at) as u8),
+                pointer: Some((IPV4_LEN + at) as u8),
             });
         }
     }
@@ -100,26 +220,27 @@ pub(crate) fn check_v4(d: &[u8]) -> Result<usize, Refused> {
 
 /// RFC 8200 checks of the IPv6 packet `d`. Returns the payload length and
 /// the destination.
-pub(crate) fn check_v6(d: &[u8]) -> Result<(usize, u128), DropReason> {
-    if d.len() < 40 {
+pub(crate) fn check_v6(d: &[u8]) -> Result<(usize, Ipv6Addr), DropReason> {
+    if d.len() < IPV6_LEN {
         return Err(DropReason::Ipv6Truncated);
     }
-    if d[0] >> 4 != 6 {
+    let ip = ipv6::Packet::new_unchecked(d);
+    if ip.version() != 6 {
         return Err(DropReason::Ipv6BadVersion);
     }
-    let plen = get16(d, 4) as usize;
-    if 40 + plen > d.len() {
+    let plen = usize::from(ip.payload_len());
+    if IPV6_LEN + plen > d.len() {
         return Err(DropReason::Ipv6BadLength);
     }
-    if plen == 0 && d[6] != NO_NEXT_HEADER {
+    if plen == 0 && ip.next_header_raw() != IPV6_NH_NONE {
         return Err(DropReason::Ipv6ZeroPayloadLength);
     }
-    let src = get128(d, 8);
-    if src >> 120 == 0xff || src == 1 {
+    let src = ip.src_addr();
+    if ipv6::is_multicast(src) || ipv6::is_loopback(src) {
         return Err(DropReason::Ipv6BadSource);
     }
-    let dst = get128(d, 24);
-    if dst == 1 || dst == 0 {
+    let dst = ip.dst_addr();
+    if ipv6::is_loopback(dst) || ipv6::is_unspecified(dst) {
         return Err(DropReason::Ipv6BadDestination);
     }
     Ok((plen, dst))
@@ -130,16 +251,18 @@ mod tests {
     use super::*;
 
     fn v4(opts: &[u8]) -> Vec<u8> {
-        let ihl = 20 + opts.len();
+        let ihl = IPV4_LEN + opts.len();
         let mut h = vec![0u8; ihl + 8];
-        h[0] = 0x40 | (ihl / 4) as u8;
-        put16(&mut h, 2, (ihl + 8) as u16);
-        h[8] = 64;
-        h[9] = 17;
-        h[12..16].copy_from_slice(&[198, 18, 0, 2]);
-        h[16..20].copy_from_slice(&[198, 19, 0, 2]);
-        h[20..ihl].copy_from_slice(opts);
-        ipv4_set_checksum(&mut h[..ihl]);
+        let mut ip = ipv4::Packet::new_unchecked(&mut h[..]);
+        ip.set_version(4);
+        ip.set_header_len(ihl);
+        ip.set_total_len((ihl + 8) as u16);
+        ip.set_ttl(64);
+        ip.set_protocol(packet::Protocol::Udp);
+        ip.set_src_addr([198, 18, 0, 2].into());
+        ip.set_dst_addr([198, 19, 0, 2].into());
+        h[IPV4_LEN..ihl].copy_from_slice(opts);
+        ipv4::Packet::new_unchecked(&mut h[..]).fill_checksum();
         h
     }
 
@@ -163,17 +286,17 @@ mod tests {
     #[test]
     fn zero_payload_length_only_with_no_next_header() {
         let mut h = [0u8; 60];
-        h[0] = 0x60;
-        h[8] = 0x20;
-        h[24] = 0x20;
-        h[39] = 1;
-        h[6] = NO_NEXT_HEADER;
+        let mut ip = ipv6::Packet::new_unchecked(&mut h[..]);
+        ip.set_version(6);
+        ip.set_src_addr("2000::".parse().unwrap());
+        ip.set_dst_addr("2000::1".parse().unwrap());
+        ip.set_next_header(IPV6_NH_NONE.into());
         assert!(check_v6(&h).is_ok());
         for next in [0u8, 6, 17, 58] {
-            h[6] = next;
+            ipv6::Packet::new_unchecked(&mut h[..]).set_next_header(next.into());
             assert_eq!(check_v6(&h), Err(DropReason::Ipv6ZeroPayloadLength));
         }
-        put16(&mut h, 4, 8);
+        ipv6::Packet::new_unchecked(&mut h[..]).set_payload_len(8);
         assert!(check_v6(&h).is_ok());
     }
 }

@@ -2,19 +2,25 @@
 //! and "sent".
 //!
 //! * [`Router`] builds the routing state from the configuration and is its
-//!   single writer; [`Shared`] is what workers read, lock-free.
+//!   single writer; [`Shared`] is what workers read, lock-free
+//!   (`shared.rs`, with the slow-path entry points).
 //! * [`Worker`] owns a pool, its RX queues and one TX queue per port, and
-//!   runs the pipeline to completion on bursts of up to 64 packets
-//!   (`worker.rs`: Ethernet -> input checks -> bulk FIB lookup -> TTL ->
-//!   neighbor -> TX; `input.rs`: header checks; `local.rs`: ARP, ND, echo;
-//!   `icmp.rs`: errors with a token bucket; `frag.rs`: IPv4
-//!   fragmentation; `hold.rs`: hold queues and solicitations).
+//!   runs the pipeline to completion on bursts of up to 64 packets. Each
+//!   stage has its own file and gets only what it needs from the worker
+//!   (a `Cx`: routing state, time, pool, TX staging, counters):
+//!   `worker.rs`: the round loop, RX, bulk FIB lookup, TX;
+//!   `input.rs`: Ethernet filter, 802.1Q removal, header checks;
+//!   `forward.rs`: next hop, TTL, MTU, MAC rewrite;
+//!   `local.rs`: ARP, ND, echo, port unreachable;
+//!   `icmp.rs`: errors with a token bucket;
+//!   `frag.rs`: IPv4 fragmentation;
+//!   `hold.rs`: neighbour resolution, hold queues and solicitations.
 //! * [`neighbor`] documents the neighbour model (what is learned, states,
 //!   timers, per-port bounds, rate limits and garbage collection);
 //!   `neigh_table.rs` is its control side.
-//! * [`WorkerStats`] are per-worker counters; see [`stats`] for the
-//!   accounting identity every frame satisfies, and [`report`] for the
-//!   statistics file softrouter writes from them.
+//! * [`WorkerStats`] are per-worker counters ([`stats`]); see
+//!   [`accounting`] for the identity every frame satisfies and its check,
+//!   and [`report`] for the statistics file softrouter writes from them.
 //!
 //! Documented behaviour choices:
 //! * One 802.1Q tag is accepted and removed: the packet is forwarded
@@ -37,7 +43,9 @@
 //!   packets to a connected subnet's IPv6 Subnet-Router anycast address
 //!   (`subnet_router_anycast`).
 
+pub mod accounting;
 pub mod drop;
+mod forward;
 mod frag;
 pub mod fuzzing;
 mod hold;
@@ -48,15 +56,15 @@ mod neigh_table;
 pub mod neighbor;
 pub mod report;
 pub mod router;
+pub mod shared;
 pub mod stats;
 pub mod tsc;
-pub mod wire;
 mod worker;
 
+pub use accounting::{accounting_violations, assert_accounting};
 pub use drop::DropReason;
 pub use neighbor::NeighLimits;
-pub use router::{Router, Shared};
-pub use stats::{
-    accounting_violations, assert_accounting, PortCounters, StageCycles, StatsSnapshot, WorkerStats,
-};
+pub use router::Router;
+pub use shared::{PortCtx, Shared};
+pub use stats::{PortCounters, StageCycles, StatsSnapshot, WorkerStats};
 pub use worker::Worker;

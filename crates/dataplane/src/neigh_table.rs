@@ -320,7 +320,8 @@ mod tests {
     }
 
     use crate::neighbor::{Learn, Use};
-    use crate::router::{Learned, Router, MAX_NEXT_HOPS};
+    use crate::router::{Router, MAX_NEXT_HOPS};
+    use crate::shared::Learned;
     use std::net::{Ipv4Addr, Ipv6Addr};
 
     const CONFIG: &str = r#"

@@ -16,7 +16,7 @@
 //!
 //! Each port also carries its accounting (`received`, `forwarded`,
 //! `local`, `held`, `drops`, `output_drops`, `events`, `rx_queues`; see
-//! [`crate::stats`]), so that `received = forwarded + local + held +
+//! [`crate::accounting`]), so that `received = forwarded + local + held +
 //! sum(drops)` can be checked per port ([`crate::assert_accounting`]).
 //!
 //! Unknown fields are ignored when reading, so a reader built before a

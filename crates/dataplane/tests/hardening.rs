@@ -77,6 +77,17 @@ fn na_frame(
 /// A neighbor solicitation for `target` from `src` with a source
 /// link-layer address option `slla`.
 fn ns_frame(eth_src: [u8; 6], src: &str, target: &str, slla: [u8; 6]) -> Vec<u8> {
+    ns_frame_with_tail(eth_src, src, target, slla, &[])
+}
+
+/// [`ns_frame`] with `tail` appended to the options.
+fn ns_frame_with_tail(
+    eth_src: [u8; 6],
+    src: &str,
+    target: &str,
+    slla: [u8; 6],
+    tail: &[u8],
+) -> Vec<u8> {
     let t = ip6(target);
     let mut dst = ip6("ff02::1:ff00:0");
     dst[13..].copy_from_slice(&t[13..]);
@@ -84,6 +95,7 @@ fn ns_frame(eth_src: [u8; 6], src: &str, target: &str, slla: [u8; 6]) -> Vec<u8>
     body.extend_from_slice(&t);
     body.extend_from_slice(&[1, 1]);
     body.extend_from_slice(&slla);
+    body.extend_from_slice(tail);
     let mut v = Vec::new();
     etherparse::PacketBuilder::ethernet2(eth_src, [0x33, 0x33, 0xff, t[13], t[14], t[15]])
         .ipv6(ip6(src), dst, 255)
@@ -404,6 +416,28 @@ fn nd_spoofs_of_the_routers_address() {
     assert_eq!(&out[1][0..6], &HOST0);
     assert_eq!(ipv6_icmp_type(&out[1]), Some(129));
     assert_eq!(r.stats().drop_count(DropReason::NeighborOwnAddress), 2);
+}
+
+/// RFC 4861 7.1.1: every option of an NS/NA must be whole. Options that
+/// end in a lone byte (an option with no room for its length) make the
+/// message invalid, as Linux's ND option parser has it; the same
+/// solicitation without the stray byte is answered. (The router's own
+/// option walk used to ignore the byte; the walk is now packet's
+/// `ndp::OptionIter`, which reports it.)
+#[test]
+fn an_nd_option_cut_to_one_byte_is_invalid() {
+    let good = ns_frame(HOST0, "2001:2:0:1::2", "2001:2:0:1::1", HOST0);
+    let mut r = Rig::new(CONFIG, vec![vec![good]]);
+    r.run();
+    let out = r.sent(0);
+    assert_eq!(out.len(), 1, "{out:02x?}");
+    assert_eq!(ipv6_icmp_type(&out[0]), Some(136));
+
+    let bad = ns_frame_with_tail(HOST0, "2001:2:0:1::2", "2001:2:0:1::1", HOST0, &[1]);
+    let mut r = Rig::new(CONFIG, vec![vec![bad]]);
+    r.run();
+    assert!(r.sent(0).is_empty());
+    assert_eq!(r.stats().drop_count(DropReason::NdInvalid), 1);
 }
 
 /// An NA only updates an existing entry (RFC 4861 7.2.5): unsolicited

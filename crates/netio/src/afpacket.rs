@@ -331,12 +331,13 @@ impl AfPacketRx {
 }
 
 impl RxQueue for AfPacketRx {
-    fn rx_burst(&mut self, pool: &mut Pool, out: &mut Burst) -> usize {
+    fn rx_burst_max(&mut self, pool: &mut Pool, out: &mut Burst, max: usize) -> usize {
         if self.released {
             return 0;
         }
+        let max = max.min(out.room());
         let mut n = 0;
-        'blocks: while !out.is_full() {
+        'blocks: while n < max {
             if !self.in_block {
                 if self.status().load(Ordering::Acquire) & sys::TP_STATUS_USER == 0 {
                     break;
@@ -350,7 +351,7 @@ impl RxQueue for AfPacketRx {
                 self.in_block = true;
             }
             while self.left > 0 {
-                if out.is_full() {
+                if n == max {
                     break 'blocks;
                 }
                 let b = self.block_ptr();

@@ -84,17 +84,18 @@ struct MemRx {
 
 impl RxQueue for MemRx {
     #[inline]
-    fn rx_burst(&mut self, pool: &mut Pool, out: &mut Burst) -> usize {
+    fn rx_burst_max(&mut self, pool: &mut Pool, out: &mut Burst, max: usize) -> usize {
         let count = self.templates.len();
         if count == 0 {
             return 0;
         }
+        let max = max.min(out.room());
         let room = (pool.frame_size() - crate::HEADROOM) as usize;
         let mut n = 0;
         // Oversize frames skipped in a row: a capture of nothing but
         // oversize frames ends the burst after one pass instead of spinning.
         let mut skipped = 0;
-        while !out.is_full() && skipped < count {
+        while n < max && skipped < count {
             let frame = self.templates.get(self.next);
             self.next += 1;
             if self.next == count {
@@ -154,7 +155,10 @@ mod tests {
         let mut tx = port.open_tx(0, &mut pool).unwrap();
         let mut burst = Burst::new();
         for _ in 0..10 {
-            assert_eq!(rx.rx_burst(&mut pool, &mut burst), crate::BURST_SIZE);
+            assert_eq!(
+                rx.rx_burst_max(&mut pool, &mut burst, crate::BURST_SIZE),
+                crate::BURST_SIZE
+            );
             let lens: Vec<u32> = burst.as_slice().iter().map(|b| b.len).collect();
             assert!(lens.chunks(2).all(|c| c == [64, 128]));
             tx.tx_burst(&mut pool, burst.as_slice());
@@ -173,7 +177,10 @@ mod tests {
         let mut rx = port.open_rx(0, &mut pool).unwrap();
         let mut burst = Burst::new();
         // Before: the replay stopped for good at the first oversize frame.
-        assert_eq!(rx.rx_burst(&mut pool, &mut burst), crate::BURST_SIZE);
+        assert_eq!(
+            rx.rx_burst_max(&mut pool, &mut burst, crate::BURST_SIZE),
+            crate::BURST_SIZE
+        );
         assert!(burst.as_slice().iter().all(|b| b.len == 64));
         assert_eq!(rx.counters().get(QueueCounter::RxOversize), 63);
         pool.free_all(burst.as_slice());
@@ -182,8 +189,27 @@ mod tests {
         let port = MemPort::from_capture("m1", [0; 6], 1500, only_big, 1);
         let mut rx = port.open_rx(0, &mut pool).unwrap();
         burst.clear();
-        assert_eq!(rx.rx_burst(&mut pool, &mut burst), 0);
+        assert_eq!(rx.rx_burst_max(&mut pool, &mut burst, crate::BURST_SIZE), 0);
         assert_eq!(rx.counters().get(QueueCounter::RxOversize), 1);
+    }
+
+    #[test]
+    fn a_burst_stops_at_the_maximum_and_the_next_resumes() {
+        let mut cap = Capture::new();
+        for i in 0..5u8 {
+            cap.push(&[i; 60]);
+        }
+        let port = MemPort::from_capture("m0", [0; 6], 1500, cap, 1);
+        let mut pool = Pool::new(16, 2048).unwrap();
+        let mut rx = port.open_rx(0, &mut pool).unwrap();
+        let mut burst = Burst::new();
+        assert_eq!(rx.rx_burst_max(&mut pool, &mut burst, 3), 3);
+        assert_eq!(rx.rx_burst_max(&mut pool, &mut burst, 0), 0);
+        assert_eq!(rx.rx_burst_max(&mut pool, &mut burst, 4), 4);
+        let first: Vec<u8> = burst.as_slice().iter().map(|b| pool.data(*b)[0]).collect();
+        assert_eq!(first, [0, 1, 2, 3, 4, 0, 1]);
+        pool.free_all(burst.as_slice());
+        assert_eq!(pool.available(), 16);
     }
 
     #[test]
@@ -192,6 +218,6 @@ mod tests {
         let mut pool = Pool::new(4, 2048).unwrap();
         let mut rx = port.open_rx(0, &mut pool).unwrap();
         let mut burst = Burst::new();
-        assert_eq!(rx.rx_burst(&mut pool, &mut burst), 0);
+        assert_eq!(rx.rx_burst_max(&mut pool, &mut burst, crate::BURST_SIZE), 0);
     }
 }

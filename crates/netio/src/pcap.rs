@@ -216,9 +216,10 @@ struct PcapRx {
 }
 
 impl RxQueue for PcapRx {
-    fn rx_burst(&mut self, pool: &mut Pool, out: &mut Burst) -> usize {
+    fn rx_burst_max(&mut self, pool: &mut Pool, out: &mut Burst, max: usize) -> usize {
+        let max = max.min(out.room());
         let mut n = 0;
-        while !out.is_full() && self.next < self.capture.len() {
+        while n < max && self.next < self.capture.len() {
             let frame = self.capture.get(self.next);
             if frame.len() > (pool.frame_size() - crate::HEADROOM) as usize {
                 // Larger than any buffer: a NIC would drop it as well;
@@ -299,7 +300,7 @@ mod tests {
         assert!(port.open_rx(0, &mut pool).is_err(), "second RX queue");
         let mut burst = Burst::new();
         while !rx.exhausted() {
-            rx.rx_burst(&mut pool, &mut burst);
+            rx.rx_burst_max(&mut pool, &mut burst, crate::BURST_SIZE);
             assert_eq!(tx.tx_burst(&mut pool, burst.as_slice()), burst.len());
             burst.clear();
         }
@@ -323,13 +324,33 @@ mod tests {
         let mut rx = port.open_rx(0, &mut pool).unwrap();
         let mut tx = port.open_tx(0, &mut pool).unwrap();
         let mut burst = Burst::new();
-        assert_eq!(rx.rx_burst(&mut pool, &mut burst), 1);
+        assert_eq!(rx.rx_burst_max(&mut pool, &mut burst, crate::BURST_SIZE), 1);
         assert!(rx.exhausted());
         tx.tx_burst(&mut pool, burst.as_slice());
         let sent = port.take_sent();
         assert_eq!(sent.len(), 1);
         assert_eq!(sent.get(0), &[7; 60][..]);
         assert!(port.take_sent().is_empty());
+    }
+
+    #[test]
+    fn a_burst_stops_at_the_maximum_and_the_next_resumes() {
+        let mut cap = Capture::new();
+        for i in 0..5u8 {
+            cap.push(&[i; 60]);
+        }
+        let port = PcapPort::in_memory("p0", [0; 6], 1500, cap);
+        let mut pool = Pool::new(16, 2048).unwrap();
+        let mut rx = port.open_rx(0, &mut pool).unwrap();
+        let mut burst = Burst::new();
+        assert_eq!(rx.rx_burst_max(&mut pool, &mut burst, 2), 2);
+        assert!(!rx.exhausted());
+        assert_eq!(rx.rx_burst_max(&mut pool, &mut burst, 0), 0);
+        assert_eq!(rx.rx_burst_max(&mut pool, &mut burst, 64), 3);
+        assert!(rx.exhausted());
+        let first: Vec<u8> = burst.as_slice().iter().map(|b| pool.data(*b)[0]).collect();
+        assert_eq!(first, [0, 1, 2, 3, 4]);
+        pool.free_all(burst.as_slice());
     }
 
     #[test]
@@ -343,7 +364,7 @@ mod tests {
         let mut pool = Pool::new(16, 2048).unwrap();
         let mut rx = port.open_rx(0, &mut pool).unwrap();
         let mut burst = Burst::new();
-        assert_eq!(rx.rx_burst(&mut pool, &mut burst), 2);
+        assert_eq!(rx.rx_burst_max(&mut pool, &mut burst, crate::BURST_SIZE), 2);
         assert!(rx.exhausted());
         let c = rx.counters();
         assert_eq!(c.get(QueueCounter::RxOversize), 2);

@@ -52,9 +52,22 @@ pub struct PortInfo {
 }
 
 pub trait RxQueue: Send {
-    /// Receives frames into buffers of `pool`, appending at most
-    /// `out.room()` of them to `out`. Returns how many were appended.
-    fn rx_burst(&mut self, pool: &mut Pool, out: &mut Burst) -> usize;
+    /// Receives frames into buffers of `pool`, appending at most `max` of
+    /// them (and never more than `out.room()`) to `out`. Returns how many
+    /// were appended. The worker passes what is left of its round's budget,
+    /// so a queue never takes frames out of its ring that the round would
+    /// not process.
+    fn rx_burst_max(&mut self, pool: &mut Pool, out: &mut Burst, max: usize) -> usize;
+
+    /// [`RxQueue::rx_burst_max`] up to `out.room()`.
+    ///
+    /// Only the bench's receiver (`crates/bench/src/traffic/rx.rs`) still
+    /// calls this form; once it passes a maximum, this wrapper goes and
+    /// `rx_burst_max` takes the name `rx_burst`.
+    fn rx_burst(&mut self, pool: &mut Pool, out: &mut Burst) -> usize {
+        let room = out.room();
+        self.rx_burst_max(pool, out, room)
+    }
 
     /// A file descriptor that becomes readable when frames arrive, for the
     /// `interrupt` and `adaptive` reception modes. `None`: always ready.

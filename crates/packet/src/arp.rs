@@ -1,16 +1,39 @@
 //! ARP (RFC 826) for the only combination a router needs: Ethernet
 //! hardware addresses and IPv4 protocol addresses.
 
-use crate::ethernet::Address as EthernetAddress;
+use crate::ethernet::{Address as EthernetAddress, ETH_ALEN, ETH_IPV4};
 use crate::field::{get_array, get_u16, set_u16};
 use crate::{Error, Result};
 use std::net::Ipv4Addr;
 
 /// Length of an Ethernet/IPv4 ARP packet.
-pub const PACKET_LEN: usize = 28;
+pub const ARP_LEN: usize = 28;
 
-const HTYPE_ETHERNET: u16 = 1;
-const PTYPE_IPV4: u16 = 0x0800;
+/// Offset of the hardware type.
+pub const ARP_HRD: usize = 0;
+/// Offset of the protocol type.
+pub const ARP_PRO: usize = 2;
+/// Offset of the hardware address length.
+pub const ARP_HLN: usize = 4;
+/// Offset of the protocol address length.
+pub const ARP_PLN: usize = 5;
+/// Offset of the operation.
+pub const ARP_OP: usize = 6;
+/// Offset of the sender hardware address (Ethernet/IPv4 layout).
+pub const ARP_SHA: usize = 8;
+/// Offset of the sender protocol address.
+pub const ARP_SIP: usize = 14;
+/// Offset of the target hardware address.
+pub const ARP_THA: usize = 18;
+/// Offset of the target protocol address.
+pub const ARP_TIP: usize = 24;
+
+/// Hardware type Ethernet (`<linux/if_arp.h>` names).
+pub const ARPHRD_ETHER: u16 = 1;
+/// Operation: request.
+pub const ARPOP_REQUEST: u16 = 1;
+/// Operation: reply.
+pub const ARPOP_REPLY: u16 = 2;
 
 /// ARP operation code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -26,8 +49,8 @@ pub enum Operation {
 impl From<u16> for Operation {
     fn from(v: u16) -> Self {
         match v {
-            1 => Operation::Request,
-            2 => Operation::Reply,
+            ARPOP_REQUEST => Operation::Request,
+            ARPOP_REPLY => Operation::Reply,
             o => Operation::Unknown(o),
         }
     }
@@ -36,8 +59,8 @@ impl From<u16> for Operation {
 impl From<Operation> for u16 {
     fn from(o: Operation) -> u16 {
         match o {
-            Operation::Request => 1,
-            Operation::Reply => 2,
+            Operation::Request => ARPOP_REQUEST,
+            Operation::Reply => ARPOP_REPLY,
             Operation::Unknown(v) => v,
         }
     }
@@ -59,7 +82,7 @@ impl<T: AsRef<[u8]>> Packet<T> {
         Packet { buffer }
     }
 
-    /// Wraps `buffer`, failing with `Truncated` if shorter than [`PACKET_LEN`].
+    /// Wraps `buffer`, failing with `Truncated` if shorter than [`ARP_LEN`].
     #[inline]
     pub fn new_checked(buffer: T) -> Result<Packet<T>> {
         let p = Self::new_unchecked(buffer);
@@ -70,7 +93,7 @@ impl<T: AsRef<[u8]>> Packet<T> {
     /// Checks that the buffer holds an Ethernet/IPv4 ARP packet.
     #[inline]
     pub fn check_len(&self) -> Result<()> {
-        if self.buffer.as_ref().len() < PACKET_LEN {
+        if self.buffer.as_ref().len() < ARP_LEN {
             Err(Error::Truncated)
         } else {
             Ok(())
@@ -86,55 +109,66 @@ impl<T: AsRef<[u8]>> Packet<T> {
     /// Hardware type (1 = Ethernet).
     #[inline]
     pub fn hardware_type(&self) -> u16 {
-        get_u16(self.buffer.as_ref(), 0)
+        get_u16(self.buffer.as_ref(), ARP_HRD)
     }
 
     /// Protocol type (0x0800 = IPv4).
     #[inline]
     pub fn protocol_type(&self) -> u16 {
-        get_u16(self.buffer.as_ref(), 2)
+        get_u16(self.buffer.as_ref(), ARP_PRO)
     }
 
     /// Hardware address length (6 for Ethernet).
     #[inline]
     pub fn hardware_len(&self) -> u8 {
-        self.buffer.as_ref()[4]
+        self.buffer.as_ref()[ARP_HLN]
     }
 
     /// Protocol address length (4 for IPv4).
     #[inline]
     pub fn protocol_len(&self) -> u8 {
-        self.buffer.as_ref()[5]
+        self.buffer.as_ref()[ARP_PLN]
     }
 
     /// Operation.
     #[inline]
     pub fn operation(&self) -> Operation {
-        get_u16(self.buffer.as_ref(), 6).into()
+        get_u16(self.buffer.as_ref(), ARP_OP).into()
     }
 
     /// Sender hardware address.
     #[inline]
     pub fn source_hardware_addr(&self) -> EthernetAddress {
-        EthernetAddress(get_array(self.buffer.as_ref(), 8))
+        EthernetAddress(get_array(self.buffer.as_ref(), ARP_SHA))
     }
 
     /// Sender protocol address.
     #[inline]
     pub fn source_protocol_addr(&self) -> Ipv4Addr {
-        Ipv4Addr::from(get_array::<4>(self.buffer.as_ref(), 14))
+        Ipv4Addr::from(get_array::<4>(self.buffer.as_ref(), ARP_SIP))
     }
 
     /// Target hardware address.
     #[inline]
     pub fn target_hardware_addr(&self) -> EthernetAddress {
-        EthernetAddress(get_array(self.buffer.as_ref(), 18))
+        EthernetAddress(get_array(self.buffer.as_ref(), ARP_THA))
     }
 
     /// Target protocol address.
     #[inline]
     pub fn target_protocol_addr(&self) -> Ipv4Addr {
-        Ipv4Addr::from(get_array::<4>(self.buffer.as_ref(), 24))
+        Ipv4Addr::from(get_array::<4>(self.buffer.as_ref(), ARP_TIP))
+    }
+
+    /// True for the one pair the address getters describe: Ethernet
+    /// hardware addresses (type 1, length 6) and IPv4 protocol addresses
+    /// (type 0x0800, length 4).
+    #[inline]
+    pub fn is_ethernet_ipv4(&self) -> bool {
+        self.hardware_type() == ARPHRD_ETHER
+            && self.protocol_type() == ETH_IPV4
+            && self.hardware_len() == ETH_ALEN as u8
+            && self.protocol_len() == 4
     }
 }
 
@@ -142,47 +176,47 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
     /// Sets the hardware type.
     #[inline]
     pub fn set_hardware_type(&mut self, v: u16) {
-        set_u16(self.buffer.as_mut(), 0, v)
+        set_u16(self.buffer.as_mut(), ARP_HRD, v)
     }
     /// Sets the protocol type.
     #[inline]
     pub fn set_protocol_type(&mut self, v: u16) {
-        set_u16(self.buffer.as_mut(), 2, v)
+        set_u16(self.buffer.as_mut(), ARP_PRO, v)
     }
     /// Sets the hardware address length.
     #[inline]
     pub fn set_hardware_len(&mut self, v: u8) {
-        self.buffer.as_mut()[4] = v
+        self.buffer.as_mut()[ARP_HLN] = v
     }
     /// Sets the protocol address length.
     #[inline]
     pub fn set_protocol_len(&mut self, v: u8) {
-        self.buffer.as_mut()[5] = v
+        self.buffer.as_mut()[ARP_PLN] = v
     }
     /// Sets the operation.
     #[inline]
     pub fn set_operation(&mut self, op: Operation) {
-        set_u16(self.buffer.as_mut(), 6, op.into())
+        set_u16(self.buffer.as_mut(), ARP_OP, op.into())
     }
     /// Sets the sender hardware address.
     #[inline]
     pub fn set_source_hardware_addr(&mut self, a: EthernetAddress) {
-        self.buffer.as_mut()[8..14].copy_from_slice(&a.0)
+        self.buffer.as_mut()[ARP_SHA..ARP_SHA + ETH_ALEN].copy_from_slice(&a.0)
     }
     /// Sets the sender protocol address.
     #[inline]
     pub fn set_source_protocol_addr(&mut self, a: Ipv4Addr) {
-        self.buffer.as_mut()[14..18].copy_from_slice(&a.octets())
+        self.buffer.as_mut()[ARP_SIP..ARP_SIP + 4].copy_from_slice(&a.octets())
     }
     /// Sets the target hardware address.
     #[inline]
     pub fn set_target_hardware_addr(&mut self, a: EthernetAddress) {
-        self.buffer.as_mut()[18..24].copy_from_slice(&a.0)
+        self.buffer.as_mut()[ARP_THA..ARP_THA + ETH_ALEN].copy_from_slice(&a.0)
     }
     /// Sets the target protocol address.
     #[inline]
     pub fn set_target_protocol_addr(&mut self, a: Ipv4Addr) {
-        self.buffer.as_mut()[24..28].copy_from_slice(&a.octets())
+        self.buffer.as_mut()[ARP_TIP..ARP_TIP + 4].copy_from_slice(&a.octets())
     }
 }
 
@@ -206,11 +240,7 @@ impl Repr {
     /// htype 1 / ptype 0x0800 / hlen 6 / plen 4.
     pub fn parse<T: AsRef<[u8]>>(p: &Packet<T>) -> Result<Repr> {
         p.check_len()?;
-        if p.hardware_type() != HTYPE_ETHERNET
-            || p.protocol_type() != PTYPE_IPV4
-            || p.hardware_len() != 6
-            || p.protocol_len() != 4
-        {
+        if !p.is_ethernet_ipv4() {
             return Err(Error::Unsupported);
         }
         Ok(Repr {
@@ -224,17 +254,17 @@ impl Repr {
 
     /// Length of the emitted packet.
     pub const fn buffer_len(&self) -> usize {
-        PACKET_LEN
+        ARP_LEN
     }
 
     /// Writes the packet.
     ///
     /// # Panics
-    /// If the buffer is shorter than [`PACKET_LEN`].
+    /// If the buffer is shorter than [`ARP_LEN`].
     pub fn emit<T: AsRef<[u8]> + AsMut<[u8]>>(&self, p: &mut Packet<T>) {
-        p.set_hardware_type(HTYPE_ETHERNET);
-        p.set_protocol_type(PTYPE_IPV4);
-        p.set_hardware_len(6);
+        p.set_hardware_type(ARPHRD_ETHER);
+        p.set_protocol_type(ETH_IPV4);
+        p.set_hardware_len(ETH_ALEN as u8);
         p.set_protocol_len(4);
         p.set_operation(self.operation);
         p.set_source_hardware_addr(self.source_hardware_addr);

@@ -1,4 +1,8 @@
 //! Ethernet II frames (IEEE 802.3 with an EtherType, no FCS).
+//!
+//! Lengths as `<linux/if_ether.h>` has them where it has one (`ETH_ALEN`,
+//! `ETH_ZLEN`, `ETH_FCS_LEN`; the header is `ETH_LEN`, the project's name),
+//! EtherTypes as the project's C headers name them (`ETH_IPV4`, ...).
 
 use crate::field::{get_array, get_u16, set_u16};
 use crate::{Error, Result};
@@ -7,7 +11,32 @@ use core::str::FromStr;
 use std::net::Ipv6Addr;
 
 /// Length of the Ethernet II header: destination, source, EtherType.
-pub const HEADER_LEN: usize = 14;
+pub const ETH_LEN: usize = 14;
+/// Length of a MAC address.
+pub const ETH_ALEN: usize = 6;
+/// Shortest frame without the FCS (64 bytes on the wire with it); shorter
+/// frames are padded to it.
+pub const ETH_ZLEN: usize = 60;
+/// Length of the frame check sequence, which buffers do not hold.
+pub const ETH_FCS_LEN: usize = 4;
+
+/// Offset of the destination MAC.
+pub const ETH_DST: usize = 0;
+/// Offset of the source MAC.
+pub const ETH_SRC: usize = 6;
+/// Offset of the EtherType.
+pub const ETH_TYPE: usize = 12;
+
+/// EtherType of IPv4.
+pub const ETH_IPV4: u16 = 0x0800;
+/// EtherType of ARP.
+pub const ETH_ARP: u16 = 0x0806;
+/// EtherType of IPv6.
+pub const ETH_IPV6: u16 = 0x86dd;
+/// TPID of an IEEE 802.1Q VLAN tag.
+pub const ETH_VLAN: u16 = 0x8100;
+/// TPID of an IEEE 802.1ad service tag (the outer tag of QinQ).
+pub const ETH_QINQ: u16 = 0x88a8;
 
 /// A 48-bit Ethernet MAC address.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
@@ -57,9 +86,16 @@ impl Address {
 
     /// The Ethernet multicast address an IPv6 multicast group maps to
     /// (RFC 2464 §7): 33:33 followed by the group's low 32 bits.
+    #[inline]
     pub fn ipv6_multicast(group: Ipv6Addr) -> Address {
         let o = group.octets();
         Address([0x33, 0x33, o[12], o[13], o[14], o[15]])
+    }
+
+    /// True for an address of the IPv6 multicast range 33:33:xx:xx:xx:xx.
+    #[inline]
+    pub const fn is_ipv6_multicast(&self) -> bool {
+        self.0[0] == 0x33 && self.0[1] == 0x33
     }
 }
 
@@ -135,11 +171,11 @@ impl From<u16> for EtherType {
     #[inline]
     fn from(v: u16) -> Self {
         match v {
-            0x0800 => EtherType::Ipv4,
-            0x0806 => EtherType::Arp,
-            0x86dd => EtherType::Ipv6,
-            0x8100 => EtherType::Vlan,
-            0x88a8 => EtherType::QinQ,
+            ETH_IPV4 => EtherType::Ipv4,
+            ETH_ARP => EtherType::Arp,
+            ETH_IPV6 => EtherType::Ipv6,
+            ETH_VLAN => EtherType::Vlan,
+            ETH_QINQ => EtherType::QinQ,
             other => EtherType::Unknown(other),
         }
     }
@@ -149,11 +185,11 @@ impl From<EtherType> for u16 {
     #[inline]
     fn from(e: EtherType) -> u16 {
         match e {
-            EtherType::Ipv4 => 0x0800,
-            EtherType::Arp => 0x0806,
-            EtherType::Ipv6 => 0x86dd,
-            EtherType::Vlan => 0x8100,
-            EtherType::QinQ => 0x88a8,
+            EtherType::Ipv4 => ETH_IPV4,
+            EtherType::Arp => ETH_ARP,
+            EtherType::Ipv6 => ETH_IPV6,
+            EtherType::Vlan => ETH_VLAN,
+            EtherType::QinQ => ETH_QINQ,
             EtherType::Unknown(v) => v,
         }
     }
@@ -167,7 +203,7 @@ pub struct Frame<T: AsRef<[u8]>> {
 
 impl<T: AsRef<[u8]>> Frame<T> {
     /// Wraps `buffer` without checking its length; getters may panic if
-    /// it is shorter than [`HEADER_LEN`].
+    /// it is shorter than [`ETH_LEN`].
     #[inline]
     pub const fn new_unchecked(buffer: T) -> Frame<T> {
         Frame { buffer }
@@ -184,7 +220,7 @@ impl<T: AsRef<[u8]>> Frame<T> {
     /// Checks that the buffer holds a full header.
     #[inline]
     pub fn check_len(&self) -> Result<()> {
-        if self.buffer.as_ref().len() < HEADER_LEN {
+        if self.buffer.as_ref().len() < ETH_LEN {
             Err(Error::Truncated)
         } else {
             Ok(())
@@ -200,25 +236,31 @@ impl<T: AsRef<[u8]>> Frame<T> {
     /// Destination MAC address.
     #[inline]
     pub fn dst_addr(&self) -> Address {
-        Address(get_array(self.buffer.as_ref(), 0))
+        Address(get_array(self.buffer.as_ref(), ETH_DST))
     }
 
     /// Source MAC address.
     #[inline]
     pub fn src_addr(&self) -> Address {
-        Address(get_array(self.buffer.as_ref(), 6))
+        Address(get_array(self.buffer.as_ref(), ETH_SRC))
     }
 
     /// The EtherType (may be [`EtherType::Vlan`]; see [`payload_offset`]).
     #[inline]
     pub fn ethertype(&self) -> EtherType {
-        EtherType::from(get_u16(self.buffer.as_ref(), 12))
+        EtherType::from(self.ethertype_raw())
+    }
+
+    /// The EtherType as a number, to compare with the `ETH_IPV4`, `ETH_ARP`, ... constants.
+    #[inline]
+    pub fn ethertype_raw(&self) -> u16 {
+        get_u16(self.buffer.as_ref(), ETH_TYPE)
     }
 
     /// Everything after the 14-byte header.
     #[inline]
     pub fn payload(&self) -> &[u8] {
-        &self.buffer.as_ref()[HEADER_LEN..]
+        &self.buffer.as_ref()[ETH_LEN..]
     }
 }
 
@@ -226,25 +268,34 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Frame<T> {
     /// Sets the destination MAC address.
     #[inline]
     pub fn set_dst_addr(&mut self, a: Address) {
-        self.buffer.as_mut()[0..6].copy_from_slice(&a.0);
+        self.buffer.as_mut()[ETH_DST..ETH_DST + ETH_ALEN].copy_from_slice(&a.0);
     }
 
     /// Sets the source MAC address.
     #[inline]
     pub fn set_src_addr(&mut self, a: Address) {
-        self.buffer.as_mut()[6..12].copy_from_slice(&a.0);
+        self.buffer.as_mut()[ETH_SRC..ETH_SRC + ETH_ALEN].copy_from_slice(&a.0);
     }
 
     /// Sets the EtherType.
     #[inline]
     pub fn set_ethertype(&mut self, e: EtherType) {
-        set_u16(self.buffer.as_mut(), 12, e.into());
+        set_u16(self.buffer.as_mut(), ETH_TYPE, e.into());
+    }
+
+    /// Writes the whole header: the frame goes from `src` to `dst` and
+    /// carries `ethertype` (`ETH_IPV4`, `ETH_ARP`, ...).
+    #[inline]
+    pub fn write_header(&mut self, dst: Address, src: Address, ethertype: u16) {
+        self.set_dst_addr(dst);
+        self.set_src_addr(src);
+        set_u16(self.buffer.as_mut(), ETH_TYPE, ethertype);
     }
 
     /// Mutable access to everything after the header.
     #[inline]
     pub fn payload_mut(&mut self) -> &mut [u8] {
-        &mut self.buffer.as_mut()[HEADER_LEN..]
+        &mut self.buffer.as_mut()[ETH_LEN..]
     }
 }
 
@@ -256,21 +307,20 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Frame<T> {
 /// drop as unsupported.
 #[inline]
 pub fn payload_offset(frame: &[u8]) -> Option<(EtherType, usize)> {
-    const VLAN: u16 = 0x8100;
-    const QINQ: u16 = 0x88a8;
+    use crate::vlan::VLAN_HLEN;
     let read = |at: usize| {
         frame
             .get(at..at + 2)
             .map(|b| u16::from_be_bytes([b[0], b[1]]))
     };
-    let mut at = 12;
+    let mut at = ETH_TYPE;
     let mut et = read(at)?;
-    if et == QINQ {
-        at += 4;
+    if et == ETH_QINQ {
+        at += VLAN_HLEN;
         et = read(at)?;
     }
-    if et == VLAN {
-        at += 4;
+    if et == ETH_VLAN {
+        at += VLAN_HLEN;
         et = read(at)?;
     }
     Some((EtherType::from(et), at + 2))
@@ -300,13 +350,13 @@ impl Repr {
 
     /// Header length in bytes.
     pub const fn buffer_len(&self) -> usize {
-        HEADER_LEN
+        ETH_LEN
     }
 
     /// Writes the header.
     ///
     /// # Panics
-    /// If the frame's buffer is shorter than [`HEADER_LEN`].
+    /// If the frame's buffer is shorter than [`ETH_LEN`].
     pub fn emit<T: AsRef<[u8]> + AsMut<[u8]>>(&self, frame: &mut Frame<T>) {
         frame.set_dst_addr(self.dst_addr);
         frame.set_src_addr(self.src_addr);

@@ -5,7 +5,65 @@ use crate::field::{get_u16, set_u16};
 use crate::{Error, Result};
 
 /// Length of the fixed ICMP header (type, code, checksum, 4 rest bytes).
-pub const HEADER_LEN: usize = 8;
+pub const ICMP_LEN: usize = 8;
+
+/// Offset of the type.
+pub const ICMP_TYPE: usize = 0;
+/// Offset of the code.
+pub const ICMP_CODE: usize = 1;
+/// Offset of the checksum.
+pub const ICMP_CHECKSUM: usize = 2;
+/// Offset of the rest of the header (identifier and sequence, MTU,
+/// pointer, by type).
+pub const ICMP_REST: usize = 4;
+
+// Types and codes, with the names of `<linux/icmp.h>`.
+/// Echo Reply.
+pub const ICMP_ECHOREPLY: u8 = 0;
+/// Destination Unreachable.
+pub const ICMP_DEST_UNREACH: u8 = 3;
+/// Source Quench (deprecated, still an error message).
+pub const ICMP_SOURCE_QUENCH: u8 = 4;
+/// Redirect.
+pub const ICMP_REDIRECT: u8 = 5;
+/// Echo Request.
+pub const ICMP_ECHO: u8 = 8;
+/// Time Exceeded.
+pub const ICMP_TIME_EXCEEDED: u8 = 11;
+/// Parameter Problem.
+pub const ICMP_PARAMETERPROB: u8 = 12;
+
+/// Destination Unreachable: net unreachable (no route).
+pub const ICMP_NET_UNREACH: u8 = 0;
+/// Destination Unreachable: host unreachable (neighbour unresolved).
+pub const ICMP_HOST_UNREACH: u8 = 1;
+/// Destination Unreachable: protocol unreachable.
+pub const ICMP_PROT_UNREACH: u8 = 2;
+/// Destination Unreachable: port unreachable.
+pub const ICMP_PORT_UNREACH: u8 = 3;
+/// Destination Unreachable: fragmentation needed and DF set (carries the
+/// next-hop MTU, RFC 1191).
+pub const ICMP_FRAG_NEEDED: u8 = 4;
+/// Destination Unreachable: communication administratively prohibited.
+pub const ICMP_PKT_FILTERED: u8 = 13;
+/// Time Exceeded: TTL exceeded in transit.
+pub const ICMP_EXC_TTL: u8 = 0;
+/// Time Exceeded: fragment reassembly time exceeded.
+pub const ICMP_EXC_FRAGTIME: u8 = 1;
+
+/// True for the types that report an error (RFC 1812 §4.3.2.7: no error
+/// is ever sent about one of these).
+#[inline]
+pub const fn is_error(typ: u8) -> bool {
+    matches!(
+        typ,
+        ICMP_DEST_UNREACH
+            | ICMP_SOURCE_QUENCH
+            | ICMP_REDIRECT
+            | ICMP_TIME_EXCEEDED
+            | ICMP_PARAMETERPROB
+    )
+}
 
 /// ICMP message type. Unknown values are preserved.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -29,12 +87,12 @@ pub enum Message {
 impl From<u8> for Message {
     fn from(v: u8) -> Self {
         match v {
-            0 => Message::EchoReply,
-            3 => Message::DstUnreachable,
-            5 => Message::Redirect,
-            8 => Message::EchoRequest,
-            11 => Message::TimeExceeded,
-            12 => Message::ParamProblem,
+            ICMP_ECHOREPLY => Message::EchoReply,
+            ICMP_DEST_UNREACH => Message::DstUnreachable,
+            ICMP_REDIRECT => Message::Redirect,
+            ICMP_ECHO => Message::EchoRequest,
+            ICMP_TIME_EXCEEDED => Message::TimeExceeded,
+            ICMP_PARAMETERPROB => Message::ParamProblem,
             o => Message::Unknown(o),
         }
     }
@@ -43,36 +101,15 @@ impl From<u8> for Message {
 impl From<Message> for u8 {
     fn from(m: Message) -> u8 {
         match m {
-            Message::EchoReply => 0,
-            Message::DstUnreachable => 3,
-            Message::Redirect => 5,
-            Message::EchoRequest => 8,
-            Message::TimeExceeded => 11,
-            Message::ParamProblem => 12,
+            Message::EchoReply => ICMP_ECHOREPLY,
+            Message::DstUnreachable => ICMP_DEST_UNREACH,
+            Message::Redirect => ICMP_REDIRECT,
+            Message::EchoRequest => ICMP_ECHO,
+            Message::TimeExceeded => ICMP_TIME_EXCEEDED,
+            Message::ParamProblem => ICMP_PARAMETERPROB,
             Message::Unknown(v) => v,
         }
     }
-}
-
-/// Code values for the error types a router sends.
-pub mod code {
-    /// Destination Unreachable: net unreachable (no route).
-    pub const NET_UNREACHABLE: u8 = 0;
-    /// Destination Unreachable: host unreachable (neighbor unresolved).
-    pub const HOST_UNREACHABLE: u8 = 1;
-    /// Destination Unreachable: protocol unreachable.
-    pub const PROTO_UNREACHABLE: u8 = 2;
-    /// Destination Unreachable: port unreachable.
-    pub const PORT_UNREACHABLE: u8 = 3;
-    /// Destination Unreachable: fragmentation needed and DF set (carries
-    /// the next-hop MTU, RFC 1191).
-    pub const FRAG_NEEDED: u8 = 4;
-    /// Destination Unreachable: communication administratively prohibited.
-    pub const ADMIN_PROHIBITED: u8 = 13;
-    /// Time Exceeded: TTL exceeded in transit.
-    pub const TTL_EXCEEDED_IN_TRANSIT: u8 = 0;
-    /// Time Exceeded: fragment reassembly time exceeded.
-    pub const FRAG_REASSEMBLY_EXCEEDED: u8 = 1;
 }
 
 /// A zero-copy view of an ICMPv4 message. The buffer must be exactly the
@@ -89,7 +126,7 @@ impl<T: AsRef<[u8]>> Packet<T> {
         Packet { buffer }
     }
 
-    /// Wraps `buffer`, failing with `Truncated` if shorter than [`HEADER_LEN`].
+    /// Wraps `buffer`, failing with `Truncated` if shorter than [`ICMP_LEN`].
     #[inline]
     pub fn new_checked(buffer: T) -> Result<Packet<T>> {
         let p = Self::new_unchecked(buffer);
@@ -100,7 +137,7 @@ impl<T: AsRef<[u8]>> Packet<T> {
     /// Checks that the buffer holds the fixed header.
     #[inline]
     pub fn check_len(&self) -> Result<()> {
-        if self.buffer.as_ref().len() < HEADER_LEN {
+        if self.buffer.as_ref().len() < ICMP_LEN {
             Err(Error::Truncated)
         } else {
             Ok(())
@@ -116,50 +153,56 @@ impl<T: AsRef<[u8]>> Packet<T> {
     /// Message type.
     #[inline]
     pub fn msg_type(&self) -> Message {
-        Message::from(self.buffer.as_ref()[0])
+        Message::from(self.msg_type_raw())
+    }
+
+    /// Message type as a number (an `ICMP_*` type).
+    #[inline]
+    pub fn msg_type_raw(&self) -> u8 {
+        self.buffer.as_ref()[ICMP_TYPE]
     }
 
     /// Message code.
     #[inline]
     pub fn code(&self) -> u8 {
-        self.buffer.as_ref()[1]
+        self.buffer.as_ref()[ICMP_CODE]
     }
 
     /// Checksum field.
     #[inline]
     pub fn checksum(&self) -> u16 {
-        get_u16(self.buffer.as_ref(), 2)
+        get_u16(self.buffer.as_ref(), ICMP_CHECKSUM)
     }
 
     /// Echo identifier (bytes 4..6).
     #[inline]
     pub fn echo_ident(&self) -> u16 {
-        get_u16(self.buffer.as_ref(), 4)
+        get_u16(self.buffer.as_ref(), ICMP_REST)
     }
 
     /// Echo sequence number (bytes 6..8).
     #[inline]
     pub fn echo_seq_no(&self) -> u16 {
-        get_u16(self.buffer.as_ref(), 6)
+        get_u16(self.buffer.as_ref(), ICMP_REST + 2)
     }
 
     /// Next-hop MTU of a "fragmentation needed" message (bytes 6..8).
     #[inline]
     pub fn next_hop_mtu(&self) -> u16 {
-        get_u16(self.buffer.as_ref(), 6)
+        get_u16(self.buffer.as_ref(), ICMP_REST + 2)
     }
 
     /// Pointer of a Parameter Problem message (byte 4).
     #[inline]
     pub fn pointer(&self) -> u8 {
-        self.buffer.as_ref()[4]
+        self.buffer.as_ref()[ICMP_REST]
     }
 
     /// Everything after the 8-byte header: echo data, or the invoking
     /// packet's header and first bytes for error messages.
     #[inline]
     pub fn data(&self) -> &[u8] {
-        &self.buffer.as_ref()[HEADER_LEN..]
+        &self.buffer.as_ref()[ICMP_LEN..]
     }
 
     /// True if the checksum over the whole message is correct.
@@ -173,43 +216,48 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
     /// Sets the type.
     #[inline]
     pub fn set_msg_type(&mut self, m: Message) {
-        self.buffer.as_mut()[0] = m.into();
+        self.buffer.as_mut()[ICMP_TYPE] = m.into();
     }
     /// Sets the code.
     #[inline]
     pub fn set_code(&mut self, c: u8) {
-        self.buffer.as_mut()[1] = c;
+        self.buffer.as_mut()[ICMP_CODE] = c;
     }
     /// Sets the checksum field.
     #[inline]
     pub fn set_checksum(&mut self, v: u16) {
-        set_u16(self.buffer.as_mut(), 2, v);
+        set_u16(self.buffer.as_mut(), ICMP_CHECKSUM, v);
+    }
+    /// Sets the whole rest of the header (bytes 4..8) at once.
+    #[inline]
+    pub fn set_rest(&mut self, rest: [u8; 4]) {
+        self.buffer.as_mut()[ICMP_REST..ICMP_LEN].copy_from_slice(&rest);
     }
     /// Sets the echo identifier.
     #[inline]
     pub fn set_echo_ident(&mut self, v: u16) {
-        set_u16(self.buffer.as_mut(), 4, v);
+        set_u16(self.buffer.as_mut(), ICMP_REST, v);
     }
     /// Sets the echo sequence number.
     #[inline]
     pub fn set_echo_seq_no(&mut self, v: u16) {
-        set_u16(self.buffer.as_mut(), 6, v);
+        set_u16(self.buffer.as_mut(), ICMP_REST + 2, v);
     }
     /// Sets the next-hop MTU (also zeroes the unused bytes 4..6).
     #[inline]
     pub fn set_next_hop_mtu(&mut self, v: u16) {
-        set_u16(self.buffer.as_mut(), 4, 0);
-        set_u16(self.buffer.as_mut(), 6, v);
+        let m = v.to_be_bytes();
+        self.set_rest([0, 0, m[0], m[1]]);
     }
     /// Sets the Parameter Problem pointer (and zeroes bytes 5..8).
     #[inline]
     pub fn set_pointer(&mut self, v: u8) {
-        self.buffer.as_mut()[4..8].copy_from_slice(&[v, 0, 0, 0]);
+        self.set_rest([v, 0, 0, 0]);
     }
     /// Mutable data after the header.
     #[inline]
     pub fn data_mut(&mut self) -> &mut [u8] {
-        &mut self.buffer.as_mut()[HEADER_LEN..]
+        &mut self.buffer.as_mut()[ICMP_LEN..]
     }
     /// Computes and writes the checksum over the whole buffer.
     #[inline]
@@ -243,7 +291,7 @@ pub enum Repr<'a> {
     },
     /// Destination Unreachable (with next-hop MTU for `FRAG_NEEDED`).
     DstUnreachable {
-        /// Code (see [`code`]).
+        /// Code (an `ICMP_*` code).
         code: u8,
         /// Next-hop MTU (0 unless code is `FRAG_NEEDED`).
         next_hop_mtu: u16,
@@ -252,7 +300,7 @@ pub enum Repr<'a> {
     },
     /// Time Exceeded.
     TimeExceeded {
-        /// Code (see [`code`]).
+        /// Code (an `ICMP_*` code).
         code: u8,
         /// Invoking packet.
         data: &'a [u8],
@@ -276,7 +324,7 @@ impl<'a> Repr<'a> {
         if !p.verify_checksum() {
             return Err(Error::Checksum);
         }
-        let data = &p.buffer.as_ref()[HEADER_LEN..];
+        let data = &p.buffer.as_ref()[ICMP_LEN..];
         let (code, ident, seq_no) = (p.code(), p.echo_ident(), p.echo_seq_no());
         match p.msg_type() {
             Message::EchoRequest if code == 0 => Ok(Repr::EchoRequest {
@@ -290,7 +338,7 @@ impl<'a> Repr<'a> {
                 data,
             }),
             Message::DstUnreachable => {
-                let next_hop_mtu = if code == code::FRAG_NEEDED {
+                let next_hop_mtu = if code == ICMP_FRAG_NEEDED {
                     p.next_hop_mtu()
                 } else {
                     0
@@ -320,7 +368,7 @@ impl<'a> Repr<'a> {
             | Repr::TimeExceeded { data, .. }
             | Repr::ParamProblem { data, .. } => data,
         };
-        HEADER_LEN + data.len()
+        ICMP_LEN + data.len()
     }
 
     /// Writes the message and its checksum. The buffer must be exactly
@@ -357,7 +405,7 @@ impl<'a> Repr<'a> {
         };
         p.set_msg_type(ty);
         p.set_code(code);
-        p.buffer.as_mut()[4..8].copy_from_slice(&rest);
+        p.set_rest(rest);
         p.data_mut()[..data.len()].copy_from_slice(data);
         p.fill_checksum();
     }
@@ -413,7 +461,7 @@ mod tests {
     fn frag_needed() {
         let inner = [0x45u8; 28];
         let r = Repr::DstUnreachable {
-            code: code::FRAG_NEEDED,
+            code: ICMP_FRAG_NEEDED,
             next_hop_mtu: 1400,
             data: &inner,
         };
@@ -434,7 +482,7 @@ mod tests {
             let r = match kind {
                 0 => Repr::EchoRequest { ident: a, seq_no: b, data: &data },
                 1 => Repr::EchoReply { ident: a, seq_no: b, data: &data },
-                2 => Repr::DstUnreachable { code: code::FRAG_NEEDED, next_hop_mtu: a, data: &data },
+                2 => Repr::DstUnreachable { code: ICMP_FRAG_NEEDED, next_hop_mtu: a, data: &data },
                 3 => Repr::TimeExceeded { code: c, data: &data },
                 _ => Repr::ParamProblem { code: c, pointer: b as u8, data: &data },
             };

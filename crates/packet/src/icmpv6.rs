@@ -2,14 +2,78 @@
 
 use crate::checksum;
 use crate::field::{get_u16, get_u32, set_u16, set_u32};
+use crate::ip::PROTO_ICMPV6;
 use crate::{Error, Result};
 use std::net::Ipv6Addr;
 
 /// Length of the fixed ICMPv6 header (type, code, checksum, 4 bytes).
-pub const HEADER_LEN: usize = 8;
+pub const ICMPV6_LEN: usize = 8;
 
-/// IPv6 next-header value of ICMPv6.
-const NEXT_HEADER: u8 = 58;
+/// Offset of the type.
+pub const ICMPV6_TYPE: usize = 0;
+/// Offset of the code.
+pub const ICMPV6_CODE: usize = 1;
+/// Offset of the checksum.
+pub const ICMPV6_CHECKSUM: usize = 2;
+/// Offset of the rest of the header (by type: identifier and sequence,
+/// MTU, pointer, flags).
+pub const ICMPV6_REST: usize = 4;
+
+// Types and codes, with the names of `<linux/icmpv6.h>` and `net/ndisc.h`.
+/// Destination Unreachable.
+pub const ICMPV6_DEST_UNREACH: u8 = 1;
+/// Packet Too Big.
+pub const ICMPV6_PKT_TOOBIG: u8 = 2;
+/// Time Exceeded.
+pub const ICMPV6_TIME_EXCEED: u8 = 3;
+/// Parameter Problem.
+pub const ICMPV6_PARAMPROB: u8 = 4;
+/// Echo Request.
+pub const ICMPV6_ECHO_REQUEST: u8 = 128;
+/// Echo Reply.
+pub const ICMPV6_ECHO_REPLY: u8 = 129;
+/// Router Solicitation.
+pub const NDISC_ROUTER_SOLICITATION: u8 = 133;
+/// Router Advertisement.
+pub const NDISC_ROUTER_ADVERTISEMENT: u8 = 134;
+/// Neighbor Solicitation.
+pub const NDISC_NEIGHBOUR_SOLICITATION: u8 = 135;
+/// Neighbor Advertisement.
+pub const NDISC_NEIGHBOUR_ADVERTISEMENT: u8 = 136;
+/// Redirect.
+pub const NDISC_REDIRECT: u8 = 137;
+/// Types below this bit are errors, types with it informational (RFC 4443 2.1).
+pub const ICMPV6_INFOMSG_MASK: u8 = 0x80;
+
+/// Destination Unreachable: no route to destination.
+pub const ICMPV6_NOROUTE: u8 = 0;
+/// Destination Unreachable: administratively prohibited.
+pub const ICMPV6_ADM_PROHIBITED: u8 = 1;
+/// Destination Unreachable: address unreachable (ND failed).
+pub const ICMPV6_ADDR_UNREACH: u8 = 3;
+/// Destination Unreachable: port unreachable.
+pub const ICMPV6_PORT_UNREACH: u8 = 4;
+/// Time Exceeded: hop limit exceeded in transit.
+pub const ICMPV6_EXC_HOPLIMIT: u8 = 0;
+/// Time Exceeded: fragment reassembly time exceeded.
+pub const ICMPV6_EXC_FRAGTIME: u8 = 1;
+
+/// True for the error types (RFC 4443 2.4 (e): no error is ever sent about
+/// one of these).
+#[inline]
+pub const fn is_error(typ: u8) -> bool {
+    typ & ICMPV6_INFOMSG_MASK == 0
+}
+
+/// The ICMPv6 checksum of `msg` (its checksum field included as is) with
+/// the pseudo header for `src` -> `dst`, as a partial sum: 0xffff when a
+/// received message verifies, and `!` of it is the value to write when the
+/// field was zero.
+#[inline]
+fn sum_with_pseudo_header(src: Ipv6Addr, dst: Ipv6Addr, msg: &[u8]) -> u32 {
+    let len = u32::try_from(msg.len()).unwrap_or(u32::MAX);
+    checksum::pseudo_header_v6(src, dst, PROTO_ICMPV6, len) + checksum::sum(msg)
+}
 
 /// ICMPv6 message type. Unknown values are preserved.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -43,17 +107,17 @@ pub enum Message {
 impl From<u8> for Message {
     fn from(v: u8) -> Self {
         match v {
-            1 => Message::DstUnreachable,
-            2 => Message::PacketTooBig,
-            3 => Message::TimeExceeded,
-            4 => Message::ParamProblem,
-            128 => Message::EchoRequest,
-            129 => Message::EchoReply,
-            133 => Message::RouterSolicit,
-            134 => Message::RouterAdvert,
-            135 => Message::NeighborSolicit,
-            136 => Message::NeighborAdvert,
-            137 => Message::Redirect,
+            ICMPV6_DEST_UNREACH => Message::DstUnreachable,
+            ICMPV6_PKT_TOOBIG => Message::PacketTooBig,
+            ICMPV6_TIME_EXCEED => Message::TimeExceeded,
+            ICMPV6_PARAMPROB => Message::ParamProblem,
+            ICMPV6_ECHO_REQUEST => Message::EchoRequest,
+            ICMPV6_ECHO_REPLY => Message::EchoReply,
+            NDISC_ROUTER_SOLICITATION => Message::RouterSolicit,
+            NDISC_ROUTER_ADVERTISEMENT => Message::RouterAdvert,
+            NDISC_NEIGHBOUR_SOLICITATION => Message::NeighborSolicit,
+            NDISC_NEIGHBOUR_ADVERTISEMENT => Message::NeighborAdvert,
+            NDISC_REDIRECT => Message::Redirect,
             o => Message::Unknown(o),
         }
     }
@@ -62,36 +126,20 @@ impl From<u8> for Message {
 impl From<Message> for u8 {
     fn from(m: Message) -> u8 {
         match m {
-            Message::DstUnreachable => 1,
-            Message::PacketTooBig => 2,
-            Message::TimeExceeded => 3,
-            Message::ParamProblem => 4,
-            Message::EchoRequest => 128,
-            Message::EchoReply => 129,
-            Message::RouterSolicit => 133,
-            Message::RouterAdvert => 134,
-            Message::NeighborSolicit => 135,
-            Message::NeighborAdvert => 136,
-            Message::Redirect => 137,
+            Message::DstUnreachable => ICMPV6_DEST_UNREACH,
+            Message::PacketTooBig => ICMPV6_PKT_TOOBIG,
+            Message::TimeExceeded => ICMPV6_TIME_EXCEED,
+            Message::ParamProblem => ICMPV6_PARAMPROB,
+            Message::EchoRequest => ICMPV6_ECHO_REQUEST,
+            Message::EchoReply => ICMPV6_ECHO_REPLY,
+            Message::RouterSolicit => NDISC_ROUTER_SOLICITATION,
+            Message::RouterAdvert => NDISC_ROUTER_ADVERTISEMENT,
+            Message::NeighborSolicit => NDISC_NEIGHBOUR_SOLICITATION,
+            Message::NeighborAdvert => NDISC_NEIGHBOUR_ADVERTISEMENT,
+            Message::Redirect => NDISC_REDIRECT,
             Message::Unknown(v) => v,
         }
     }
-}
-
-/// Code values for the error types a router sends.
-pub mod code {
-    /// Destination Unreachable: no route to destination.
-    pub const NO_ROUTE: u8 = 0;
-    /// Destination Unreachable: administratively prohibited.
-    pub const ADMIN_PROHIBITED: u8 = 1;
-    /// Destination Unreachable: address unreachable (ND failed).
-    pub const ADDR_UNREACHABLE: u8 = 3;
-    /// Destination Unreachable: port unreachable.
-    pub const PORT_UNREACHABLE: u8 = 4;
-    /// Time Exceeded: hop limit exceeded in transit.
-    pub const HOP_LIMIT_EXCEEDED: u8 = 0;
-    /// Time Exceeded: fragment reassembly time exceeded.
-    pub const FRAG_REASSEMBLY_EXCEEDED: u8 = 1;
 }
 
 /// A zero-copy view of an ICMPv6 message. The buffer must be exactly the
@@ -108,7 +156,7 @@ impl<T: AsRef<[u8]>> Packet<T> {
         Packet { buffer }
     }
 
-    /// Wraps `buffer`, failing with `Truncated` if shorter than [`HEADER_LEN`].
+    /// Wraps `buffer`, failing with `Truncated` if shorter than [`ICMPV6_LEN`].
     #[inline]
     pub fn new_checked(buffer: T) -> Result<Packet<T>> {
         let p = Self::new_unchecked(buffer);
@@ -119,7 +167,7 @@ impl<T: AsRef<[u8]>> Packet<T> {
     /// Checks that the buffer holds the fixed header.
     #[inline]
     pub fn check_len(&self) -> Result<()> {
-        if self.buffer.as_ref().len() < HEADER_LEN {
+        if self.buffer.as_ref().len() < ICMPV6_LEN {
             Err(Error::Truncated)
         } else {
             Ok(())
@@ -135,49 +183,55 @@ impl<T: AsRef<[u8]>> Packet<T> {
     /// Message type.
     #[inline]
     pub fn msg_type(&self) -> Message {
-        Message::from(self.buffer.as_ref()[0])
+        Message::from(self.msg_type_raw())
+    }
+
+    /// Message type as a number (an `ICMPV6_*` / `NDISC_*` type).
+    #[inline]
+    pub fn msg_type_raw(&self) -> u8 {
+        self.buffer.as_ref()[ICMPV6_TYPE]
     }
 
     /// Message code.
     #[inline]
     pub fn code(&self) -> u8 {
-        self.buffer.as_ref()[1]
+        self.buffer.as_ref()[ICMPV6_CODE]
     }
 
     /// Checksum field.
     #[inline]
     pub fn checksum(&self) -> u16 {
-        get_u16(self.buffer.as_ref(), 2)
+        get_u16(self.buffer.as_ref(), ICMPV6_CHECKSUM)
     }
 
     /// Echo identifier (bytes 4..6).
     #[inline]
     pub fn echo_ident(&self) -> u16 {
-        get_u16(self.buffer.as_ref(), 4)
+        get_u16(self.buffer.as_ref(), ICMPV6_REST)
     }
 
     /// Echo sequence number (bytes 6..8).
     #[inline]
     pub fn echo_seq_no(&self) -> u16 {
-        get_u16(self.buffer.as_ref(), 6)
+        get_u16(self.buffer.as_ref(), ICMPV6_REST + 2)
     }
 
     /// MTU of a Packet Too Big message (bytes 4..8).
     #[inline]
     pub fn pkt_too_big_mtu(&self) -> u32 {
-        get_u32(self.buffer.as_ref(), 4)
+        get_u32(self.buffer.as_ref(), ICMPV6_REST)
     }
 
     /// Pointer of a Parameter Problem message (bytes 4..8).
     #[inline]
     pub fn param_problem_ptr(&self) -> u32 {
-        get_u32(self.buffer.as_ref(), 4)
+        get_u32(self.buffer.as_ref(), ICMPV6_REST)
     }
 
     /// Everything after the 8-byte header.
     #[inline]
     pub fn data(&self) -> &[u8] {
-        &self.buffer.as_ref()[HEADER_LEN..]
+        &self.buffer.as_ref()[ICMPV6_LEN..]
     }
 
     /// True if the checksum, including the IPv6 pseudo header for
@@ -185,11 +239,8 @@ impl<T: AsRef<[u8]>> Packet<T> {
     #[inline]
     pub fn verify_checksum(&self, src: Ipv6Addr, dst: Ipv6Addr) -> bool {
         let b = self.buffer.as_ref();
-        let Ok(len) = u32::try_from(b.len()) else {
-            return false;
-        };
-        let s = checksum::pseudo_header_v6(src, dst, NEXT_HEADER, len) + checksum::sum(b);
-        checksum::fold(s) == 0xffff
+        u32::try_from(b.len()).is_ok()
+            && checksum::fold(sum_with_pseudo_header(src, dst, b)) == 0xffff
     }
 }
 
@@ -197,52 +248,53 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
     /// Sets the type.
     #[inline]
     pub fn set_msg_type(&mut self, m: Message) {
-        self.buffer.as_mut()[0] = m.into();
+        self.buffer.as_mut()[ICMPV6_TYPE] = m.into();
     }
     /// Sets the code.
     #[inline]
     pub fn set_code(&mut self, c: u8) {
-        self.buffer.as_mut()[1] = c;
+        self.buffer.as_mut()[ICMPV6_CODE] = c;
     }
     /// Sets the checksum field.
     #[inline]
     pub fn set_checksum(&mut self, v: u16) {
-        set_u16(self.buffer.as_mut(), 2, v);
+        set_u16(self.buffer.as_mut(), ICMPV6_CHECKSUM, v);
+    }
+    /// Sets the whole rest of the header (bytes 4..8) at once.
+    #[inline]
+    pub fn set_rest(&mut self, rest: [u8; 4]) {
+        self.buffer.as_mut()[ICMPV6_REST..ICMPV6_LEN].copy_from_slice(&rest);
     }
     /// Sets the echo identifier.
     #[inline]
     pub fn set_echo_ident(&mut self, v: u16) {
-        set_u16(self.buffer.as_mut(), 4, v);
+        set_u16(self.buffer.as_mut(), ICMPV6_REST, v);
     }
     /// Sets the echo sequence number.
     #[inline]
     pub fn set_echo_seq_no(&mut self, v: u16) {
-        set_u16(self.buffer.as_mut(), 6, v);
+        set_u16(self.buffer.as_mut(), ICMPV6_REST + 2, v);
     }
     /// Sets the Packet Too Big MTU.
     #[inline]
     pub fn set_pkt_too_big_mtu(&mut self, v: u32) {
-        set_u32(self.buffer.as_mut(), 4, v);
+        set_u32(self.buffer.as_mut(), ICMPV6_REST, v);
     }
     /// Sets the Parameter Problem pointer.
     #[inline]
     pub fn set_param_problem_ptr(&mut self, v: u32) {
-        set_u32(self.buffer.as_mut(), 4, v);
+        set_u32(self.buffer.as_mut(), ICMPV6_REST, v);
     }
     /// Mutable data after the header.
     #[inline]
     pub fn data_mut(&mut self) -> &mut [u8] {
-        &mut self.buffer.as_mut()[HEADER_LEN..]
+        &mut self.buffer.as_mut()[ICMPV6_LEN..]
     }
     /// Computes and writes the checksum with the IPv6 pseudo header.
     #[inline]
     pub fn fill_checksum(&mut self, src: Ipv6Addr, dst: Ipv6Addr) {
         self.set_checksum(0);
-        let b = self.buffer.as_ref();
-        let len = u32::try_from(b.len()).unwrap_or(u32::MAX);
-        let c = checksum::finish(
-            checksum::pseudo_header_v6(src, dst, NEXT_HEADER, len) + checksum::sum(b),
-        );
+        let c = checksum::finish(sum_with_pseudo_header(src, dst, self.buffer.as_ref()));
         self.set_checksum(c);
     }
 }

@@ -1,4 +1,36 @@
-//! IP protocol numbers, shared by IPv4 (`protocol`) and IPv6 (`next_header`).
+//! IP protocol numbers, shared by IPv4 (`protocol`) and IPv6 (`next_header`),
+//! and where TCP and UDP keep their ports.
+//!
+//! Upper-layer protocols are `PROTO_*`, IPv6 extension header types
+//! `IPV6_NH_*`: the names the XDP fast path's C header (`fwd.h`) gives
+//! them, so both tiers read the same words.
+
+/// IPv6 Hop-by-Hop Options.
+pub const IPV6_NH_HOP_BY_HOP: u8 = 0;
+/// ICMP.
+pub const PROTO_ICMP: u8 = 1;
+/// IGMP.
+pub const PROTO_IGMP: u8 = 2;
+/// TCP.
+pub const PROTO_TCP: u8 = 6;
+/// UDP.
+pub const PROTO_UDP: u8 = 17;
+/// IPv6 Routing header.
+pub const IPV6_NH_ROUTING: u8 = 43;
+/// IPv6 Fragment header.
+pub const IPV6_NH_FRAGMENT: u8 = 44;
+/// ICMPv6.
+pub const PROTO_ICMPV6: u8 = 58;
+/// IPv6 No Next Header (RFC 8200 4.7).
+pub const IPV6_NH_NONE: u8 = 59;
+/// IPv6 Destination Options.
+pub const IPV6_NH_DEST_OPTS: u8 = 60;
+
+/// TCP and UDP both begin with the source and destination ports (RFC 9293,
+/// RFC 768): their offsets in the transport header, read by a flow hash.
+pub const L4_SPORT: usize = 0;
+/// See [`L4_SPORT`].
+pub const L4_DPORT: usize = 2;
 
 /// An IANA "Assigned Internet Protocol Number".
 ///
@@ -34,16 +66,16 @@ impl From<u8> for Protocol {
     #[inline]
     fn from(v: u8) -> Self {
         match v {
-            0 => Protocol::HopByHop,
-            1 => Protocol::Icmp,
-            2 => Protocol::Igmp,
-            6 => Protocol::Tcp,
-            17 => Protocol::Udp,
-            43 => Protocol::Ipv6Route,
-            44 => Protocol::Ipv6Frag,
-            58 => Protocol::Icmpv6,
-            59 => Protocol::Ipv6NoNxt,
-            60 => Protocol::Ipv6Opts,
+            IPV6_NH_HOP_BY_HOP => Protocol::HopByHop,
+            PROTO_ICMP => Protocol::Icmp,
+            PROTO_IGMP => Protocol::Igmp,
+            PROTO_TCP => Protocol::Tcp,
+            PROTO_UDP => Protocol::Udp,
+            IPV6_NH_ROUTING => Protocol::Ipv6Route,
+            IPV6_NH_FRAGMENT => Protocol::Ipv6Frag,
+            PROTO_ICMPV6 => Protocol::Icmpv6,
+            IPV6_NH_NONE => Protocol::Ipv6NoNxt,
+            IPV6_NH_DEST_OPTS => Protocol::Ipv6Opts,
             other => Protocol::Unknown(other),
         }
     }
@@ -53,16 +85,16 @@ impl From<Protocol> for u8 {
     #[inline]
     fn from(p: Protocol) -> u8 {
         match p {
-            Protocol::HopByHop => 0,
-            Protocol::Icmp => 1,
-            Protocol::Igmp => 2,
-            Protocol::Tcp => 6,
-            Protocol::Udp => 17,
-            Protocol::Ipv6Route => 43,
-            Protocol::Ipv6Frag => 44,
-            Protocol::Icmpv6 => 58,
-            Protocol::Ipv6NoNxt => 59,
-            Protocol::Ipv6Opts => 60,
+            Protocol::HopByHop => IPV6_NH_HOP_BY_HOP,
+            Protocol::Icmp => PROTO_ICMP,
+            Protocol::Igmp => PROTO_IGMP,
+            Protocol::Tcp => PROTO_TCP,
+            Protocol::Udp => PROTO_UDP,
+            Protocol::Ipv6Route => IPV6_NH_ROUTING,
+            Protocol::Ipv6Frag => IPV6_NH_FRAGMENT,
+            Protocol::Icmpv6 => PROTO_ICMPV6,
+            Protocol::Ipv6NoNxt => IPV6_NH_NONE,
+            Protocol::Ipv6Opts => IPV6_NH_DEST_OPTS,
             Protocol::Unknown(v) => v,
         }
     }

@@ -8,7 +8,57 @@ use std::net::Ipv4Addr;
 pub use crate::ip::Protocol;
 
 /// Length of an IPv4 header without options.
-pub const HEADER_LEN: usize = 20;
+pub const IPV4_LEN: usize = 20;
+/// Longest IPv4 header (IHL 15).
+pub const IPV4_MAX_LEN: usize = 60;
+
+// Field offsets, named after `struct iphdr`.
+/// Offset of version (high nibble) and IHL (low nibble, in 32-bit words).
+pub const IPV4_VER_IHL: usize = 0;
+/// Offset of the DSCP/ECN byte.
+pub const IPV4_TOS: usize = 1;
+/// Offset of the total length.
+pub const IPV4_TOT_LEN: usize = 2;
+/// Offset of the identification.
+pub const IPV4_ID: usize = 4;
+/// Offset of the flags and fragment offset word.
+pub const IPV4_FRAG_OFF: usize = 6;
+/// Offset of the time to live.
+pub const IPV4_TTL: usize = 8;
+/// Offset of the protocol.
+pub const IPV4_PROTOCOL: usize = 9;
+/// Offset of the header checksum.
+pub const IPV4_CHECK: usize = 10;
+/// Offset of the source address.
+pub const IPV4_SADDR: usize = 12;
+/// Offset of the destination address.
+pub const IPV4_DADDR: usize = 16;
+
+// Bits of the word at IPV4_FRAG_OFF (names of the kernel's `net/ip.h`).
+/// Reserved flag (must be zero).
+pub const IP_RF: u16 = 0x8000;
+/// Don't Fragment.
+pub const IP_DF: u16 = 0x4000;
+/// More Fragments.
+pub const IP_MF: u16 = 0x2000;
+/// Fragment offset, in 8-byte units.
+pub const IP_OFFSET: u16 = 0x1fff;
+
+// Option types (RFC 791; names of `<linux/ip.h>`).
+/// End of option list.
+pub const IPOPT_END: u8 = 0;
+/// No operation.
+pub const IPOPT_NOOP: u8 = 1;
+/// Record Route.
+pub const IPOPT_RR: u8 = 7;
+/// Timestamp.
+pub const IPOPT_TIMESTAMP: u8 = 68;
+/// Loose Source and Record Route.
+pub const IPOPT_LSRR: u8 = 131;
+/// Strict Source and Record Route.
+pub const IPOPT_SSRR: u8 = 137;
+/// The copy flag of an option type: copied into every fragment.
+pub const IPOPT_COPY: u8 = 0x80;
 
 /// A zero-copy view of an IPv4 packet.
 ///
@@ -40,10 +90,10 @@ impl<T: AsRef<[u8]>> Packet<T> {
     #[inline]
     pub fn check_len(&self) -> Result<()> {
         let len = self.buffer.as_ref().len();
-        if len < HEADER_LEN {
+        if len < IPV4_LEN {
             return Err(Error::Truncated);
         }
-        if self.version() != 4 || self.header_len() < HEADER_LEN {
+        if self.version() != 4 || self.header_len() < IPV4_LEN {
             return Err(Error::Malformed);
         }
         if self.header_len() > len {
@@ -68,79 +118,92 @@ impl<T: AsRef<[u8]>> Packet<T> {
     /// Version field (4).
     #[inline]
     pub fn version(&self) -> u8 {
-        self.buffer.as_ref()[0] >> 4
+        self.buffer.as_ref()[IPV4_VER_IHL] >> 4
     }
 
     /// Header length in bytes (IHL * 4).
     #[inline]
     pub fn header_len(&self) -> usize {
-        usize::from(self.buffer.as_ref()[0] & 0x0f) * 4
+        usize::from(self.buffer.as_ref()[IPV4_VER_IHL] & 0x0f) * 4
     }
 
     /// The whole second byte: DSCP (6 bits) and ECN (2 bits).
     #[inline]
     pub fn dscp_ecn(&self) -> u8 {
-        self.buffer.as_ref()[1]
+        self.buffer.as_ref()[IPV4_TOS]
     }
 
     /// Differentiated Services Code Point.
     #[inline]
     pub fn dscp(&self) -> u8 {
-        self.buffer.as_ref()[1] >> 2
+        self.buffer.as_ref()[IPV4_TOS] >> 2
     }
 
     /// Explicit Congestion Notification bits.
     #[inline]
     pub fn ecn(&self) -> u8 {
-        self.buffer.as_ref()[1] & 0x03
+        self.buffer.as_ref()[IPV4_TOS] & 0x03
     }
 
     /// Total length (header + payload) in bytes.
     #[inline]
     pub fn total_len(&self) -> u16 {
-        get_u16(self.buffer.as_ref(), 2)
+        get_u16(self.buffer.as_ref(), IPV4_TOT_LEN)
     }
 
     /// Identification.
     #[inline]
     pub fn ident(&self) -> u16 {
-        get_u16(self.buffer.as_ref(), 4)
+        get_u16(self.buffer.as_ref(), IPV4_ID)
+    }
+
+    /// The flags and fragment offset word (see `IP_DF`, `IP_MF`, `IP_OFFSET`).
+    #[inline]
+    pub fn frag_off_raw(&self) -> u16 {
+        get_u16(self.buffer.as_ref(), IPV4_FRAG_OFF)
     }
 
     /// The reserved flag bit (must be zero, RFC 791).
     #[inline]
     pub fn reserved_flag(&self) -> bool {
-        self.buffer.as_ref()[6] & 0x80 != 0
+        self.frag_off_raw() & IP_RF != 0
     }
 
     /// Don't Fragment flag.
     #[inline]
     pub fn dont_frag(&self) -> bool {
-        self.buffer.as_ref()[6] & 0x40 != 0
+        self.frag_off_raw() & IP_DF != 0
     }
 
     /// More Fragments flag.
     #[inline]
     pub fn more_frags(&self) -> bool {
-        self.buffer.as_ref()[6] & 0x20 != 0
+        self.frag_off_raw() & IP_MF != 0
     }
 
     /// Fragment offset in bytes (the field counts 8-byte units).
     #[inline]
     pub fn frag_offset(&self) -> u16 {
-        (get_u16(self.buffer.as_ref(), 6) & 0x1fff) << 3
+        (self.frag_off_raw() & IP_OFFSET) << 3
     }
 
     /// True if this is any fragment (MF set or offset non-zero).
     #[inline]
     pub fn is_fragment(&self) -> bool {
-        get_u16(self.buffer.as_ref(), 6) & 0x3fff != 0
+        self.frag_off_raw() & (IP_MF | IP_OFFSET) != 0
+    }
+
+    /// True for a later fragment (offset non-zero), which carries no
+    /// transport header.
+    #[inline]
+    pub fn is_later_fragment(&self) -> bool {
+        self.frag_off_raw() & IP_OFFSET != 0
     }
 
     /// Time to live.
     #[inline]
     pub fn ttl(&self) -> u8 {
-        self.buffer.as_ref()[8]
+        self.buffer.as_ref()[IPV4_TTL]
     }
 
     /// Alias of [`ttl`](Self::ttl), named as in IPv6.
@@ -152,7 +215,13 @@ impl<T: AsRef<[u8]>> Packet<T> {
     /// Protocol of the payload.
     #[inline]
     pub fn protocol(&self) -> Protocol {
-        Protocol::from(self.buffer.as_ref()[9])
+        Protocol::from(self.protocol_raw())
+    }
+
+    /// The protocol as a number, to compare with the `PROTO_*` constants.
+    #[inline]
+    pub fn protocol_raw(&self) -> u8 {
+        self.buffer.as_ref()[IPV4_PROTOCOL]
     }
 
     /// Alias of [`protocol`](Self::protocol), named as in IPv6.
@@ -164,25 +233,25 @@ impl<T: AsRef<[u8]>> Packet<T> {
     /// Header checksum field.
     #[inline]
     pub fn checksum(&self) -> u16 {
-        get_u16(self.buffer.as_ref(), 10)
+        get_u16(self.buffer.as_ref(), IPV4_CHECK)
     }
 
     /// Source address.
     #[inline]
     pub fn src_addr(&self) -> Ipv4Addr {
-        Ipv4Addr::from(get_array::<4>(self.buffer.as_ref(), 12))
+        Ipv4Addr::from(get_array::<4>(self.buffer.as_ref(), IPV4_SADDR))
     }
 
     /// Destination address.
     #[inline]
     pub fn dst_addr(&self) -> Ipv4Addr {
-        Ipv4Addr::from(get_array::<4>(self.buffer.as_ref(), 16))
+        Ipv4Addr::from(get_array::<4>(self.buffer.as_ref(), IPV4_DADDR))
     }
 
     /// Options bytes (empty when IHL is 5).
     #[inline]
     pub fn options(&self) -> &[u8] {
-        &self.buffer.as_ref()[HEADER_LEN..self.header_len()]
+        &self.buffer.as_ref()[IPV4_LEN..self.header_len()]
     }
 
     /// The header, options included.
@@ -208,61 +277,67 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
     /// Sets the version.
     #[inline]
     pub fn set_version(&mut self, v: u8) {
-        let b = &mut self.buffer.as_mut()[0];
+        let b = &mut self.buffer.as_mut()[IPV4_VER_IHL];
         *b = (*b & 0x0f) | (v << 4);
     }
 
     /// Sets the header length in bytes (must be a multiple of 4, <= 60).
     #[inline]
     pub fn set_header_len(&mut self, len: usize) {
-        let b = &mut self.buffer.as_mut()[0];
+        let b = &mut self.buffer.as_mut()[IPV4_VER_IHL];
         *b = (*b & 0xf0) | ((len / 4) as u8 & 0x0f);
     }
 
     /// Sets the DSCP/ECN byte.
     #[inline]
     pub fn set_dscp_ecn(&mut self, v: u8) {
-        self.buffer.as_mut()[1] = v;
+        self.buffer.as_mut()[IPV4_TOS] = v;
     }
 
     /// Sets the total length.
     #[inline]
     pub fn set_total_len(&mut self, v: u16) {
-        set_u16(self.buffer.as_mut(), 2, v);
+        set_u16(self.buffer.as_mut(), IPV4_TOT_LEN, v);
     }
 
     /// Sets the identification.
     #[inline]
     pub fn set_ident(&mut self, v: u16) {
-        set_u16(self.buffer.as_mut(), 4, v);
+        set_u16(self.buffer.as_mut(), IPV4_ID, v);
+    }
+
+    /// Sets the whole flags and fragment offset word.
+    #[inline]
+    pub fn set_frag_off_raw(&mut self, v: u16) {
+        set_u16(self.buffer.as_mut(), IPV4_FRAG_OFF, v);
     }
 
     /// Sets the Don't Fragment flag.
     #[inline]
     pub fn set_dont_frag(&mut self, v: bool) {
-        let b = &mut self.buffer.as_mut()[6];
-        *b = (*b & !0x40) | if v { 0x40 } else { 0 };
+        let raw = self.frag_off_raw();
+        self.set_frag_off_raw((raw & !IP_DF) | if v { IP_DF } else { 0 });
     }
 
     /// Sets the More Fragments flag.
     #[inline]
     pub fn set_more_frags(&mut self, v: bool) {
-        let b = &mut self.buffer.as_mut()[6];
-        *b = (*b & !0x20) | if v { 0x20 } else { 0 };
+        let raw = self.frag_off_raw();
+        self.set_frag_off_raw((raw & !IP_MF) | if v { IP_MF } else { 0 });
     }
 
     /// Sets the fragment offset in bytes (must be a multiple of 8).
     #[inline]
     pub fn set_frag_offset(&mut self, bytes: u16) {
-        let raw = get_u16(self.buffer.as_ref(), 6);
-        set_u16(self.buffer.as_mut(), 6, (raw & 0xe000) | (bytes >> 3));
+        let raw = self.frag_off_raw();
+        self.set_frag_off_raw((raw & !IP_OFFSET) | (bytes >> 3));
     }
 
     /// Sets the TTL (checksum not updated; see
     /// [`decrement_ttl_incremental`](Self::decrement_ttl_incremental)).
     #[inline]
     pub fn set_ttl(&mut self, v: u8) {
-        self.buffer.as_mut()[8] = v;
+        self.buffer.as_mut()[IPV4_TTL] = v;
     }
 
     /// Alias of [`set_ttl`](Self::set_ttl).
@@ -274,7 +349,7 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
     /// Sets the protocol.
     #[inline]
     pub fn set_protocol(&mut self, p: Protocol) {
-        self.buffer.as_mut()[9] = p.into();
+        self.buffer.as_mut()[IPV4_PROTOCOL] = p.into();
     }
 
     /// Alias of [`set_protocol`](Self::set_protocol).
@@ -286,19 +361,19 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
     /// Sets the checksum field.
     #[inline]
     pub fn set_checksum(&mut self, v: u16) {
-        set_u16(self.buffer.as_mut(), 10, v);
+        set_u16(self.buffer.as_mut(), IPV4_CHECK, v);
     }
 
     /// Sets the source address.
     #[inline]
     pub fn set_src_addr(&mut self, a: Ipv4Addr) {
-        self.buffer.as_mut()[12..16].copy_from_slice(&a.octets());
+        self.buffer.as_mut()[IPV4_SADDR..IPV4_SADDR + 4].copy_from_slice(&a.octets());
     }
 
     /// Sets the destination address.
     #[inline]
     pub fn set_dst_addr(&mut self, a: Ipv4Addr) {
-        self.buffer.as_mut()[16..20].copy_from_slice(&a.octets());
+        self.buffer.as_mut()[IPV4_DADDR..IPV4_DADDR + 4].copy_from_slice(&a.octets());
     }
 
     /// Recomputes the header checksum over `header_len` bytes.
@@ -316,16 +391,16 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
     #[inline]
     pub fn decrement_ttl_incremental(&mut self) -> u8 {
         // One bounds check for the whole 12-byte prefix we touch.
-        let h = &mut self.buffer.as_mut()[..12];
-        let (ttl, proto) = (h[8], h[9]);
+        let h = &mut self.buffer.as_mut()[..IPV4_CHECK + 2];
+        let (ttl, proto) = (h[IPV4_TTL], h[IPV4_PROTOCOL]);
         if ttl == 0 {
             return 0;
         }
         let old_word = u16::from_be_bytes([ttl, proto]);
         let new_word = u16::from_be_bytes([ttl - 1, proto]);
-        let c = checksum::update_u16(get_u16(h, 10), old_word, new_word);
-        h[8] = ttl - 1;
-        set_u16(h, 10, c);
+        let c = checksum::update_u16(get_u16(h, IPV4_CHECK), old_word, new_word);
+        h[IPV4_TTL] = ttl - 1;
+        set_u16(h, IPV4_CHECK, c);
         ttl - 1
     }
 
@@ -368,14 +443,14 @@ impl Repr {
         if !p.verify_checksum() {
             return Err(Error::Checksum);
         }
-        if p.header_len() != HEADER_LEN || p.is_fragment() || p.reserved_flag() {
+        if p.header_len() != IPV4_LEN || p.is_fragment() || p.reserved_flag() {
             return Err(Error::Unsupported);
         }
         Ok(Repr {
             src_addr: p.src_addr(),
             dst_addr: p.dst_addr(),
             protocol: p.protocol(),
-            payload_len: usize::from(p.total_len()) - HEADER_LEN,
+            payload_len: usize::from(p.total_len()) - IPV4_LEN,
             ttl: p.ttl(),
             dscp_ecn: p.dscp_ecn(),
             ident: p.ident(),
@@ -385,27 +460,27 @@ impl Repr {
 
     /// Header length (20).
     pub const fn buffer_len(&self) -> usize {
-        HEADER_LEN
+        IPV4_LEN
     }
 
     /// Header plus payload length.
     pub const fn total_len(&self) -> usize {
-        HEADER_LEN + self.payload_len
+        IPV4_LEN + self.payload_len
     }
 
     /// Writes the header, including the checksum.
     ///
     /// # Panics
-    /// If the buffer is shorter than [`HEADER_LEN`] or `payload_len`
+    /// If the buffer is shorter than [`IPV4_LEN`] or `payload_len`
     /// exceeds 65515.
     pub fn emit<T: AsRef<[u8]> + AsMut<[u8]>>(&self, p: &mut Packet<T>) {
         let total = u16::try_from(self.total_len()).expect("IPv4 payload_len too large");
         p.set_version(4);
-        p.set_header_len(HEADER_LEN);
+        p.set_header_len(IPV4_LEN);
         p.set_dscp_ecn(self.dscp_ecn);
         p.set_total_len(total);
         p.set_ident(self.ident);
-        set_u16(p.buffer.as_mut(), 6, 0);
+        p.set_frag_off_raw(0);
         p.set_dont_frag(self.dont_frag);
         p.set_ttl(self.ttl);
         p.set_protocol(self.protocol);
@@ -425,6 +500,16 @@ pub fn is_martian_source(a: Ipv4Addr) -> bool {
     first == 0 || first == 127 || first >= 224
 }
 
+/// True for destination addresses a router must never forward to (RFC
+/// 1812 §5.3.7 / §4.2.2.11): 0.0.0.0/8, 127.0.0.0/8 and 240.0.0.0/4
+/// (reserved, which includes the limited broadcast; see
+/// [`is_limited_broadcast`] to tell it apart).
+#[inline]
+pub fn is_martian_destination(a: Ipv4Addr) -> bool {
+    let first = a.octets()[0];
+    first == 0 || first == 127 || first >= 240
+}
+
 /// True for 255.255.255.255, which is never forwarded (RFC 1812 §5.3.5.1).
 #[inline]
 pub fn is_limited_broadcast(a: Ipv4Addr) -> bool {
@@ -435,6 +520,74 @@ pub fn is_limited_broadcast(a: Ipv4Addr) -> bool {
 #[inline]
 pub fn is_multicast(a: Ipv4Addr) -> bool {
     a.octets()[0] & 0xf0 == 0xe0
+}
+
+/// Checks the options of an IPv4 header (the bytes after the first 20):
+/// every option fits, lengths are at least 2, and the options with a
+/// pointer (Record Route, Loose/Strict Source Route, Timestamp) are long
+/// enough for it and point at least at their first slot (RFC 791, RFC
+/// 1812 §5.2.2). On error, returns the offset in `opts` of the offending
+/// octet, for the pointer of an ICMP Parameter Problem.
+pub fn options_check(opts: &[u8]) -> core::result::Result<(), usize> {
+    let mut i = 0;
+    while i < opts.len() {
+        match opts[i] {
+            IPOPT_END => return Ok(()),
+            IPOPT_NOOP => i += 1,
+            t => {
+                if i + 1 >= opts.len() {
+                    return Err(i);
+                }
+                let l = opts[i + 1] as usize;
+                if l < 2 || i + l > opts.len() {
+                    return Err(i + 1);
+                }
+                let min_pointer = match t {
+                    // The first address at 4.
+                    IPOPT_RR | IPOPT_LSRR | IPOPT_SSRR => 4,
+                    // The first slot at 5.
+                    IPOPT_TIMESTAMP => 5,
+                    _ => 0,
+                };
+                if min_pointer > 0 {
+                    if l < min_pointer - 1 {
+                        return Err(i + 1);
+                    }
+                    if (opts[i + 2] as usize) < min_pointer {
+                        return Err(i + 2);
+                    }
+                }
+                i += l;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Copies the options with the copy flag ([`IPOPT_COPY`]) from `opts` into
+/// `out`, padded with end-of-list to a multiple of 4, for the header of a
+/// non-first fragment (RFC 791 3.2); returns the length written. `opts`
+/// must have passed [`options_check`].
+pub fn copied_options(opts: &[u8], out: &mut [u8]) -> usize {
+    let mut i = 0;
+    let mut n = 0;
+    while i < opts.len() {
+        match opts[i] {
+            IPOPT_END => break,
+            IPOPT_NOOP => i += 1,
+            t => {
+                let l = opts[i + 1] as usize;
+                if t & IPOPT_COPY != 0 {
+                    out[n..n + l].copy_from_slice(&opts[i..i + l]);
+                    n += l;
+                }
+                i += l;
+            }
+        }
+    }
+    let padded = n.div_ceil(4) * 4;
+    out[n..padded].fill(IPOPT_END);
+    padded
 }
 
 #[cfg(test)]
@@ -557,11 +710,46 @@ mod tests {
         ] {
             assert!(!is_martian_source(a.parse().unwrap()), "{a}");
         }
+        for a in ["0.0.0.1", "127.1.2.3", "240.0.0.1", "255.255.255.255"] {
+            assert!(is_martian_destination(a.parse().unwrap()), "{a}");
+        }
+        for a in ["198.18.0.1", "224.0.0.1", "239.255.255.255"] {
+            assert!(!is_martian_destination(a.parse().unwrap()), "{a}");
+        }
         assert!(is_limited_broadcast(Ipv4Addr::BROADCAST));
         assert!(!is_limited_broadcast(Ipv4Addr::new(198, 18, 255, 255)));
         assert!(
             is_multicast(Ipv4Addr::new(224, 0, 0, 5)) && !is_multicast(Ipv4Addr::new(240, 0, 0, 1))
         );
+    }
+
+    #[test]
+    fn options_point_at_the_offending_octet() {
+        assert_eq!(
+            options_check(&[IPOPT_NOOP, IPOPT_NOOP, IPOPT_NOOP, 0]),
+            Ok(())
+        );
+        assert_eq!(options_check(&[IPOPT_RR, 7, 4, 0, 0, 0, 0, 0]), Ok(()));
+        // Length beyond the options; below 2; a type with no room for its
+        // length; Record Route pointing below 4; Timestamp below 5.
+        assert_eq!(options_check(&[1, 7, 9, 4]), Err(2));
+        assert_eq!(options_check(&[7, 1, 0, 0]), Err(1));
+        assert_eq!(options_check(&[1, 1, 1, 0x44]), Err(3));
+        assert_eq!(options_check(&[7, 7, 3, 0, 0, 0, 0, 0]), Err(2));
+        assert_eq!(options_check(&[0x44, 8, 4, 0, 0, 0, 0, 0]), Err(2));
+        assert_eq!(options_check(&[7, 9, 0, 0]), Err(1));
+    }
+
+    #[test]
+    fn copied_options_keep_only_the_copy_flag() {
+        // NOP, Record Route (not copied, len 7), a copied option (0x82, len 4).
+        let opts = [1, 7, 7, 4, 0, 0, 0, 0, 0x82, 4, 9, 9, 0, 0, 0, 0];
+        assert!(options_check(&opts).is_ok());
+        let mut out = [0xaau8; 16];
+        let n = copied_options(&opts, &mut out);
+        assert_eq!(&out[..n], &[0x82, 4, 9, 9]);
+        let n = copied_options(&[0x83, 3, 4], &mut out);
+        assert_eq!(&out[..n], &[0x83, 3, 4, IPOPT_END]);
     }
 
     proptest! {

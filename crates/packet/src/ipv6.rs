@@ -12,7 +12,24 @@ use std::net::Ipv6Addr;
 pub use crate::ip::Protocol;
 
 /// Length of the fixed IPv6 header.
-pub const HEADER_LEN: usize = 40;
+pub const IPV6_LEN: usize = 40;
+/// The minimum link MTU of IPv6 (RFC 8200 §5).
+pub const IPV6_MIN_MTU: usize = 1280;
+
+// Field offsets, named after `struct ipv6hdr`.
+/// Offset of the payload length.
+pub const IPV6_PAYLOAD_LEN: usize = 4;
+/// Offset of the next header.
+pub const IPV6_NEXTHDR: usize = 6;
+/// Offset of the hop limit.
+pub const IPV6_HOP_LIMIT: usize = 7;
+/// Offset of the source address.
+pub const IPV6_SADDR: usize = 8;
+/// Offset of the destination address.
+pub const IPV6_DADDR: usize = 24;
+
+/// The link-local all-nodes group, ff02::1.
+pub const ALL_NODES: Ipv6Addr = Ipv6Addr::new(0xff02, 0, 0, 0, 0, 0, 0, 1);
 
 /// A zero-copy view of an IPv6 packet. The buffer may extend past the
 /// payload (Ethernet padding); `payload()` is bounded by `payload_len`.
@@ -40,13 +57,13 @@ impl<T: AsRef<[u8]>> Packet<T> {
     #[inline]
     pub fn check_len(&self) -> Result<()> {
         let len = self.buffer.as_ref().len();
-        if len < HEADER_LEN {
+        if len < IPV6_LEN {
             return Err(Error::Truncated);
         }
         if self.version() != 6 {
             return Err(Error::Malformed);
         }
-        if HEADER_LEN + usize::from(self.payload_len()) > len {
+        if IPV6_LEN + usize::from(self.payload_len()) > len {
             return Err(Error::Truncated);
         }
         Ok(())
@@ -79,37 +96,44 @@ impl<T: AsRef<[u8]>> Packet<T> {
     /// Payload length (everything after the fixed header).
     #[inline]
     pub fn payload_len(&self) -> u16 {
-        get_u16(self.buffer.as_ref(), 4)
+        get_u16(self.buffer.as_ref(), IPV6_PAYLOAD_LEN)
     }
 
     /// Next header (first extension header or upper-layer protocol).
     #[inline]
     pub fn next_header(&self) -> Protocol {
-        Protocol::from(self.buffer.as_ref()[6])
+        Protocol::from(self.next_header_raw())
+    }
+
+    /// The next header as a number, to compare with the `PROTO_*` and
+    /// `IPV6_NH_*` constants.
+    #[inline]
+    pub fn next_header_raw(&self) -> u8 {
+        self.buffer.as_ref()[IPV6_NEXTHDR]
     }
 
     /// Hop limit.
     #[inline]
     pub fn hop_limit(&self) -> u8 {
-        self.buffer.as_ref()[7]
+        self.buffer.as_ref()[IPV6_HOP_LIMIT]
     }
 
     /// Source address.
     #[inline]
     pub fn src_addr(&self) -> Ipv6Addr {
-        Ipv6Addr::from(get_array::<16>(self.buffer.as_ref(), 8))
+        Ipv6Addr::from(get_array::<16>(self.buffer.as_ref(), IPV6_SADDR))
     }
 
     /// Destination address.
     #[inline]
     pub fn dst_addr(&self) -> Ipv6Addr {
-        Ipv6Addr::from(get_array::<16>(self.buffer.as_ref(), 24))
+        Ipv6Addr::from(get_array::<16>(self.buffer.as_ref(), IPV6_DADDR))
     }
 
     /// Payload, bounded by `payload_len`.
     #[inline]
     pub fn payload(&self) -> &[u8] {
-        &self.buffer.as_ref()[HEADER_LEN..HEADER_LEN + usize::from(self.payload_len())]
+        &self.buffer.as_ref()[IPV6_LEN..IPV6_LEN + usize::from(self.payload_len())]
     }
 }
 
@@ -142,38 +166,38 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
     /// Sets the payload length.
     #[inline]
     pub fn set_payload_len(&mut self, v: u16) {
-        set_u16(self.buffer.as_mut(), 4, v);
+        set_u16(self.buffer.as_mut(), IPV6_PAYLOAD_LEN, v);
     }
 
     /// Sets the next header.
     #[inline]
     pub fn set_next_header(&mut self, p: Protocol) {
-        self.buffer.as_mut()[6] = p.into();
+        self.buffer.as_mut()[IPV6_NEXTHDR] = p.into();
     }
 
     /// Sets the hop limit (IPv6 has no header checksum to patch).
     #[inline]
     pub fn set_hop_limit(&mut self, v: u8) {
-        self.buffer.as_mut()[7] = v;
+        self.buffer.as_mut()[IPV6_HOP_LIMIT] = v;
     }
 
     /// Sets the source address.
     #[inline]
     pub fn set_src_addr(&mut self, a: Ipv6Addr) {
-        self.buffer.as_mut()[8..24].copy_from_slice(&a.octets());
+        self.buffer.as_mut()[IPV6_SADDR..IPV6_SADDR + 16].copy_from_slice(&a.octets());
     }
 
     /// Sets the destination address.
     #[inline]
     pub fn set_dst_addr(&mut self, a: Ipv6Addr) {
-        self.buffer.as_mut()[24..40].copy_from_slice(&a.octets());
+        self.buffer.as_mut()[IPV6_DADDR..IPV6_DADDR + 16].copy_from_slice(&a.octets());
     }
 
     /// Mutable payload, bounded by `payload_len`.
     #[inline]
     pub fn payload_mut(&mut self) -> &mut [u8] {
-        let end = HEADER_LEN + usize::from(self.payload_len());
-        &mut self.buffer.as_mut()[HEADER_LEN..end]
+        let end = IPV6_LEN + usize::from(self.payload_len());
+        &mut self.buffer.as_mut()[IPV6_LEN..end]
     }
 }
 
@@ -208,13 +232,13 @@ impl Repr {
 
     /// Header length (40).
     pub const fn buffer_len(&self) -> usize {
-        HEADER_LEN
+        IPV6_LEN
     }
 
     /// Writes the fixed header.
     ///
     /// # Panics
-    /// If the buffer is shorter than [`HEADER_LEN`] or `payload_len`
+    /// If the buffer is shorter than [`IPV6_LEN`] or `payload_len`
     /// exceeds 65535.
     pub fn emit<T: AsRef<[u8]> + AsMut<[u8]>>(&self, p: &mut Packet<T>) {
         let len = u16::try_from(self.payload_len).expect("IPv6 payload_len too large");
@@ -260,14 +284,6 @@ pub fn is_unspecified(a: Ipv6Addr) -> bool {
 #[inline]
 pub fn is_loopback(a: Ipv6Addr) -> bool {
     a == Ipv6Addr::LOCALHOST
-}
-
-/// Multicast scope (low nibble of the second byte), `None` for unicast.
-/// Scope 1 (interface) and 2 (link) must not be forwarded.
-#[inline]
-pub fn multicast_scope(a: Ipv6Addr) -> Option<u8> {
-    let o = a.octets();
-    (o[0] == 0xff).then_some(o[1] & 0x0f)
 }
 
 #[cfg(test)]
@@ -333,8 +349,6 @@ mod tests {
             "ff02::1:ff02:3".parse::<Ipv6Addr>().unwrap()
         );
         assert!(is_multicast("ff02::1".parse().unwrap()));
-        assert_eq!(multicast_scope("ff05::2".parse().unwrap()), Some(5));
-        assert_eq!(multicast_scope(a), None);
         assert!(
             is_link_local("fe80::1".parse().unwrap()) && is_link_local("febf::1".parse().unwrap())
         );
@@ -348,7 +362,7 @@ mod tests {
         fn repr_roundtrip(src in any::<[u8; 16]>(), dst in any::<[u8; 16]>(), nh in any::<u8>(),
                           payload_len in 0usize..300, hop_limit in any::<u8>()) {
             let r = Repr { src_addr: src.into(), dst_addr: dst.into(), next_header: nh.into(), payload_len, hop_limit };
-            let mut b = vec![0xffu8; HEADER_LEN + payload_len];
+            let mut b = vec![0xffu8; IPV6_LEN + payload_len];
             r.emit(&mut Packet::new_unchecked(&mut b[..]));
             let p = Packet::new_checked(&b[..]).unwrap();
             prop_assert_eq!((p.traffic_class(), p.flow_label()), (0, 0));

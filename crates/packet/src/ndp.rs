@@ -11,19 +11,28 @@ use crate::{Error, Result};
 use std::net::Ipv6Addr;
 
 /// Length of an NS/NA message without options.
-pub const NEIGHBOR_LEN: usize = 24;
+pub const ND_NEIGHBOR_LEN: usize = 24;
+/// Offset of the flags byte (R/S/O of an NA, reserved in an NS).
+pub const ND_FLAGS: usize = 4;
+/// Offset of the target address.
+pub const ND_TARGET: usize = 8;
+/// Offset of the first option.
+pub const ND_OPTIONS: usize = 24;
+/// Length of a link-layer address option carrying an Ethernet address
+/// (options count their length in units of 8 bytes).
+pub const ND_OPT_LL_ADDR_LEN: usize = 8;
 
-/// Option type: Source Link-Layer Address.
-pub const OPT_SOURCE_LL_ADDR: u8 = 1;
+/// Option type: Source Link-Layer Address (`net/ndisc.h` names).
+pub const ND_OPT_SOURCE_LL_ADDR: u8 = 1;
 /// Option type: Target Link-Layer Address.
-pub const OPT_TARGET_LL_ADDR: u8 = 2;
+pub const ND_OPT_TARGET_LL_ADDR: u8 = 2;
 
 /// NA flag: sender is a router.
-pub const FLAG_ROUTER: u8 = 0x80;
+pub const ND_NA_FLAG_ROUTER: u8 = 0x80;
 /// NA flag: sent in response to a solicitation.
-pub const FLAG_SOLICITED: u8 = 0x40;
+pub const ND_NA_FLAG_SOLICITED: u8 = 0x40;
 /// NA flag: override an existing cache entry.
-pub const FLAG_OVERRIDE: u8 = 0x20;
+pub const ND_NA_FLAG_OVERRIDE: u8 = 0x20;
 
 /// A zero-copy view of a Neighbor Solicitation or Advertisement.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,7 +60,7 @@ impl<T: AsRef<[u8]>> Neighbor<T> {
     #[inline]
     pub fn check_len(&self) -> Result<()> {
         let b = self.buffer.as_ref();
-        if b.len() < NEIGHBOR_LEN {
+        if b.len() < ND_NEIGHBOR_LEN {
             return Err(Error::Truncated);
         }
         match Message::from(b[0]) {
@@ -75,38 +84,38 @@ impl<T: AsRef<[u8]>> Neighbor<T> {
     /// The raw flags byte (R/S/O in an NA, reserved in an NS).
     #[inline]
     pub fn flags(&self) -> u8 {
-        self.buffer.as_ref()[4]
+        self.buffer.as_ref()[ND_FLAGS]
     }
 
     /// NA Router flag.
     #[inline]
     pub fn router_flag(&self) -> bool {
-        self.flags() & FLAG_ROUTER != 0
+        self.flags() & ND_NA_FLAG_ROUTER != 0
     }
 
     /// NA Solicited flag.
     #[inline]
     pub fn solicited_flag(&self) -> bool {
-        self.flags() & FLAG_SOLICITED != 0
+        self.flags() & ND_NA_FLAG_SOLICITED != 0
     }
 
     /// NA Override flag.
     #[inline]
     pub fn override_flag(&self) -> bool {
-        self.flags() & FLAG_OVERRIDE != 0
+        self.flags() & ND_NA_FLAG_OVERRIDE != 0
     }
 
     /// Target address.
     #[inline]
     pub fn target_addr(&self) -> Ipv6Addr {
-        Ipv6Addr::from(get_array::<16>(self.buffer.as_ref(), 8))
+        Ipv6Addr::from(get_array::<16>(self.buffer.as_ref(), ND_TARGET))
     }
 
     /// Iterates the options after the target address.
     #[inline]
     pub fn options(&self) -> OptionIter<'_> {
         OptionIter {
-            data: &self.buffer.as_ref()[NEIGHBOR_LEN..],
+            data: &self.buffer.as_ref()[ND_OPTIONS..],
         }
     }
 
@@ -124,13 +133,13 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Neighbor<T> {
     /// Sets the flags byte (and zeroes the 3 reserved bytes).
     #[inline]
     pub fn set_flags(&mut self, flags: u8) {
-        self.buffer.as_mut()[4..8].copy_from_slice(&[flags, 0, 0, 0]);
+        self.buffer.as_mut()[ND_FLAGS..ND_TARGET].copy_from_slice(&[flags, 0, 0, 0]);
     }
 
     /// Sets the target address.
     #[inline]
     pub fn set_target_addr(&mut self, a: Ipv6Addr) {
-        self.buffer.as_mut()[8..24].copy_from_slice(&a.octets());
+        self.buffer.as_mut()[ND_TARGET..ND_OPTIONS].copy_from_slice(&a.octets());
     }
 }
 
@@ -147,7 +156,7 @@ impl NdpOption<'_> {
     /// The Ethernet address in a source/target link-layer address option.
     pub fn link_layer_addr(&self) -> Option<EthernetAddress> {
         match self.kind {
-            OPT_SOURCE_LL_ADDR | OPT_TARGET_LL_ADDR => EthernetAddress::from_bytes(self.data),
+            ND_OPT_SOURCE_LL_ADDR | ND_OPT_TARGET_LL_ADDR => EthernetAddress::from_bytes(self.data),
             _ => None,
         }
     }
@@ -223,9 +232,9 @@ impl Repr {
             return Err(Error::Malformed);
         }
         let want = if n.msg_type() == Message::NeighborSolicit {
-            OPT_SOURCE_LL_ADDR
+            ND_OPT_SOURCE_LL_ADDR
         } else {
-            OPT_TARGET_LL_ADDR
+            ND_OPT_TARGET_LL_ADDR
         };
         let mut lladdr = None;
         for opt in n.options() {
@@ -253,7 +262,7 @@ impl Repr {
         let ll = match self {
             Repr::NeighborSolicit { lladdr, .. } | Repr::NeighborAdvert { lladdr, .. } => lladdr,
         };
-        NEIGHBOR_LEN + if ll.is_some() { 8 } else { 0 }
+        ND_NEIGHBOR_LEN + if ll.is_some() { ND_OPT_LL_ADDR_LEN } else { 0 }
     }
 
     /// Writes the whole ICMPv6 message with a zero checksum; call
@@ -271,7 +280,7 @@ impl Repr {
                 0,
                 target_addr,
                 lladdr,
-                OPT_SOURCE_LL_ADDR,
+                ND_OPT_SOURCE_LL_ADDR,
             ),
             Repr::NeighborAdvert {
                 flags,
@@ -282,7 +291,7 @@ impl Repr {
                 flags,
                 target_addr,
                 lladdr,
-                OPT_TARGET_LL_ADDR,
+                ND_OPT_TARGET_LL_ADDR,
             ),
         };
         let b = buf.as_mut();
@@ -294,9 +303,10 @@ impl Repr {
         n.set_flags(flags);
         n.set_target_addr(target);
         if let Some(a) = ll {
-            b[NEIGHBOR_LEN] = kind;
-            b[NEIGHBOR_LEN + 1] = 1;
-            b[NEIGHBOR_LEN + 2..NEIGHBOR_LEN + 8].copy_from_slice(&a.0);
+            let o = &mut b[ND_OPTIONS..ND_OPTIONS + ND_OPT_LL_ADDR_LEN];
+            o[0] = kind;
+            o[1] = (ND_OPT_LL_ADDR_LEN / 8) as u8;
+            o[2..].copy_from_slice(&a.0);
         }
     }
 }
@@ -326,19 +336,28 @@ mod tests {
             .verify_checksum(src, dst));
         let n = Neighbor::new_checked(&b[..]).unwrap();
         assert_eq!(n.target_addr(), target);
-        assert_eq!(n.link_layer_addr(OPT_SOURCE_LL_ADDR), Some(mac));
-        assert_eq!(n.link_layer_addr(OPT_TARGET_LL_ADDR), None);
+        assert_eq!(n.link_layer_addr(ND_OPT_SOURCE_LL_ADDR), Some(mac));
+        assert_eq!(n.link_layer_addr(ND_OPT_TARGET_LL_ADDR), None);
         assert_eq!(Repr::parse(&n).unwrap(), r);
     }
 
     #[test]
     fn advert_flags_and_bad_options() {
-        let mut b = vec![136u8, 0, 0, 0, FLAG_SOLICITED | FLAG_OVERRIDE, 0, 0, 0];
+        let mut b = vec![
+            136u8,
+            0,
+            0,
+            0,
+            ND_NA_FLAG_SOLICITED | ND_NA_FLAG_OVERRIDE,
+            0,
+            0,
+            0,
+        ];
         b.extend_from_slice(&[0u8; 16]);
         b.extend_from_slice(&[2, 0, 1, 2, 3, 4, 5, 6]);
         let n = Neighbor::new_checked(&b[..]).unwrap();
         assert!(!n.router_flag() && n.solicited_flag() && n.override_flag());
-        assert_eq!(n.link_layer_addr(OPT_TARGET_LL_ADDR), None); // length 0 is malformed
+        assert_eq!(n.link_layer_addr(ND_OPT_TARGET_LL_ADDR), None); // length 0 is malformed
         assert_eq!(Repr::parse(&n), Err(Error::Malformed));
         b[25] = 2; // claims 16 bytes, only 8 present
         let n = Neighbor::new_checked(&b[..]).unwrap();

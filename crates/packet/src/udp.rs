@@ -2,13 +2,21 @@
 
 use crate::checksum;
 use crate::field::{get_u16, set_u16};
+use crate::ip::{L4_DPORT, L4_SPORT, PROTO_UDP};
 use crate::{Error, Result};
 use std::net::{Ipv4Addr, Ipv6Addr};
 
 /// Length of the UDP header.
-pub const HEADER_LEN: usize = 8;
+pub const UDP_LEN: usize = 8;
 
-const PROTO: u8 = 17;
+/// Offset of the source port.
+pub const UDP_SOURCE: usize = L4_SPORT;
+/// Offset of the destination port.
+pub const UDP_DEST: usize = L4_DPORT;
+/// Offset of the length (header and payload).
+pub const UDP_LENGTH: usize = 4;
+/// Offset of the checksum.
+pub const UDP_CHECK: usize = 6;
 
 /// A zero-copy view of a UDP datagram. The buffer may extend past the
 /// `len` field (e.g. padding); `payload()` is bounded by `len`.
@@ -36,11 +44,11 @@ impl<T: AsRef<[u8]>> Packet<T> {
     #[inline]
     pub fn check_len(&self) -> Result<()> {
         let n = self.buffer.as_ref().len();
-        if n < HEADER_LEN {
+        if n < UDP_LEN {
             return Err(Error::Truncated);
         }
         let len = usize::from(self.len());
-        if len < HEADER_LEN {
+        if len < UDP_LEN {
             return Err(Error::Malformed);
         }
         if len > n {
@@ -58,37 +66,37 @@ impl<T: AsRef<[u8]>> Packet<T> {
     /// Source port.
     #[inline]
     pub fn src_port(&self) -> u16 {
-        get_u16(self.buffer.as_ref(), 0)
+        get_u16(self.buffer.as_ref(), UDP_SOURCE)
     }
 
     /// Destination port.
     #[inline]
     pub fn dst_port(&self) -> u16 {
-        get_u16(self.buffer.as_ref(), 2)
+        get_u16(self.buffer.as_ref(), UDP_DEST)
     }
 
     /// Length field (header + payload).
     #[inline]
     pub fn len(&self) -> u16 {
-        get_u16(self.buffer.as_ref(), 4)
+        get_u16(self.buffer.as_ref(), UDP_LENGTH)
     }
 
     /// True if the length field says there is no payload.
     #[inline]
     pub fn is_empty(&self) -> bool {
-        usize::from(self.len()) <= HEADER_LEN
+        usize::from(self.len()) <= UDP_LEN
     }
 
     /// Checksum field (0 = none, IPv4 only).
     #[inline]
     pub fn checksum(&self) -> u16 {
-        get_u16(self.buffer.as_ref(), 6)
+        get_u16(self.buffer.as_ref(), UDP_CHECK)
     }
 
     /// Payload, bounded by the length field.
     #[inline]
     pub fn payload(&self) -> &[u8] {
-        &self.buffer.as_ref()[HEADER_LEN..usize::from(self.len())]
+        &self.buffer.as_ref()[UDP_LEN..usize::from(self.len())]
     }
 
     fn datagram(&self) -> &[u8] {
@@ -101,7 +109,7 @@ impl<T: AsRef<[u8]>> Packet<T> {
         if self.checksum() == 0 {
             return true;
         }
-        let s = checksum::pseudo_header_v4(src, dst, PROTO, self.len())
+        let s = checksum::pseudo_header_v4(src, dst, PROTO_UDP, self.len())
             + checksum::sum(self.datagram());
         checksum::fold(s) == 0xffff
     }
@@ -112,7 +120,7 @@ impl<T: AsRef<[u8]>> Packet<T> {
         if self.checksum() == 0 {
             return false;
         }
-        let s = checksum::pseudo_header_v6(src, dst, PROTO, u32::from(self.len()))
+        let s = checksum::pseudo_header_v6(src, dst, PROTO_UDP, u32::from(self.len()))
             + checksum::sum(self.datagram());
         checksum::fold(s) == 0xffff
     }
@@ -122,28 +130,28 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
     /// Sets the source port.
     #[inline]
     pub fn set_src_port(&mut self, v: u16) {
-        set_u16(self.buffer.as_mut(), 0, v);
+        set_u16(self.buffer.as_mut(), UDP_SOURCE, v);
     }
     /// Sets the destination port.
     #[inline]
     pub fn set_dst_port(&mut self, v: u16) {
-        set_u16(self.buffer.as_mut(), 2, v);
+        set_u16(self.buffer.as_mut(), UDP_DEST, v);
     }
     /// Sets the length field.
     #[inline]
     pub fn set_len(&mut self, v: u16) {
-        set_u16(self.buffer.as_mut(), 4, v);
+        set_u16(self.buffer.as_mut(), UDP_LENGTH, v);
     }
     /// Sets the checksum field.
     #[inline]
     pub fn set_checksum(&mut self, v: u16) {
-        set_u16(self.buffer.as_mut(), 6, v);
+        set_u16(self.buffer.as_mut(), UDP_CHECK, v);
     }
     /// Mutable payload, bounded by the length field.
     #[inline]
     pub fn payload_mut(&mut self) -> &mut [u8] {
         let end = usize::from(self.len());
-        &mut self.buffer.as_mut()[HEADER_LEN..end]
+        &mut self.buffer.as_mut()[UDP_LEN..end]
     }
 
     /// A computed 0 is sent as 0xffff (RFC 768), as 0 means "no checksum".
@@ -156,7 +164,7 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
     /// Computes the checksum with the IPv4 pseudo header.
     #[inline]
     pub fn fill_checksum_v4(&mut self, src: Ipv4Addr, dst: Ipv4Addr) {
-        self.write_checksum(checksum::pseudo_header_v4(src, dst, PROTO, self.len()));
+        self.write_checksum(checksum::pseudo_header_v4(src, dst, PROTO_UDP, self.len()));
     }
 
     /// Computes the checksum with the IPv6 pseudo header.
@@ -165,7 +173,7 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
         self.write_checksum(checksum::pseudo_header_v6(
             src,
             dst,
-            PROTO,
+            PROTO_UDP,
             u32::from(self.len()),
         ));
     }
@@ -190,20 +198,20 @@ impl Repr {
         Ok(Repr {
             src_port: p.src_port(),
             dst_port: p.dst_port(),
-            payload_len: usize::from(p.len()) - HEADER_LEN,
+            payload_len: usize::from(p.len()) - UDP_LEN,
         })
     }
 
     /// Header plus payload length.
     pub const fn buffer_len(&self) -> usize {
-        HEADER_LEN + self.payload_len
+        UDP_LEN + self.payload_len
     }
 
     /// Writes the header with a zero checksum; write the payload, then
     /// call `fill_checksum_v4`/`_v6`.
     ///
     /// # Panics
-    /// If the buffer is shorter than [`HEADER_LEN`] or `payload_len > 65527`.
+    /// If the buffer is shorter than [`UDP_LEN`] or `payload_len > 65527`.
     pub fn emit<T: AsRef<[u8]> + AsMut<[u8]>>(&self, p: &mut Packet<T>) {
         p.set_src_port(self.src_port);
         p.set_dst_port(self.dst_port);

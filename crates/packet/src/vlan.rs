@@ -8,8 +8,14 @@ use crate::ethernet::EtherType;
 use crate::field::{get_u16, set_u16};
 use crate::{Error, Result};
 
-/// Length of the tag as seen after the TPID: TCI (2) + inner EtherType (2).
-pub const TAG_LEN: usize = 4;
+/// Bytes a tag adds to a frame: the TPID (in the outer EtherType's place)
+/// plus these four, TCI (2) and the inner EtherType (2), which is also the
+/// length of the tag as [`Tag`] sees it (after the TPID).
+pub const VLAN_HLEN: usize = 4;
+/// Offset of the Tag Control Information (PCP, DEI, VID) in the tag.
+pub const VLAN_TCI: usize = 0;
+/// Offset of the encapsulated EtherType in the tag.
+pub const VLAN_ENCAP_TYPE: usize = 2;
 
 /// A zero-copy view of an 802.1Q tag and what it encapsulates.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -24,7 +30,7 @@ impl<T: AsRef<[u8]>> Tag<T> {
         Tag { buffer }
     }
 
-    /// Wraps `buffer`, failing with `Truncated` if shorter than [`TAG_LEN`].
+    /// Wraps `buffer`, failing with `Truncated` if shorter than [`VLAN_HLEN`].
     #[inline]
     pub fn new_checked(buffer: T) -> Result<Tag<T>> {
         let t = Self::new_unchecked(buffer);
@@ -35,7 +41,7 @@ impl<T: AsRef<[u8]>> Tag<T> {
     /// Checks that the buffer holds the tag.
     #[inline]
     pub fn check_len(&self) -> Result<()> {
-        if self.buffer.as_ref().len() < TAG_LEN {
+        if self.buffer.as_ref().len() < VLAN_HLEN {
             Err(Error::Truncated)
         } else {
             Ok(())
@@ -63,19 +69,25 @@ impl<T: AsRef<[u8]>> Tag<T> {
     /// VLAN identifier (12 bits).
     #[inline]
     pub fn vid(&self) -> u16 {
-        get_u16(self.buffer.as_ref(), 0) & 0x0fff
+        get_u16(self.buffer.as_ref(), VLAN_TCI) & 0x0fff
     }
 
     /// The encapsulated EtherType.
     #[inline]
     pub fn ethertype(&self) -> EtherType {
-        EtherType::from(get_u16(self.buffer.as_ref(), 2))
+        EtherType::from(self.ethertype_raw())
+    }
+
+    /// The encapsulated EtherType as a number (`ETH_IPV4`, `ETH_ARP`, ...).
+    #[inline]
+    pub fn ethertype_raw(&self) -> u16 {
+        get_u16(self.buffer.as_ref(), VLAN_ENCAP_TYPE)
     }
 
     /// Bytes after the tag.
     #[inline]
     pub fn payload(&self) -> &[u8] {
-        &self.buffer.as_ref()[TAG_LEN..]
+        &self.buffer.as_ref()[VLAN_HLEN..]
     }
 }
 
@@ -97,14 +109,18 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Tag<T> {
     /// Sets the VLAN id (only the low 12 bits are used).
     #[inline]
     pub fn set_vid(&mut self, vid: u16) {
-        let tci = get_u16(self.buffer.as_ref(), 0);
-        set_u16(self.buffer.as_mut(), 0, (tci & 0xf000) | (vid & 0x0fff));
+        let tci = get_u16(self.buffer.as_ref(), VLAN_TCI);
+        set_u16(
+            self.buffer.as_mut(),
+            VLAN_TCI,
+            (tci & 0xf000) | (vid & 0x0fff),
+        );
     }
 
     /// Sets the encapsulated EtherType.
     #[inline]
     pub fn set_ethertype(&mut self, e: EtherType) {
-        set_u16(self.buffer.as_mut(), 2, e.into());
+        set_u16(self.buffer.as_mut(), VLAN_ENCAP_TYPE, e.into());
     }
 }
 
@@ -136,9 +152,9 @@ impl Repr {
     /// Writes the tag.
     ///
     /// # Panics
-    /// If the buffer is shorter than [`TAG_LEN`].
+    /// If the buffer is shorter than [`VLAN_HLEN`].
     pub fn emit<T: AsRef<[u8]> + AsMut<[u8]>>(&self, tag: &mut Tag<T>) {
-        set_u16(tag.buffer.as_mut(), 0, 0);
+        set_u16(tag.buffer.as_mut(), VLAN_TCI, 0);
         tag.set_pcp(self.pcp);
         tag.set_dei(self.dei);
         tag.set_vid(self.vid);

@@ -3,7 +3,7 @@
 //! etherparse and carry the checksums etherparse computes.
 
 use etherparse::{NetHeaders, PacketBuilder, PacketHeaders, TransportHeader};
-use packet::{ethernet, icmpv4, icmpv6, ipv4, ipv6, tcp, udp, Protocol};
+use packet::{ethernet, icmpv4, icmpv6, ipv4, ipv6, udp, Protocol};
 use proptest::prelude::*;
 use std::net::{Ipv4Addr, Ipv6Addr};
 
@@ -46,18 +46,8 @@ proptest! {
     }
 
     #[test]
-    fn ipv4_tcp_icmp(src in any::<[u8; 4]>(), dst in any::<[u8; 4]>(), seq in any::<u32>(), win in any::<u16>(),
-                     id in any::<u16>(), sn in any::<u16>(), payload in proptest::collection::vec(any::<u8>(), 0..100)) {
-        let mut frame = Vec::new();
-        PacketBuilder::ethernet2([2; 6], [4; 6]).ipv4(src, dst, 64).tcp(1000, 80, seq, win).syn().ack(7)
-            .write(&mut frame, &payload).unwrap();
-        let ip = ipv4::Packet::new_checked(l3(&frame)).unwrap();
-        let t = tcp::Packet::new_checked(ip.payload()).unwrap();
-        prop_assert!(t.verify_checksum_v4(src.into(), dst.into()));
-        prop_assert_eq!((t.seq(), t.ack(), t.window()), (seq, 7, win));
-        prop_assert_eq!(t.flags(), tcp::flags::SYN | tcp::flags::ACK);
-        prop_assert_eq!(t.payload(), &payload[..]);
-
+    fn ipv4_icmp(src in any::<[u8; 4]>(), dst in any::<[u8; 4]>(),
+                 id in any::<u16>(), sn in any::<u16>(), payload in proptest::collection::vec(any::<u8>(), 0..100)) {
         let mut frame = Vec::new();
         PacketBuilder::ethernet2([2; 6], [4; 6]).ipv4(src, dst, 64).icmpv4_echo_request(id, sn)
             .write(&mut frame, &payload).unwrap();
@@ -69,7 +59,7 @@ proptest! {
     }
 
     #[test]
-    fn ipv6_udp_tcp_icmp(src in any::<[u8; 16]>(), dst in any::<[u8; 16]>(), hl in any::<u8>(),
+    fn ipv6_udp_icmp(src in any::<[u8; 16]>(), dst in any::<[u8; 16]>(), hl in any::<u8>(),
                          id in any::<u16>(), sn in any::<u16>(), payload in proptest::collection::vec(any::<u8>(), 0..100)) {
         let (s6, d6) = (Ipv6Addr::from(src), Ipv6Addr::from(dst));
         let mut frame = Vec::new();
@@ -80,11 +70,6 @@ proptest! {
         prop_assert_eq!((ip.src_addr(), ip.dst_addr(), ip.hop_limit(), ip.next_header()), (s6, d6, hl, Protocol::Udp));
         let u = udp::Packet::new_checked(ip.payload()).unwrap();
         prop_assert!(u.verify_checksum_v6(s6, d6));
-
-        let mut frame = Vec::new();
-        PacketBuilder::ethernet2([2; 6], [4; 6]).ipv6(src, dst, hl).tcp(1, 2, 3, 4).write(&mut frame, &payload).unwrap();
-        let ip = ipv6::Packet::new_checked(l3(&frame)).unwrap();
-        prop_assert!(tcp::Packet::new_checked(ip.payload()).unwrap().verify_checksum_v6(s6, d6));
 
         let mut frame = Vec::new();
         PacketBuilder::ethernet2([2; 6], [4; 6]).ipv6(src, dst, hl).icmpv6_echo_request(id, sn).write(&mut frame, &payload).unwrap();
@@ -105,7 +90,7 @@ proptest! {
             src_addr: src.into(), dst_addr: dst.into(), protocol: Protocol::Udp,
             payload_len: udp_repr.buffer_len(), ttl, dscp_ecn: 0, ident, dont_frag: true,
         };
-        let mut frame = vec![0u8; ethernet::HEADER_LEN + ip_repr.total_len()];
+        let mut frame = vec![0u8; ethernet::ETH_LEN + ip_repr.total_len()];
         let mut eth = ethernet::Frame::new_unchecked(&mut frame[..]);
         ethernet::Repr { src_addr: ethernet::Address([2; 6]), dst_addr: ethernet::Address([4; 6]), ethertype: ethernet::EtherType::Ipv4 }
             .emit(&mut eth);

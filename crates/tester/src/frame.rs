@@ -55,6 +55,14 @@
 //! All patched fields sit at even offsets from the UDP header, so the
 //! incremental update works on aligned 16-bit words.
 
+use packet::checksum;
+use packet::ethernet::{self, Address, ETH_FCS_LEN, ETH_IPV4, ETH_IPV6, ETH_LEN};
+use packet::field::get_u16;
+use packet::ip::PROTO_UDP;
+use packet::ipv4::{self, IPV4_LEN};
+use packet::ipv6::{self, IPV6_LEN};
+use packet::udp::{self, UDP_CHECK, UDP_LEN};
+use packet::Protocol;
 use std::net::IpAddr;
 
 /// Smallest IPv4 test frame (with FCS).
@@ -64,7 +72,7 @@ pub const MIN_FRAME_V6: usize = 78;
 /// Largest frame accepted (jumbo frames up to 9018 + VLAN room).
 pub const MAX_FRAME: usize = 9022;
 /// FCS length, counted in frame sizes but not present in buffers.
-pub const FCS_LEN: usize = 4;
+pub const FCS_LEN: usize = ETH_FCS_LEN;
 /// UDP destination port of test frames (echo, RFC 2544 Appendix C).
 pub const UDP_DST_PORT: u16 = 7;
 /// UDP source port of the first flow (RFC 2544 Appendix C).
@@ -81,11 +89,6 @@ pub const LONG_HEADER_LEN: usize = 32;
 pub const SHORT_HEADER_LEN: usize = 12;
 /// Flag (long form): learning frame, not counted by the analyzer.
 pub const FLAG_LEARNING: u32 = 1;
-
-const ETH_LEN: usize = 14;
-const IPV4_LEN: usize = 20;
-const IPV6_LEN: usize = 40;
-const UDP_LEN: usize = 8;
 
 /// Why a frame could not be built.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -236,45 +239,48 @@ pub fn build(
         });
     }
     let buf = &mut buf[..len];
-    buf[0..6].copy_from_slice(&flow.dst_mac);
-    buf[6..12].copy_from_slice(&flow.src_mac);
+    let mut eth = ethernet::Frame::new_unchecked(&mut *buf);
+    let (dst_mac, src_mac) = (Address(flow.dst_mac), Address(flow.src_mac));
     let l4 = match (flow.src_ip, flow.dst_ip) {
         (IpAddr::V4(s), IpAddr::V4(d)) => {
-            buf[12..14].copy_from_slice(&0x0800u16.to_be_bytes());
-            let ip = &mut buf[ETH_LEN..ETH_LEN + IPV4_LEN];
-            ip[0] = 0x45;
-            ip[1] = 0;
-            ip[2..4].copy_from_slice(&((len - ETH_LEN) as u16).to_be_bytes());
-            ip[4..8].fill(0); // id 0, no flags, no fragment offset
-            ip[8] = TTL;
-            ip[9] = 17;
-            ip[10..12].fill(0);
-            ip[12..16].copy_from_slice(&s.octets());
-            ip[16..20].copy_from_slice(&d.octets());
-            let c = !fold(sum_words(ip, 0));
-            ip[10..12].copy_from_slice(&c.to_be_bytes());
+            eth.write_header(dst_mac, src_mac, ETH_IPV4);
+            // ident 0, no flags, no fragment offset, TOS 0.
+            ipv4::Repr {
+                src_addr: s,
+                dst_addr: d,
+                protocol: Protocol::Udp,
+                payload_len: len - ETH_LEN - IPV4_LEN,
+                ttl: TTL,
+                dscp_ecn: 0,
+                ident: 0,
+                dont_frag: false,
+            }
+            .emit(&mut ipv4::Packet::new_unchecked(eth.payload_mut()));
             ETH_LEN + IPV4_LEN
         }
         (IpAddr::V6(s), IpAddr::V6(d)) => {
-            buf[12..14].copy_from_slice(&0x86DDu16.to_be_bytes());
-            let ip = &mut buf[ETH_LEN..ETH_LEN + IPV6_LEN];
-            ip[0..4].copy_from_slice(&0x6000_0000u32.to_be_bytes());
-            ip[4..6].copy_from_slice(&((len - ETH_LEN - IPV6_LEN) as u16).to_be_bytes());
-            ip[6] = 17;
-            ip[7] = TTL;
-            ip[8..24].copy_from_slice(&s.octets());
-            ip[24..40].copy_from_slice(&d.octets());
+            eth.write_header(dst_mac, src_mac, ETH_IPV6);
+            ipv6::Repr {
+                src_addr: s,
+                dst_addr: d,
+                next_header: Protocol::Udp,
+                payload_len: len - ETH_LEN - IPV6_LEN,
+                hop_limit: TTL,
+            }
+            .emit(&mut ipv6::Packet::new_unchecked(eth.payload_mut()));
             ETH_LEN + IPV6_LEN
         }
         _ => unreachable!(),
     };
     let udp_len = len - l4;
-    let (udp, _) = buf[l4..].split_at_mut(udp_len);
-    udp[0..2].copy_from_slice(&flow.src_port.to_be_bytes());
-    udp[2..4].copy_from_slice(&flow.dst_port.to_be_bytes());
-    udp[4..6].copy_from_slice(&(udp_len as u16).to_be_bytes());
-    udp[6..8].fill(0);
-    let payload = &mut udp[UDP_LEN..];
+    let mut udp = udp::Packet::new_unchecked(&mut buf[l4..]);
+    udp::Repr {
+        src_port: flow.src_port,
+        dst_port: flow.dst_port,
+        payload_len: udp_len - UDP_LEN,
+    }
+    .emit(&mut udp);
+    let payload = udp.payload_mut();
     for (k, b) in payload.iter_mut().enumerate() {
         *b = k as u8;
     }
@@ -292,55 +298,30 @@ pub fn build(
         (l4 + UDP_LEN + 4, l4 + UDP_LEN + 8)
     };
     let csum = udp_checksum(buf, l4);
-    buf[l4 + 6..l4 + 8].copy_from_slice(&csum.to_be_bytes());
+    udp::Packet::new_unchecked(&mut buf[l4..]).set_checksum(csum);
     Ok(FrameLayout {
         buf_len: len,
-        udp_csum_off: l4 + 6,
+        udp_csum_off: l4 + UDP_CHECK,
         seq_off,
         ts_off,
         long,
     })
 }
 
-/// One's-complement sum of big-endian 16-bit words (odd tail padded).
-fn sum_words(data: &[u8], init: u32) -> u32 {
-    let mut s = init as u64;
-    let mut chunks = data.chunks_exact(2);
-    for c in &mut chunks {
-        s += u64::from(u16::from_be_bytes([c[0], c[1]]));
-    }
-    if let [last] = chunks.remainder() {
-        s += u64::from(*last) << 8;
-    }
-    while s > 0xFFFF_FFFF {
-        s = (s & 0xFFFF_FFFF) + (s >> 32);
-    }
-    s as u32
-}
-
-fn fold(mut s: u32) -> u16 {
-    while s > 0xFFFF {
-        s = (s & 0xFFFF) + (s >> 16);
-    }
-    s as u16
-}
-
 /// Full UDP checksum (with pseudo header) of the frame in `buf` whose UDP
-/// header starts at `l4`; 0 is sent as 0xFFFF.
+/// header starts at `l4`, over everything from `l4` to the end of `buf`
+/// (the field itself counted as zero); 0 is sent as 0xFFFF.
 pub fn udp_checksum(buf: &[u8], l4: usize) -> u16 {
     let udp = &buf[l4..];
-    let mut s = 0u32;
-    if buf[12..14] == [0x08, 0x00] {
-        s = sum_words(&buf[ETH_LEN + 12..ETH_LEN + 20], s);
+    let pseudo = if ethernet::Frame::new_unchecked(buf).ethertype_raw() == ETH_IPV4 {
+        let ip = ipv4::Packet::new_unchecked(&buf[ETH_LEN..]);
+        checksum::pseudo_header_v4(ip.src_addr(), ip.dst_addr(), PROTO_UDP, udp.len() as u16)
     } else {
-        s = sum_words(&buf[ETH_LEN + 8..ETH_LEN + 40], s);
-    }
-    s = sum_words(&[0, 17], s);
-    s = sum_words(&(udp.len() as u16).to_be_bytes(), s);
-    // Sum the UDP header and data with the checksum field counted as zero.
-    s = sum_words(&udp[0..6], s);
-    s = sum_words(&udp[8..], s);
-    match !fold(s) {
+        let ip = ipv6::Packet::new_unchecked(&buf[ETH_LEN..]);
+        checksum::pseudo_header_v6(ip.src_addr(), ip.dst_addr(), PROTO_UDP, udp.len() as u32)
+    };
+    let s = pseudo + checksum::sum(&udp[..UDP_CHECK]) + checksum::sum(&udp[UDP_CHECK + 2..]);
+    match checksum::finish(s) {
         0 => 0xFFFF,
         c => c,
     }
@@ -349,38 +330,30 @@ pub fn udp_checksum(buf: &[u8], l4: usize) -> u16 {
 impl FrameLayout {
     /// Write `seq` and `tx_ns` into a frame built with this layout and fix
     /// the UDP checksum incrementally (RFC 1624 eqn. 3). O(1): touches only
-    /// the changed words. The short form keeps the low 32 bits of each.
+    /// the changed words (sequence and timestamp are adjacent). The short
+    /// form keeps the low 32 bits of each.
     #[inline]
     pub fn patch(&self, buf: &mut [u8], seq: u64, tx_ns: u64) {
-        let mut acc: u32 = 0;
-        let old_c = u16::from_be_bytes([buf[self.udp_csum_off], buf[self.udp_csum_off + 1]]);
-        acc += u32::from(!old_c);
-        if self.long {
-            acc += replace_words::<8>(buf, self.seq_off, seq.to_be_bytes());
-            acc += replace_words::<8>(buf, self.ts_off, tx_ns.to_be_bytes());
+        let mut new = [0u8; 16];
+        let n = if self.long {
+            new[..8].copy_from_slice(&seq.to_be_bytes());
+            new[8..].copy_from_slice(&tx_ns.to_be_bytes());
+            16
         } else {
-            acc += replace_words::<4>(buf, self.seq_off, (seq as u32).to_be_bytes());
-            acc += replace_words::<4>(buf, self.ts_off, (tx_ns as u32).to_be_bytes());
-        }
-        let c = match !fold(acc) {
+            new[..4].copy_from_slice(&(seq as u32).to_be_bytes());
+            new[4..8].copy_from_slice(&(tx_ns as u32).to_be_bytes());
+            8
+        };
+        debug_assert_eq!(self.ts_off, self.seq_off + n / 2);
+        let field = self.seq_off..self.seq_off + n;
+        let old_c = get_u16(buf, self.udp_csum_off);
+        let c = match checksum::update(old_c, &buf[field.clone()], &new[..n]) {
             0 => 0xFFFF,
             c => c,
         };
+        buf[field].copy_from_slice(&new[..n]);
         buf[self.udp_csum_off..self.udp_csum_off + 2].copy_from_slice(&c.to_be_bytes());
     }
-}
-
-/// Replace `N` bytes at `off`, returning sum(~old words) + sum(new words).
-#[inline]
-fn replace_words<const N: usize>(buf: &mut [u8], off: usize, new: [u8; N]) -> u32 {
-    let mut acc = 0u32;
-    for i in (0..N).step_by(2) {
-        let old = u16::from_be_bytes([buf[off + i], buf[off + i + 1]]);
-        let nw = u16::from_be_bytes([new[i], new[i + 1]]);
-        acc += u32::from(!old) + u32::from(nw);
-    }
-    buf[off..off + N].copy_from_slice(&new);
-    acc
 }
 
 /// What [`parse`] extracts from a test frame.
@@ -410,29 +383,29 @@ pub fn parse(buf: &[u8]) -> Option<TestFrame> {
     if buf.len() < ETH_LEN + IPV4_LEN + UDP_LEN + SHORT_HEADER_LEN {
         return None;
     }
-    let (l4, ip_end) = match u16::from_be_bytes([buf[12], buf[13]]) {
-        0x0800 => {
-            let ip = &buf[ETH_LEN..];
-            let ihl = usize::from(ip[0] & 0x0F) * 4;
-            if ip[0] >> 4 != 4 || ihl < IPV4_LEN || ip[9] != 17 {
+    let eth = ethernet::Frame::new_unchecked(buf);
+    let (l4, ip_end) = match eth.ethertype_raw() {
+        ETH_IPV4 => {
+            let ip = ipv4::Packet::new_unchecked(eth.payload());
+            let ihl = ip.header_len();
+            if ip.version() != 4 || ihl < IPV4_LEN || ip.protocol_raw() != PROTO_UDP {
                 return None;
             }
             // More-fragments or a fragment offset: not a whole test frame.
-            if u16::from_be_bytes([ip[6], ip[7]]) & 0x3FFF != 0 {
+            if ip.is_fragment() {
                 return None;
             }
-            let total = usize::from(u16::from_be_bytes([ip[2], ip[3]]));
-            (ETH_LEN + ihl, ETH_LEN + total)
+            (ETH_LEN + ihl, ETH_LEN + usize::from(ip.total_len()))
         }
-        0x86DD => {
+        ETH_IPV6 => {
             if buf.len() < ETH_LEN + IPV6_LEN + UDP_LEN + SHORT_HEADER_LEN {
                 return None;
             }
-            let ip = &buf[ETH_LEN..];
-            if ip[0] >> 4 != 6 || ip[6] != 17 {
+            let ip = ipv6::Packet::new_unchecked(eth.payload());
+            if ip.version() != 6 || ip.next_header_raw() != PROTO_UDP {
                 return None;
             }
-            let plen = usize::from(u16::from_be_bytes([ip[4], ip[5]]));
+            let plen = usize::from(ip.payload_len());
             (ETH_LEN + IPV6_LEN, ETH_LEN + IPV6_LEN + plen)
         }
         _ => return None,
@@ -440,13 +413,11 @@ pub fn parse(buf: &[u8]) -> Option<TestFrame> {
     if ip_end > buf.len() || l4 + UDP_LEN > ip_end {
         return None;
     }
-    let udp = &buf[l4..ip_end];
-    if u16::from_be_bytes([udp[2], udp[3]]) != UDP_DST_PORT
-        || usize::from(u16::from_be_bytes([udp[4], udp[5]])) != udp.len()
-    {
+    let udp = udp::Packet::new_unchecked(&buf[l4..ip_end]);
+    if udp.dst_port() != UDP_DST_PORT || usize::from(udp.len()) != ip_end - l4 {
         return None;
     }
-    let p = &udp[UDP_LEN..];
+    let p = &buf[l4 + UDP_LEN..ip_end];
     let len = buf.len() + FCS_LEN;
     if p.len() >= LONG_HEADER_LEN {
         if p[0..8] != SIGNATURE {
@@ -483,18 +454,18 @@ pub fn parse(buf: &[u8]) -> Option<TestFrame> {
 /// Whether the IPv4 header checksum (if IPv4) and the UDP checksum of a
 /// test frame are correct. For tests and for diagnosing corrupting DUTs.
 pub fn checksums_ok(buf: &[u8]) -> bool {
-    let l4 = match u16::from_be_bytes([buf[12], buf[13]]) {
-        0x0800 => {
-            let ihl = usize::from(buf[ETH_LEN] & 0x0F) * 4;
-            if fold(sum_words(&buf[ETH_LEN..ETH_LEN + ihl], 0)) != 0xFFFF {
+    let l4 = match ethernet::Frame::new_unchecked(buf).ethertype_raw() {
+        ETH_IPV4 => {
+            let ip = ipv4::Packet::new_unchecked(&buf[ETH_LEN..]);
+            if !ip.verify_checksum() {
                 return false;
             }
-            ETH_LEN + ihl
+            ETH_LEN + ip.header_len()
         }
-        0x86DD => ETH_LEN + IPV6_LEN,
+        ETH_IPV6 => ETH_LEN + IPV6_LEN,
         _ => return false,
     };
-    let stored = u16::from_be_bytes([buf[l4 + 6], buf[l4 + 7]]);
+    let stored = udp::Packet::new_unchecked(&buf[l4..]).checksum();
     stored == 0 || stored == udp_checksum(buf, l4)
 }
 
@@ -628,6 +599,66 @@ mod tests {
         padded[16..18].copy_from_slice(&44u16.to_be_bytes());
         padded[38..40].copy_from_slice(&16u16.to_be_bytes());
         assert!(parse(&padded).is_none());
+    }
+
+    /// FNV-1a over the bytes of frames of every size from the minimum to
+    /// 1518 (and a jumbo one), both families, patched with a few
+    /// sequence numbers and timestamps: a change of one byte anywhere in
+    /// the wire format (which the BPF programs in `bpf/` must match)
+    /// changes it.
+    fn wire_digest() -> (u64, String, String) {
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        let mut buf = [0u8; MAX_FRAME];
+        let mut first = (String::new(), String::new());
+        for &v6 in &[false, true] {
+            let min = if v6 { MIN_FRAME_V6 } else { MIN_FRAME_V4 };
+            for size in (min..=1518).chain([9018]) {
+                let mut f = flow(v6);
+                f.src_port = UDP_SRC_PORT + (size as u16 % 7);
+                let l = build(&f, size, (size % 3) as u32, &mut buf).unwrap();
+                for (seq, ts) in [
+                    (0u64, 0u64),
+                    (1, 0xffff_ffff_ffff),
+                    (size as u64 * 977, u64::MAX),
+                ] {
+                    l.patch(&mut buf, seq, ts);
+                    for &b in &buf[..l.buf_len] {
+                        h = (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3);
+                    }
+                }
+                if size == min {
+                    let hex: String = buf[..l.buf_len]
+                        .iter()
+                        .map(|b| format!("{b:02x}"))
+                        .collect();
+                    if v6 {
+                        first.1 = hex;
+                    } else {
+                        first.0 = hex;
+                    }
+                }
+            }
+        }
+        (h, first.0, first.1)
+    }
+
+    /// The bytes the builder wrote before it used `packet` (captured from
+    /// that code): the layout is the tester's contract with its BPF
+    /// programs and with the bench's analyzer.
+    #[test]
+    fn wire_format_is_unchanged() {
+        let (digest, v4, v6) = wire_digest();
+        assert_eq!(
+            v4,
+            "02000000000102000000000208004500002e000000000a112496c6120002c6130002c021000700\
+             1a41a0535200070000f440ffffffff0c0d0e0f1011"
+        );
+        assert_eq!(
+            v6,
+            "02000000000102000000000286dd600000000014110a200100020000000000000000000000022001\
+             0002000000010000000000000002c02100070014828a53520007000129aeffffffff"
+        );
+        assert_eq!(digest, 0x0a0a_49f1_76c4_8690, "{digest:#018x}");
     }
 
     #[test]

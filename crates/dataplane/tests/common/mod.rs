@@ -275,19 +275,10 @@ pub fn set_df(v: &mut [u8], df: bool) {
     fix_ipv4_checksum(v);
 }
 
+/// Recomputes the IPv4 header checksum of the frame `v` (a full sum,
+/// where the router patches it incrementally).
 pub fn fix_ipv4_checksum(v: &mut [u8]) {
-    let ihl = (v[14] & 0xf) as usize * 4;
-    v[24] = 0;
-    v[25] = 0;
-    let mut sum = 0u32;
-    for w in v[14..14 + ihl].chunks(2) {
-        sum += u32::from(u16::from_be_bytes([w[0], w[1]]));
-    }
-    while sum > 0xffff {
-        sum = (sum & 0xffff) + (sum >> 16);
-    }
-    let c = !(sum as u16);
-    v[24..26].copy_from_slice(&c.to_be_bytes());
+    packet::ipv4::Packet::new_unchecked(&mut v[packet::ethernet::ETH_LEN..]).fill_checksum();
 }
 
 pub fn udp6(

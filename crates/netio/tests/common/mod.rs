@@ -27,22 +27,6 @@ pub fn in_netns<T: Send + 'static>(ns: &str, f: impl FnOnce() -> T + Send + 'sta
     .unwrap_or_else(|e| std::panic::resume_unwind(e))
 }
 
-fn csum(data: &[u8]) -> u16 {
-    let mut s: u32 = 0;
-    for c in data.chunks(2) {
-        let w = if c.len() == 2 {
-            u16::from_be_bytes([c[0], c[1]])
-        } else {
-            u16::from_be_bytes([c[0], 0])
-        };
-        s += w as u32;
-    }
-    while s >> 16 != 0 {
-        s = (s & 0xffff) + (s >> 16);
-    }
-    !(s as u16)
-}
-
 /// A UDP/IPv4 frame 198.18.0.1:(1000+flow) -> 198.18.0.2:9 whose payload is
 /// MAGIC, the sequence number and `pad` filler bytes.
 pub fn frame(seq: u32, flow: u16, pad: usize) -> Vec<u8> {
@@ -63,8 +47,7 @@ pub fn frame(seq: u32, flow: u16, pad: usize) -> Vec<u8> {
     ip[9] = 17;
     ip[12..16].copy_from_slice(&[198, 18, 0, 1]);
     ip[16..20].copy_from_slice(&[198, 18, 0, 2]);
-    let c = csum(&ip);
-    ip[10..12].copy_from_slice(&c.to_be_bytes());
+    packet::ipv4::Packet::new_unchecked(&mut ip[..]).fill_checksum();
     f.extend_from_slice(&ip);
     f.extend_from_slice(&(1000 + flow).to_be_bytes());
     f.extend_from_slice(&9u16.to_be_bytes());
@@ -196,7 +179,7 @@ pub fn recv_from_queue(
     let mut got = Vec::new();
     let mut burst = Burst::new();
     while got.len() < n && Instant::now() < end {
-        if rx.rx_burst(pool, &mut burst) == 0 {
+        if rx.rx_burst_max(pool, &mut burst, netio::BURST_SIZE) == 0 {
             if let Some(fd) = rx.wait_fd() {
                 netio::poll_in(fd, 20);
             }
