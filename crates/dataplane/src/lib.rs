@@ -51,6 +51,7 @@ pub mod fuzzing;
 mod hold;
 mod icmp;
 mod input;
+pub mod inspect;
 mod local;
 mod neigh_table;
 pub mod neighbor;

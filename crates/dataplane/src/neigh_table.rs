@@ -183,7 +183,13 @@ impl Control {
     /// Removes a dynamic entry: its host route (if it is still the entry's),
     /// the entry (DEAD, new incarnation) and its next-hop id (reused after
     /// a grace period).
-    fn remove_dynamic(&mut self, neigh: &[NeighEntry], port: usize, ip: IpAddr, id: NextHopId) {
+    pub(crate) fn remove_dynamic(
+        &mut self,
+        neigh: &[NeighEntry],
+        port: usize,
+        ip: IpAddr,
+        id: NextHopId,
+    ) {
         if host_prefix_target(self, ip) == Some(Target::next_hop(id)) {
             let _ = match ip {
                 IpAddr::V4(a) => self.lpm4.remove(Prefix4::new(a, 32).unwrap()).map(|_| ()),

@@ -254,6 +254,11 @@ impl NeighEntry {
         state_of(self.word.load(Ordering::Acquire))
     }
 
+    /// The MAC the entry holds (meaningful once resolved).
+    pub fn mac(&self) -> [u8; 6] {
+        u64_to_mac(self.word.load(Ordering::Acquire))
+    }
+
     pub fn generation(&self) -> u64 {
         self.word.load(Ordering::Acquire) >> GEN_SHIFT
     }

@@ -310,6 +310,34 @@ impl Router {
         Ok(())
     }
 
+    /// Removes the neighbour entries for `ip` (on every port that has
+    /// one): a dynamic entry goes with its host route, as the collector
+    /// removes it; a permanent one (a route's gateway, a static
+    /// neighbour) forgets its MAC and is resolved again on its next use.
+    /// Returns how many entries there were.
+    pub fn remove_neighbor(&self, ip: IpAddr) -> Result<usize> {
+        let now_ms = self.shared.epoch.elapsed().as_millis() as u64;
+        let mut c = self.shared.control();
+        let found: Vec<(usize, NextHopId)> = c
+            .hosts
+            .iter()
+            .filter(|(&(_, a), _)| a == ip)
+            .map(|(&(port, _), &id)| (port, id))
+            .collect();
+        if found.is_empty() {
+            bail!("no neighbour {ip}");
+        }
+        for &(port, id) in &found {
+            let e = &self.shared.neigh[id.0 as usize];
+            if e.is_dynamic() {
+                c.remove_dynamic(&self.shared.neigh, port, ip, id);
+            } else {
+                e.reset(false, now_ms, false);
+            }
+        }
+        Ok(found.len())
+    }
+
     /// Sets a static neighbor at run time (tests, control plane).
     pub fn set_neighbor(&self, port: usize, ip: IpAddr, mac: [u8; 6]) -> Result<()> {
         if port >= self.shared.ports.len() {
