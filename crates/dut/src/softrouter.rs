@@ -39,7 +39,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context, Result};
-use config::file::{ConfigFile, NeighborTable, PortTable, RouteTable, RouterTable};
+use config::file::{ConfigFile, ControlTable, NeighborTable, PortTable, RouteTable, RouterTable};
 use config::{Cidr, Driver, Mode, XdpMode};
 use dataplane::report::{Cycles, PortReport, Report};
 use dataplane::StageCycles;
@@ -125,6 +125,16 @@ fn port_name(p: &BedPort) -> String {
     format!("p{}", p.index)
 }
 
+/// The DUT's control socket: in its private run folder (relative to the
+/// configuration written there), never the default path, which a router
+/// the operator runs may hold.
+fn dut_control() -> ControlTable {
+    ControlTable {
+        socket: Some(PathBuf::from("ctl.sock")),
+        group: None,
+    }
+}
+
 /// The generated configuration for `bed` (the addressing plan's prefix
 /// lengths: /24 and /64, as `BedPort::dest_v4_net`).
 pub fn generate_config(bed: &Bed, k: &Knobs) -> ConfigFile {
@@ -174,6 +184,7 @@ pub fn generate_config(bed: &Bed, k: &Knobs) -> ConfigFile {
                 })
             })
             .collect(),
+        control: Some(dut_control()),
         ..ConfigFile::default()
     }
 }
@@ -185,6 +196,7 @@ pub fn generate_config(bed: &Bed, k: &Knobs) -> ConfigFile {
 /// router reads the adapted copy elsewhere, and resolves relative paths
 /// against the copy's folder). Anything else is kept as the user wrote it.
 pub fn adapt_config(mut file: ConfigFile, bed: &Bed, folder: &Path) -> Result<ConfigFile> {
+    file.control = Some(dut_control());
     let anchor = |path: &mut PathBuf| {
         if path.is_relative() {
             *path = folder.join(&*path);

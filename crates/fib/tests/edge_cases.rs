@@ -300,11 +300,18 @@ fn writers_list_their_routes() {
     got.sort();
     assert_eq!(
         got,
-        [(p4("0.0.0.0/0"), T3), (p4("198.18.0.0/15"), T1), (p4("198.18.0.64/26"), T2)]
+        [
+            (p4("0.0.0.0/0"), T3),
+            (p4("198.18.0.0/15"), T1),
+            (p4("198.18.0.64/26"), T2)
+        ]
     );
     let (mut w6, _r6) = lpm6::new(Lpm6Config { tbl8_groups: 16 });
     w6.insert(p6("2001:2::/48"), T1).unwrap();
     w6.remove(p6("2001:2::/48")).unwrap();
     w6.insert(p6("2001:2:0:1::/64"), T2).unwrap();
-    assert_eq!(w6.routes().collect::<Vec<_>>(), [(p6("2001:2:0:1::/64"), T2)]);
+    assert_eq!(
+        w6.routes().collect::<Vec<_>>(),
+        [(p6("2001:2:0:1::/64"), T2)]
+    );
 }

@@ -253,7 +253,14 @@ mod tests {
     #[test]
     fn command_lines_become_requests() {
         assert_eq!(
-            parse(&["route", "add", "198.19.0.0/16", "via", "198.18.1.2", "198.18.1.3"]),
+            parse(&[
+                "route",
+                "add",
+                "198.19.0.0/16",
+                "via",
+                "198.18.1.2",
+                "198.18.1.3"
+            ]),
             Ok(Request::RouteAdd {
                 prefix: "198.19.0.0/16".into(),
                 via: vec!["198.18.1.2".parse().unwrap(), "198.18.1.3".parse().unwrap()],
@@ -289,7 +296,13 @@ mod tests {
              "via": [{"address": "198.18.1.2", "port": "out"}, {"address": "198.18.1.3", "port": "out"}]},
             {"prefix": "198.18.1.1/32", "kind": "local"}
         ]);
-        let t = human(&Request::RouteShow { prefix: None, longest: None }, &routes);
+        let t = human(
+            &Request::RouteShow {
+                prefix: None,
+                longest: None,
+            },
+            &routes,
+        );
         assert_eq!(
             t,
             "PREFIX         KIND     VIA\n\

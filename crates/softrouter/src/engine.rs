@@ -9,6 +9,7 @@
 //! statistics still written). Nothing is shared between workers but
 //! the read-mostly routing state (`dataplane::Shared`).
 
+use crate::controller::{self, RouterControl};
 use crate::report::{self, Report};
 use crate::waiting::Waiter;
 use crate::watch::IfaceWatch;
@@ -150,6 +151,41 @@ pub fn run(cfg: &Config, opts: &RunOptions) -> Result<Report> {
         "forwarding on {} port(s)",
         ports.len()
     );
+
+    // The control socket and the metrics endpoint, once the workers run:
+    // both read and change the router through its single writer.
+    let control = Arc::new(RouterControl::new(
+        cfg,
+        Arc::new(router),
+        ports.clone(),
+        stats.clone(),
+        started,
+    ));
+    let servers = controller::start(cfg, control.clone()).and_then(|c| {
+        let m = match cfg.metrics {
+            Some(addr) => {
+                let src = control.clone();
+                let m = control::metrics::MetricsServer::start(
+                    addr,
+                    Arc::new(move || Some(src.report())),
+                )?;
+                tracing::info!("metrics on http://{}/metrics", m.addr());
+                Some(m)
+            }
+            None => None,
+        };
+        Ok((c, m))
+    });
+    let _servers = match servers {
+        Ok(s) => s,
+        Err(e) => {
+            stop.store(true, Ordering::SeqCst);
+            for h in handles {
+                let _ = h.join();
+            }
+            return Err(e);
+        }
+    };
 
     // Supervise.
     let mut failure: Option<String> = None;

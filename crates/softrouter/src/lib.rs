@@ -5,6 +5,7 @@
 
 pub mod affinity;
 pub mod check;
+pub mod controller;
 pub mod ctl;
 pub mod engine;
 pub mod iflock;

@@ -20,6 +20,10 @@ const PEER_MAC: [u8; 6] = [2, 0, 0, 0, 0, 0x02];
 
 /// The router's addressing; the port itself is opened by the test.
 const CONFIG: &str = r#"
+# No control socket: tests run routers side by side.
+[control]
+socket = "off"
+
 [router]
 workers = 1
 hold_packets = 4

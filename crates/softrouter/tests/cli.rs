@@ -24,6 +24,10 @@ const NEIGH_MAC: [u8; 6] = [2, 0, 0, 0, 0, 0x22];
 fn config(dir: &Path) -> String {
     format!(
         r#"
+# No control socket: tests run routers side by side.
+[control]
+socket = "off"
+
 [router]
 workers = 1
 mode = "poll"

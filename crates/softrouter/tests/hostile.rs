@@ -125,6 +125,10 @@ fn mac_of(ns: &Netns, ifname: &str) -> [u8; 6] {
 fn start_router(lab: &Lab) -> RouterProcess {
     let cfg = format!(
         r#"
+# No control socket: tests run routers side by side.
+[control]
+socket = "off"
+
 [router]
 workers = 1
 mode = "interrupt"

@@ -48,6 +48,10 @@ impl Drop for Router {
 fn config(th: &ThreeHosts, driver: &str, mode: &str, rin: &str) -> String {
     format!(
         r#"
+# No control socket: tests run routers side by side.
+[control]
+socket = "off"
+
 [router]
 workers = 1
 mode = "{mode}"

@@ -32,6 +32,10 @@ fn start_router(
 ) -> RouterProcess {
     let cfg = format!(
         r#"
+# No control socket: tests run routers side by side.
+[control]
+socket = "off"
+
 [router]
 workers = {workers}
 mode = "{mode}"

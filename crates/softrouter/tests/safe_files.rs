@@ -17,6 +17,10 @@ fn tmpdir(tag: &str) -> PathBuf {
 fn pcap_config(dir: &Path) -> String {
     format!(
         r#"
+# No control socket: tests run routers side by side.
+[control]
+socket = "off"
+
 [router]
 workers = 1
 

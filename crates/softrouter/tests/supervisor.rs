@@ -28,6 +28,10 @@ fn tmpdir(tag: &str) -> PathBuf {
 
 /// Two idle `mem` ports: nothing arrives, the router runs until stopped.
 const MEM_CONFIG: &str = r#"
+# The control socket next to the file (each test has its own folder).
+[control]
+socket = "ctl.sock"
+
 [router]
 workers = 1
 mode = "interrupt"
@@ -378,4 +382,131 @@ fn pcapng_input_fails_check_config() {
     assert!(!run.status.success(), "{run_err}");
     assert!(run_err.contains("pcapng"), "{run_err}");
     let _ = std::fs::remove_dir_all(dir);
+}
+
+/// `softrouter ctl` against a running router: (exit code, stdout,
+/// stderr).
+fn ctl(socket: &Path, args: &[&str]) -> (Option<i32>, String, String) {
+    let out = bin()
+        .args(["ctl", "--socket", socket.to_str().unwrap()])
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Routes and neighbours changed and shown through the control socket of
+/// a running router; bad requests change nothing and say why; a second
+/// router on the same socket is refused; the metrics endpoint answers.
+#[test]
+fn ctl_changes_and_shows_a_running_router() {
+    let dir = tmpdir("ctl");
+    let cfg = dir.join("r.toml");
+    // A free port for the metrics endpoint (bound, then released).
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    std::fs::write(
+        &cfg,
+        format!("{MEM_CONFIG}\n[metrics]\nlisten = \"127.0.0.1:{port}\"\n"),
+    )
+    .unwrap();
+    let r = Running::start(&cfg, &[], &[]);
+    let sock = dir.join("ctl.sock");
+    assert!(sock.exists(), "{}", r.stderr());
+
+    let ok = |args: &[&str]| {
+        let (code, out, err) = ctl(&sock, args);
+        assert_eq!(code, Some(0), "ctl {args:?}: {err}");
+        out
+    };
+    ok(&[
+        "route",
+        "add",
+        "198.20.0.0/16",
+        "via",
+        "198.19.0.2",
+        "198.19.0.3",
+    ]);
+    let shown = ok(&["route", "show", "--longest", "198.20.1.1"]);
+    assert!(
+        shown.contains("198.20.0.0/16  forward  198.19.0.2 (b), 198.19.0.3 (b)"),
+        "{shown}"
+    );
+    let all = ok(&["--json", "route", "show"]);
+    let v: serde_json::Value = serde_json::from_str(&all).unwrap();
+    assert!(v
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|r| r["prefix"] == "198.18.0.1/32" && r["kind"] == "local"));
+    // Bad requests: exit 1 with the router's reason, nothing changed.
+    let (code, _, err) = ctl(
+        &sock,
+        &["route", "add", "198.21.0.0/16", "via", "203.0.113.1"],
+    );
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("route 198.21.0.0/16: via: "), "{err}");
+    let (code, _, err) = ctl(&sock, &["route", "del", "198.22.0.0/16"]);
+    assert_eq!(
+        (code, err.contains("no route 198.22.0.0/16")),
+        (Some(1), true),
+        "{err}"
+    );
+    ok(&["neigh", "add", "198.19.0.2", "02:00:00:00:00:22", "b"]);
+    let neigh = ok(&["neigh", "show"]);
+    let row: Vec<&str> = neigh
+        .lines()
+        .find(|l| l.starts_with("198.19.0.2 "))
+        .unwrap_or_else(|| panic!("{neigh}"))
+        .split_whitespace()
+        .collect();
+    assert_eq!(row, ["198.19.0.2", "b", "static", "02:00:00:00:00:22", "permanent"]);
+    ok(&["route", "del", "198.20.0.0/16"]);
+    assert!(!ok(&["route", "show"]).contains("198.20.0.0/16"));
+    let ports = ok(&["port", "show"]);
+    assert!(
+        ports.starts_with("PORT") && ports.contains("\na "),
+        "{ports}"
+    );
+    let stats: serde_json::Value = serde_json::from_str(&ok(&["stats"])).unwrap();
+    assert_eq!(stats["workers"], 1);
+    let (code, _, err) = ctl(&sock, &["reload"]);
+    assert_eq!(code, Some(1));
+    assert!(err.contains("reload is not supported yet"), "{err}");
+
+    // The metrics endpoint.
+    use std::io::{Read, Write};
+    let mut c = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    c.write_all(b"GET /metrics HTTP/1.0\r\n\r\n").unwrap();
+    let mut page = String::new();
+    c.read_to_string(&mut page).unwrap();
+    assert!(
+        page.contains("softrouter_port_rx_packets_total{port=\"a\"} 0"),
+        "{page}"
+    );
+
+    // A second router on the same socket is refused (exit 1, says why).
+    let out = bin()
+        .args(["run", "--config", cfg.to_str().unwrap(), "--duration", "1"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("held by a running softrouter"), "{err}");
+
+    r.signal(libc::SIGTERM);
+    let (code, _) = r.wait(Duration::from_secs(20));
+    assert_eq!(code, Some(0));
+    assert!(!sock.exists(), "the socket is removed at exit");
+    // No router: a clear message, exit 2.
+    let (code, _, err) = ctl(&sock, &["stats"]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("is softrouter running"), "{err}");
 }

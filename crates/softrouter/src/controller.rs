@@ -1,0 +1,223 @@
+//! The running router behind the control socket (`softrouter ctl`) and
+//! the metrics endpoint: every request is carried out by the single
+//! writer's own methods (`dataplane::Router`), under its control lock, on
+//! the control socket's thread, never on a worker.
+
+use std::net::IpAddr;
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+use config::{Cidr, Config};
+use control::protocol::{NeighView, NextHopView, RouteView};
+use control::{ControlServer, Handler, Request};
+use dataplane::inspect::{RouteInfo, RouteKind};
+use dataplane::{Router, WorkerStats};
+use netio::Port;
+
+use crate::report;
+
+/// What the handler needs of the running router.
+pub struct RouterControl {
+    cfg: Config,
+    router: Arc<Router>,
+    ports: Vec<Arc<dyn Port>>,
+    stats: Vec<Arc<WorkerStats>>,
+    started: Instant,
+}
+
+impl RouterControl {
+    pub fn new(
+        cfg: &Config,
+        router: Arc<Router>,
+        ports: Vec<Arc<dyn Port>>,
+        stats: Vec<Arc<WorkerStats>>,
+        started: Instant,
+    ) -> RouterControl {
+        RouterControl {
+            cfg: cfg.clone(),
+            router,
+            ports,
+            stats,
+            started,
+        }
+    }
+
+    /// The statistics document of this moment.
+    pub fn report(&self) -> report::Report {
+        report::build(
+            &self.cfg,
+            &self.ports,
+            &self.stats,
+            self.started.elapsed(),
+            &[],
+        )
+    }
+
+    fn port_name(&self, i: usize) -> String {
+        self.cfg
+            .ports
+            .get(i)
+            .map_or_else(|| format!("port{i}"), |p| p.name.clone())
+    }
+
+    fn route_view(&self, r: RouteInfo) -> RouteView {
+        let (kind, via) = match r.kind {
+            RouteKind::Forward(v) => (
+                "forward",
+                v.into_iter()
+                    .map(|(address, port)| NextHopView {
+                        address,
+                        port: self.port_name(port),
+                    })
+                    .collect(),
+            ),
+            RouteKind::Connected(_) => ("connected", Vec::new()),
+            RouteKind::Local => ("local", Vec::new()),
+            RouteKind::Blackhole => ("blackhole", Vec::new()),
+        };
+        RouteView {
+            prefix: r.prefix.to_string(),
+            kind: kind.into(),
+            via,
+        }
+    }
+
+    fn carry_out(&self, request: Request) -> Result<serde_json::Value> {
+        Ok(match request {
+            Request::RouteAdd { prefix, via } => {
+                let r =
+                    config::runtime_route(&self.cfg, &prefix, &via).map_err(anyhow::Error::msg)?;
+                self.router.add_route(r.prefix, &r.via)?;
+                tracing::info!(route = %r.prefix, via = ?via, "route added (ctl)");
+                serde_json::Value::Null
+            }
+            Request::RouteDel { prefix } => {
+                let p: Cidr = prefix
+                    .parse()
+                    .map_err(|e| anyhow::anyhow!("route del: {e}"))?;
+                self.router.remove_route(p)?;
+                tracing::info!(route = %p, "route removed (ctl)");
+                serde_json::Value::Null
+            }
+            Request::RouteShow { prefix, longest } => {
+                let routes: Vec<RouteInfo> = match (prefix, longest) {
+                    (Some(p), _) => {
+                        let p: Cidr = p.parse().map_err(|e| anyhow::anyhow!("route show: {e}"))?;
+                        self.router
+                            .routes()
+                            .into_iter()
+                            .filter(|r| r.prefix == p)
+                            .collect()
+                    }
+                    (None, Some(a)) => self.router.route_for(a).into_iter().collect(),
+                    (None, None) => self.router.routes(),
+                };
+                let views: Vec<RouteView> =
+                    routes.into_iter().map(|r| self.route_view(r)).collect();
+                to_json(&views)?
+            }
+            Request::NeighShow => {
+                let views: Vec<NeighView> = self
+                    .router
+                    .neighbors()
+                    .into_iter()
+                    .map(|n| NeighView {
+                        address: n.address,
+                        port: self.port_name(n.port),
+                        state: n.state.into(),
+                        mac: n.mac.map(|m| format_mac(&m)),
+                        dynamic: n.dynamic,
+                    })
+                    .collect();
+                to_json(&views)?
+            }
+            Request::NeighAdd { address, mac, port } => {
+                let p = self
+                    .cfg
+                    .port_index(&port)
+                    .with_context(|| format!("neigh add: no port is named {port:?}"))?;
+                let m = config::parse_mac(&mac)
+                    .with_context(|| format!("neigh add: mac: {mac:?} is not a MAC address"))?;
+                self.check_on_link(p, address)?;
+                self.router.set_neighbor(p, address, m)?;
+                tracing::info!(%address, %mac, port, "static neighbour set (ctl)");
+                serde_json::Value::Null
+            }
+            Request::NeighDel { address } => {
+                self.router.remove_neighbor(address)?;
+                tracing::info!(%address, "neighbour removed (ctl)");
+                serde_json::Value::Null
+            }
+            Request::PortShow => to_json(&self.report().ports)?,
+            Request::Stats => to_json(&self.report())?,
+            Request::Reload => bail!(
+                "reload is not supported yet: restart softrouter to apply a changed {}",
+                self.cfg.source.display()
+            ),
+        })
+    }
+
+    /// A static neighbour must be on one of the port's subnets.
+    fn check_on_link(&self, port: usize, a: IpAddr) -> Result<()> {
+        let shared = self.router.shared();
+        let pc = &shared.ports[port];
+        let on = match a {
+            IpAddr::V4(v4) => pc.on_link_v4(v4),
+            IpAddr::V6(v6) => pc.on_link_v6(v6),
+        };
+        if !on {
+            bail!(
+                "neigh add: {a} is not on a subnet of port {:?}",
+                self.port_name(port)
+            );
+        }
+        Ok(())
+    }
+}
+
+impl Handler for RouterControl {
+    fn handle(&self, request: Request) -> Result<serde_json::Value, String> {
+        self.carry_out(request).map_err(|e| format!("{e:#}"))
+    }
+}
+
+fn format_mac(m: &[u8; 6]) -> String {
+    m.iter()
+        .map(|b| format!("{b:02x}"))
+        .collect::<Vec<_>>()
+        .join(":")
+}
+
+fn to_json<T: serde::Serialize>(v: &T) -> Result<serde_json::Value> {
+    Ok(serde_json::to_value(v)?)
+}
+
+/// The group id of `name` (the control socket's group).
+pub fn group_id(name: &str) -> Result<u32> {
+    let c = std::ffi::CString::new(name).context("group name")?;
+    // SAFETY: getgrnam with a valid C string; the result is read at once,
+    // on the starting thread, before anything else could call it.
+    let g = unsafe { libc::getgrnam(c.as_ptr()) };
+    if g.is_null() {
+        bail!("control: group: no group named {name:?}");
+    }
+    // SAFETY: non-null result of getgrnam.
+    Ok(unsafe { (*g).gr_gid })
+}
+
+/// Start the control socket of `cfg` (if any) with `handler`.
+pub fn start(cfg: &Config, handler: Arc<RouterControl>) -> Result<Option<ControlServer>> {
+    let Some(path) = &cfg.control.socket else {
+        return Ok(None);
+    };
+    let gid = cfg.control.group.as_deref().map(group_id).transpose()?;
+    let s = ControlServer::start(path, gid, handler).with_context(|| {
+        format!(
+            "control socket (set [control] socket in {} to another path, or \"off\")",
+            cfg.source.display()
+        )
+    })?;
+    tracing::info!("control socket {}", path.display());
+    Ok(Some(s))
+}
