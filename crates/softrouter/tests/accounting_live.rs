@@ -20,10 +20,6 @@ const PEER_MAC: [u8; 6] = [2, 0, 0, 0, 0, 0x02];
 
 /// The router's addressing; the port itself is opened by the test.
 const CONFIG: &str = r#"
-# No control socket: tests run routers side by side.
-[control]
-socket = "off"
-
 [router]
 workers = 1
 hold_packets = 4
@@ -44,6 +40,10 @@ via = ["198.18.0.2"]
 address = "198.18.0.2"
 mac = "02:00:00:00:00:02"
 port = "p0"
+
+# No control socket: tests run routers side by side.
+[control]
+socket = "off"
 "#;
 
 fn in_netns<T: Send + 'static>(ns: &str, f: impl FnOnce() -> T + Send + 'static) -> T {

@@ -24,10 +24,6 @@ const NEIGH_MAC: [u8; 6] = [2, 0, 0, 0, 0, 0x22];
 fn config(dir: &Path) -> String {
     format!(
         r#"
-# No control socket: tests run routers side by side.
-[control]
-socket = "off"
-
 [router]
 workers = 1
 mode = "poll"
@@ -55,6 +51,10 @@ via = ["198.19.0.2"]
 address = "198.19.0.2"
 mac = "02:00:00:00:00:22"
 port = "p1"
+
+# No control socket: tests run routers side by side.
+[control]
+socket = "off"
 "#,
         d = dir.display()
     )

@@ -125,10 +125,6 @@ fn mac_of(ns: &Netns, ifname: &str) -> [u8; 6] {
 fn start_router(lab: &Lab) -> RouterProcess {
     let cfg = format!(
         r#"
-# No control socket: tests run routers side by side.
-[control]
-socket = "off"
-
 [router]
 workers = 1
 mode = "interrupt"
@@ -144,6 +140,10 @@ name = "out"
 driver = "afxdp"
 iface = "{rout}"
 addresses = ["198.19.0.1/16", "2001:2:0:1::1/64"]
+
+# No control socket: tests run routers side by side.
+[control]
+socket = "off"
 "#,
         rin = lab.router_in,
         rout = lab.router_out,

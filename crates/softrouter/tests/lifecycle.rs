@@ -48,10 +48,6 @@ impl Drop for Router {
 fn config(th: &ThreeHosts, driver: &str, mode: &str, rin: &str) -> String {
     format!(
         r#"
-# No control socket: tests run routers side by side.
-[control]
-socket = "off"
-
 [router]
 workers = 1
 mode = "{mode}"
@@ -67,6 +63,10 @@ name = "out"
 driver = "{driver}"
 iface = "{rout}"
 addresses = ["{ROUTER_OUT_V4}/24"]
+
+# No control socket: tests run routers side by side.
+[control]
+socket = "off"
 "#,
         rout = th.router_out,
     )

@@ -32,10 +32,6 @@ fn start_router(
 ) -> RouterProcess {
     let cfg = format!(
         r#"
-# No control socket: tests run routers side by side.
-[control]
-socket = "off"
-
 [router]
 workers = {workers}
 mode = "{mode}"
@@ -53,6 +49,10 @@ driver = "{driver}"
 iface = "{rout}"
 addresses = ["{ROUTER_OUT_V4}/24", "{ROUTER_OUT_V6}/64"]
 mtu = {out_mtu}
+
+# No control socket: tests run routers side by side.
+[control]
+socket = "off"
 "#,
         rin = th.router_in,
         rout = th.router_out,

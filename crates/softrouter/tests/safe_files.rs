@@ -17,10 +17,6 @@ fn tmpdir(tag: &str) -> PathBuf {
 fn pcap_config(dir: &Path) -> String {
     format!(
         r#"
-# No control socket: tests run routers side by side.
-[control]
-socket = "off"
-
 [router]
 workers = 1
 
@@ -37,6 +33,10 @@ driver = "pcap"
 tx_pcap = "{d}/out1.pcap"
 mac = "02:00:00:00:00:11"
 addresses = ["198.19.0.1/24"]
+
+# No control socket: tests run routers side by side.
+[control]
+socket = "off"
 "#,
         d = dir.display()
     )

@@ -28,10 +28,6 @@ fn tmpdir(tag: &str) -> PathBuf {
 
 /// Two idle `mem` ports: nothing arrives, the router runs until stopped.
 const MEM_CONFIG: &str = r#"
-# The control socket next to the file (each test has its own folder).
-[control]
-socket = "ctl.sock"
-
 [router]
 workers = 1
 mode = "interrupt"
@@ -48,6 +44,10 @@ name = "b"
 driver = "mem"
 mac = "02:00:00:00:00:11"
 addresses = ["198.19.0.1/24"]
+
+# The control socket next to the file (each test has its own folder).
+[control]
+socket = "ctl.sock"
 "#;
 
 /// A running softrouter whose stderr is collected as it is written.
