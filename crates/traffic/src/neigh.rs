@@ -147,8 +147,8 @@ mod tests {
         }
     }
 
-    #[test]
-    fn answers_arp_for_own_address_only() {
+    /// 02:..:01 (198.18.0.1) asks who has 198.18.0.2.
+    fn arp_request() -> [u8; 42] {
         let mut req = [0u8; 42];
         req[0..6].fill(0xFF);
         req[6..12].copy_from_slice(&[2, 0, 0, 0, 0, 1]);
@@ -157,6 +157,32 @@ mod tests {
         req[22..28].copy_from_slice(&[2, 0, 0, 0, 0, 1]);
         req[28..32].copy_from_slice(&[198, 18, 0, 1]);
         req[38..42].copy_from_slice(&[198, 18, 0, 2]);
+        req
+    }
+
+    /// 2001:2::1 (02:..:01) solicits 2001:2::2, without options.
+    fn solicitation() -> [u8; 86] {
+        let mut req = [0u8; 86];
+        req[0..6].copy_from_slice(&[0x33, 0x33, 0xff, 0, 0, 2]);
+        req[6..12].copy_from_slice(&[2, 0, 0, 0, 0, 1]);
+        req[12..14].copy_from_slice(&[0x86, 0xDD]);
+        req[14] = 0x60;
+        req[18..20].copy_from_slice(&32u16.to_be_bytes());
+        req[20] = 58;
+        req[21] = 255;
+        req[22..38].copy_from_slice(&sol_src().octets());
+        req[54] = 135;
+        req[62..78].copy_from_slice(&me().v6.octets());
+        req
+    }
+
+    fn sol_src() -> Ipv6Addr {
+        "2001:2::1".parse().unwrap()
+    }
+
+    #[test]
+    fn answers_arp_for_own_address_only() {
+        let mut req = arp_request();
         let mut out = [0u8; 128];
         let n = answer(&me(), &req, &mut out).unwrap();
         assert_eq!(n, 60);
@@ -170,22 +196,14 @@ mod tests {
         for l in 0..42 {
             assert!(answer(&me(), &req[..l], &mut out).is_none());
         }
+        // No room for the padded answer.
+        assert!(answer(&me(), &arp_request(), &mut out[..59]).is_none());
     }
 
     #[test]
     fn answers_neighbor_solicitation_with_valid_checksum() {
-        let mut req = [0u8; 86];
-        req[0..6].copy_from_slice(&[0x33, 0x33, 0xff, 0, 0, 2]);
-        req[6..12].copy_from_slice(&[2, 0, 0, 0, 0, 1]);
-        req[12..14].copy_from_slice(&[0x86, 0xDD]);
-        req[14] = 0x60;
-        req[18..20].copy_from_slice(&32u16.to_be_bytes());
-        req[20] = 58;
-        req[21] = 255;
-        let src: Ipv6Addr = "2001:2::1".parse().unwrap();
-        req[22..38].copy_from_slice(&src.octets());
-        req[54] = 135;
-        req[62..78].copy_from_slice(&me().v6.octets());
+        let req = solicitation();
+        let src = sol_src();
         let mut out = [0u8; 128];
         let n = answer(&me(), &req, &mut out).unwrap();
         assert_eq!(n, 86);
@@ -195,7 +213,7 @@ mod tests {
         // A correct checksum sums to zero over pseudo header + message.
         let sd: [u8; 16] = out[22..38].try_into().unwrap();
         assert_eq!(icmp6_checksum(&sd, &src.octets(), &out[54..86]), 0);
-        // Other target, DAD, truncation: no answer.
+        // Other target, DAD, truncation, no room: no answer.
         let mut other = req;
         other[77] = 9;
         assert!(answer(&me(), &other, &mut out).is_none());
@@ -205,5 +223,37 @@ mod tests {
         for l in 0..78 {
             assert!(answer(&me(), &req[..l], &mut out).is_none());
         }
+        assert!(answer(&me(), &req, &mut out[..85]).is_none());
+    }
+
+    /// The answers byte for byte, as the hand-built frames were before the
+    /// responder used `packet::build` (captured from that code). The output
+    /// buffer starts dirty so that padding and reserved bytes must be
+    /// written.
+    #[test]
+    fn answers_are_the_same_bytes_as_the_hand_built_frames() {
+        #[rustfmt::skip]
+        const ARP_REPLY: [u8; 60] = [
+            2, 0, 0, 0, 0, 1, 2, 0, 0, 0, 0, 2, 8, 6,
+            0, 1, 8, 0, 6, 4, 0, 2, 2, 0, 0, 0, 0, 2, 198, 18, 0, 2,
+            2, 0, 0, 0, 0, 1, 198, 18, 0, 1,
+            0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+        ];
+        #[rustfmt::skip]
+        const NA: [u8; 86] = [
+            2, 0, 0, 0, 0, 1, 2, 0, 0, 0, 0, 2, 134, 221,
+            96, 0, 0, 0, 0, 32, 58, 255,
+            32, 1, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2,
+            32, 1, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1,
+            136, 0, 179, 147, 96, 0, 0, 0,
+            32, 1, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2,
+            2, 1, 2, 0, 0, 0, 0, 2,
+        ];
+        let mut out = [0xAAu8; 128];
+        let n = answer(&me(), &arp_request(), &mut out).unwrap();
+        assert_eq!(out[..n], ARP_REPLY);
+        let mut out = [0xAAu8; 128];
+        let n = answer(&me(), &solicitation(), &mut out).unwrap();
+        assert_eq!(out[..n], NA);
     }
 }
