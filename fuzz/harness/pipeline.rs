@@ -23,6 +23,21 @@
 //! Shared by the cargo-fuzz target (fuzz/fuzz_targets/pipeline.rs) and
 //! the stable test crates/softrouter/tests/fuzz_targets.rs.
 
+use packet::checksum::{self, pseudo_header_v4, pseudo_header_v6};
+use packet::ethernet::{ETH_ALEN, ETH_IPV4, ETH_IPV6, ETH_LEN, ETH_TYPE, ETH_VLAN};
+use packet::field::{get_array, get_u16, set_u16};
+use packet::icmpv4::ICMP_CHECKSUM;
+use packet::icmpv6::ICMPV6_CHECKSUM;
+use packet::ip::{PROTO_ICMP, PROTO_ICMPV6, PROTO_TCP, PROTO_UDP};
+use packet::ipv4::{
+    IPV4_CHECK, IPV4_DADDR, IPV4_FRAG_OFF, IPV4_LEN, IPV4_PROTOCOL, IPV4_SADDR, IPV4_TOT_LEN,
+    IP_OFFSET,
+};
+use packet::ipv6::{IPV6_DADDR, IPV6_LEN, IPV6_NEXTHDR, IPV6_PAYLOAD_LEN, IPV6_SADDR};
+use packet::udp::UDP_CHECK;
+use packet::vlan::{VLAN_ENCAP_TYPE, VLAN_HLEN};
+use std::net::{Ipv4Addr, Ipv6Addr};
+
 const MAX_FRAMES: usize = 256;
 /// `fuzz_one`'s pool has 2048-byte buffers; the pcap port drops frames
 /// longer than a buffer minus headroom before the worker sees them (as a
@@ -30,87 +45,77 @@ const MAX_FRAMES: usize = 256;
 /// longer records are truncated to this.
 const MAX_LEN: usize = 2048 - netio::HEADROOM as usize;
 const P0_MAC: [u8; 6] = [2, 0, 0, 0, 0, 0x10];
-
-fn sum(data: &[u8], mut s: u64) -> u64 {
-    let mut c = data.chunks_exact(2);
-    for w in &mut c {
-        s += u64::from(u16::from_be_bytes([w[0], w[1]]));
-    }
-    if let [b] = c.remainder() {
-        s += u64::from(*b) << 8;
-    }
-    s
-}
-
-fn finish(mut s: u64) -> u16 {
-    while s > 0xffff {
-        s = (s & 0xffff) + (s >> 16);
-    }
-    !(s as u16)
-}
+/// `tcphdr.check`: `packet` describes TCP only as far as its ports.
+const TCP_CHECK: usize = 16;
 
 /// Fills the checksum at `at` of the L4 segment `l4`, `pseudo` being the
-/// pseudo-header sum (0 for ICMPv4).
-fn fill_l4(l4: &mut [u8], at: usize, pseudo: u64) {
+/// pseudo-header partial sum (0 for ICMPv4).
+fn fill_l4(l4: &mut [u8], at: usize, pseudo: u32) {
     if l4.len() < at + 2 {
         return;
     }
-    l4[at..at + 2].fill(0);
-    let c = finish(sum(l4, pseudo));
-    l4[at..at + 2].copy_from_slice(&c.to_be_bytes());
+    set_u16(l4, at, 0);
+    let c = checksum::finish(checksum::sum(l4) + pseudo);
+    set_u16(l4, at, c);
 }
 
 fn csum_at(proto: u8) -> Option<usize> {
     match proto {
-        1 | 58 => Some(2),
-        6 => Some(16),
-        17 => Some(6),
+        PROTO_ICMP => Some(ICMP_CHECKSUM),
+        PROTO_ICMPV6 => Some(ICMPV6_CHECKSUM),
+        PROTO_TCP => Some(TCP_CHECK),
+        PROTO_UDP => Some(UDP_CHECK),
         _ => None,
     }
 }
 
 fn fix_checksums(f: &mut [u8]) {
-    if f.len() < 14 {
+    if f.len() < ETH_LEN {
         return;
     }
-    let mut l3 = 14;
-    let mut et = u16::from_be_bytes([f[12], f[13]]);
-    if et == 0x8100 && f.len() >= 18 {
-        et = u16::from_be_bytes([f[16], f[17]]);
-        l3 = 18;
+    let mut l3 = ETH_LEN;
+    let mut et = get_u16(f, ETH_TYPE);
+    if et == ETH_VLAN && f.len() >= ETH_LEN + VLAN_HLEN {
+        et = get_u16(f, ETH_LEN + VLAN_ENCAP_TYPE);
+        l3 = ETH_LEN + VLAN_HLEN;
     }
     let ip = &mut f[l3..];
     match et {
-        0x0800 if ip.len() >= 20 => {
+        ETH_IPV4 if ip.len() >= IPV4_LEN => {
             let ihl = usize::from(ip[0] & 0x0f) * 4;
-            if ihl < 20 || ip.len() < ihl {
+            if ihl < IPV4_LEN || ip.len() < ihl {
                 return;
             }
-            ip[10..12].fill(0);
-            let c = finish(sum(&ip[..ihl], 0));
-            ip[10..12].copy_from_slice(&c.to_be_bytes());
-            let total = usize::from(u16::from_be_bytes([ip[2], ip[3]])).clamp(ihl, ip.len());
-            let first_fragment = u16::from_be_bytes([ip[6], ip[7]]) & 0x1fff == 0;
-            let proto = ip[9];
+            set_u16(ip, IPV4_CHECK, 0);
+            let c = checksum::finish(checksum::sum(&ip[..ihl]));
+            set_u16(ip, IPV4_CHECK, c);
+            let total = usize::from(get_u16(ip, IPV4_TOT_LEN)).clamp(ihl, ip.len());
+            let first_fragment = get_u16(ip, IPV4_FRAG_OFF) & IP_OFFSET == 0;
+            let proto = ip[IPV4_PROTOCOL];
             let (Some(at), true) = (csum_at(proto), first_fragment) else {
                 return;
             };
-            let l4_len = total - ihl;
-            let pseudo = if proto == 1 {
+            // At most a pool buffer: fits the pseudo header's 16 bits.
+            let l4_len = (total - ihl) as u16;
+            let pseudo = if proto == PROTO_ICMP {
                 0
             } else {
-                sum(&ip[12..20], u64::from(proto) + l4_len as u64)
+                let src = Ipv4Addr::from(get_array::<4>(ip, IPV4_SADDR));
+                let dst = Ipv4Addr::from(get_array::<4>(ip, IPV4_DADDR));
+                pseudo_header_v4(src, dst, proto, l4_len)
             };
             fill_l4(&mut ip[ihl..total], at, pseudo);
         }
-        0x86dd if ip.len() >= 40 => {
-            let plen = usize::from(u16::from_be_bytes([ip[4], ip[5]])).min(ip.len() - 40);
-            let nh = ip[6];
-            let Some(at) = csum_at(nh).filter(|_| nh != 1) else {
+        ETH_IPV6 if ip.len() >= IPV6_LEN => {
+            let plen = usize::from(get_u16(ip, IPV6_PAYLOAD_LEN)).min(ip.len() - IPV6_LEN);
+            let nh = ip[IPV6_NEXTHDR];
+            let Some(at) = csum_at(nh).filter(|_| nh != PROTO_ICMP) else {
                 return;
             };
-            let pseudo = sum(&ip[8..40], u64::from(nh) + plen as u64);
-            fill_l4(&mut ip[40..40 + plen], at, pseudo);
+            let src = Ipv6Addr::from(get_array::<16>(ip, IPV6_SADDR));
+            let dst = Ipv6Addr::from(get_array::<16>(ip, IPV6_DADDR));
+            let pseudo = pseudo_header_v6(src, dst, nh, plen as u32);
+            fill_l4(&mut ip[IPV6_LEN..IPV6_LEN + plen], at, pseudo);
         }
         _ => {}
     }
@@ -131,10 +136,10 @@ fn frames(mut data: &[u8]) -> Vec<Vec<u8>> {
         let (body, rest) = data.split_at(len.min(data.len()));
         data = rest;
         let mut f = body[..body.len().min(MAX_LEN)].to_vec();
-        if f.len() >= 6 {
+        if f.len() >= ETH_ALEN {
             match ctl & 3 {
-                1 => f[..6].copy_from_slice(&P0_MAC),
-                2 => f[..6].fill(0xff),
+                1 => f[..ETH_ALEN].copy_from_slice(&P0_MAC),
+                2 => f[..ETH_ALEN].fill(0xff),
                 3 => f[..3].copy_from_slice(&[0x33, 0x33, 0xff]),
                 _ => {}
             }

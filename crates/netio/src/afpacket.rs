@@ -331,7 +331,7 @@ impl AfPacketRx {
 }
 
 impl RxQueue for AfPacketRx {
-    fn rx_burst_max(&mut self, pool: &mut Pool, out: &mut Burst, max: usize) -> usize {
+    fn rx_burst(&mut self, pool: &mut Pool, out: &mut Burst, max: usize) -> usize {
         if self.released {
             return 0;
         }

@@ -84,7 +84,7 @@ struct MemRx {
 
 impl RxQueue for MemRx {
     #[inline]
-    fn rx_burst_max(&mut self, pool: &mut Pool, out: &mut Burst, max: usize) -> usize {
+    fn rx_burst(&mut self, pool: &mut Pool, out: &mut Burst, max: usize) -> usize {
         let count = self.templates.len();
         if count == 0 {
             return 0;
@@ -156,7 +156,7 @@ mod tests {
         let mut burst = Burst::new();
         for _ in 0..10 {
             assert_eq!(
-                rx.rx_burst_max(&mut pool, &mut burst, crate::BURST_SIZE),
+                rx.rx_burst(&mut pool, &mut burst, crate::BURST_SIZE),
                 crate::BURST_SIZE
             );
             let lens: Vec<u32> = burst.as_slice().iter().map(|b| b.len).collect();
@@ -178,7 +178,7 @@ mod tests {
         let mut burst = Burst::new();
         // Before: the replay stopped for good at the first oversize frame.
         assert_eq!(
-            rx.rx_burst_max(&mut pool, &mut burst, crate::BURST_SIZE),
+            rx.rx_burst(&mut pool, &mut burst, crate::BURST_SIZE),
             crate::BURST_SIZE
         );
         assert!(burst.as_slice().iter().all(|b| b.len == 64));
@@ -189,7 +189,7 @@ mod tests {
         let port = MemPort::from_capture("m1", [0; 6], 1500, only_big, 1);
         let mut rx = port.open_rx(0, &mut pool).unwrap();
         burst.clear();
-        assert_eq!(rx.rx_burst_max(&mut pool, &mut burst, crate::BURST_SIZE), 0);
+        assert_eq!(rx.rx_burst(&mut pool, &mut burst, crate::BURST_SIZE), 0);
         assert_eq!(rx.counters().get(QueueCounter::RxOversize), 1);
     }
 
@@ -203,9 +203,9 @@ mod tests {
         let mut pool = Pool::new(16, 2048).unwrap();
         let mut rx = port.open_rx(0, &mut pool).unwrap();
         let mut burst = Burst::new();
-        assert_eq!(rx.rx_burst_max(&mut pool, &mut burst, 3), 3);
-        assert_eq!(rx.rx_burst_max(&mut pool, &mut burst, 0), 0);
-        assert_eq!(rx.rx_burst_max(&mut pool, &mut burst, 4), 4);
+        assert_eq!(rx.rx_burst(&mut pool, &mut burst, 3), 3);
+        assert_eq!(rx.rx_burst(&mut pool, &mut burst, 0), 0);
+        assert_eq!(rx.rx_burst(&mut pool, &mut burst, 4), 4);
         let first: Vec<u8> = burst.as_slice().iter().map(|b| pool.data(*b)[0]).collect();
         assert_eq!(first, [0, 1, 2, 3, 4, 0, 1]);
         pool.free_all(burst.as_slice());
@@ -218,6 +218,6 @@ mod tests {
         let mut pool = Pool::new(4, 2048).unwrap();
         let mut rx = port.open_rx(0, &mut pool).unwrap();
         let mut burst = Burst::new();
-        assert_eq!(rx.rx_burst_max(&mut pool, &mut burst, crate::BURST_SIZE), 0);
+        assert_eq!(rx.rx_burst(&mut pool, &mut burst, crate::BURST_SIZE), 0);
     }
 }

@@ -216,7 +216,7 @@ struct PcapRx {
 }
 
 impl RxQueue for PcapRx {
-    fn rx_burst_max(&mut self, pool: &mut Pool, out: &mut Burst, max: usize) -> usize {
+    fn rx_burst(&mut self, pool: &mut Pool, out: &mut Burst, max: usize) -> usize {
         let max = max.min(out.room());
         let mut n = 0;
         while n < max && self.next < self.capture.len() {
@@ -300,7 +300,7 @@ mod tests {
         assert!(port.open_rx(0, &mut pool).is_err(), "second RX queue");
         let mut burst = Burst::new();
         while !rx.exhausted() {
-            rx.rx_burst_max(&mut pool, &mut burst, crate::BURST_SIZE);
+            rx.rx_burst(&mut pool, &mut burst, crate::BURST_SIZE);
             assert_eq!(tx.tx_burst(&mut pool, burst.as_slice()), burst.len());
             burst.clear();
         }
@@ -324,7 +324,7 @@ mod tests {
         let mut rx = port.open_rx(0, &mut pool).unwrap();
         let mut tx = port.open_tx(0, &mut pool).unwrap();
         let mut burst = Burst::new();
-        assert_eq!(rx.rx_burst_max(&mut pool, &mut burst, crate::BURST_SIZE), 1);
+        assert_eq!(rx.rx_burst(&mut pool, &mut burst, crate::BURST_SIZE), 1);
         assert!(rx.exhausted());
         tx.tx_burst(&mut pool, burst.as_slice());
         let sent = port.take_sent();
@@ -343,10 +343,10 @@ mod tests {
         let mut pool = Pool::new(16, 2048).unwrap();
         let mut rx = port.open_rx(0, &mut pool).unwrap();
         let mut burst = Burst::new();
-        assert_eq!(rx.rx_burst_max(&mut pool, &mut burst, 2), 2);
+        assert_eq!(rx.rx_burst(&mut pool, &mut burst, 2), 2);
         assert!(!rx.exhausted());
-        assert_eq!(rx.rx_burst_max(&mut pool, &mut burst, 0), 0);
-        assert_eq!(rx.rx_burst_max(&mut pool, &mut burst, 64), 3);
+        assert_eq!(rx.rx_burst(&mut pool, &mut burst, 0), 0);
+        assert_eq!(rx.rx_burst(&mut pool, &mut burst, 64), 3);
         assert!(rx.exhausted());
         let first: Vec<u8> = burst.as_slice().iter().map(|b| pool.data(*b)[0]).collect();
         assert_eq!(first, [0, 1, 2, 3, 4]);
@@ -364,7 +364,7 @@ mod tests {
         let mut pool = Pool::new(16, 2048).unwrap();
         let mut rx = port.open_rx(0, &mut pool).unwrap();
         let mut burst = Burst::new();
-        assert_eq!(rx.rx_burst_max(&mut pool, &mut burst, crate::BURST_SIZE), 2);
+        assert_eq!(rx.rx_burst(&mut pool, &mut burst, crate::BURST_SIZE), 2);
         assert!(rx.exhausted());
         let c = rx.counters();
         assert_eq!(c.get(QueueCounter::RxOversize), 2);

@@ -57,17 +57,7 @@ pub trait RxQueue: Send {
     /// were appended. The worker passes what is left of its round's budget,
     /// so a queue never takes frames out of its ring that the round would
     /// not process.
-    fn rx_burst_max(&mut self, pool: &mut Pool, out: &mut Burst, max: usize) -> usize;
-
-    /// [`RxQueue::rx_burst_max`] up to `out.room()`.
-    ///
-    /// Only the bench's receiver (`crates/bench/src/traffic/rx.rs`) still
-    /// calls this form; once it passes a maximum, this wrapper goes and
-    /// `rx_burst_max` takes the name `rx_burst`.
-    fn rx_burst(&mut self, pool: &mut Pool, out: &mut Burst) -> usize {
-        let room = out.room();
-        self.rx_burst_max(pool, out, room)
-    }
+    fn rx_burst(&mut self, pool: &mut Pool, out: &mut Burst, max: usize) -> usize;
 
     /// A file descriptor that becomes readable when frames arrive, for the
     /// `interrupt` and `adaptive` reception modes. `None`: always ready.

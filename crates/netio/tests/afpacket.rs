@@ -159,7 +159,7 @@ fn afpacket_reinserts_vlan_tag() {
         let mut burst = netio::Burst::new();
         let mut seen = None;
         while seen.is_none() && Instant::now() < end {
-            if rx.rx_burst_max(&mut pool, &mut burst, netio::BURST_SIZE) == 0 {
+            if rx.rx_burst(&mut pool, &mut burst, netio::BURST_SIZE) == 0 {
                 netio::poll_in(rx.wait_fd().unwrap(), 20);
                 continue;
             }
@@ -224,7 +224,7 @@ fn afpacket_kernel_drops_are_counted() {
             // A maximum below the frames per block: a burst stops inside a
             // block and the next one resumes there (nothing skipped: the
             // count below adds up).
-            let n = rx.rx_burst_max(&mut pool, &mut burst, 3);
+            let n = rx.rx_burst(&mut pool, &mut burst, 3);
             assert!(n <= 3 && burst.len() == n, "{n} frames for a maximum of 3");
             got += burst
                 .as_slice()

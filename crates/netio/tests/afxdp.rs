@@ -271,7 +271,7 @@ fn afxdp_two_ports_share_one_umem() {
         let mut burst = netio::Burst::new();
         while moved < N as usize && Instant::now() < end {
             // A maximum below the burst size: the ring is peeked for no more.
-            let n = rx1.rx_burst_max(&mut pool, &mut burst, 7);
+            let n = rx1.rx_burst(&mut pool, &mut burst, 7);
             assert!(n <= 7 && burst.len() == n, "{n} frames for a maximum of 7");
             if n == 0 {
                 netio::poll_in(rx1.wait_fd().unwrap(), 20);
@@ -386,7 +386,7 @@ fn drain_count(rx: &mut dyn netio::RxQueue, pool: &mut Pool, quiet: Duration) ->
     let mut last = Instant::now();
     let mut burst = netio::Burst::new();
     while last.elapsed() < quiet {
-        if rx.rx_burst_max(pool, &mut burst, netio::BURST_SIZE) == 0 {
+        if rx.rx_burst(pool, &mut burst, netio::BURST_SIZE) == 0 {
             std::thread::sleep(Duration::from_millis(1));
             continue;
         }

@@ -90,7 +90,7 @@ fn measure(backend: Backend) {
             let mut n = 0u64;
             let t0 = Instant::now();
             while t0.elapsed().as_secs_f64() < SECS {
-                let k = rx.rx_burst_max(&mut pool, &mut burst, netio::BURST_SIZE);
+                let k = rx.rx_burst(&mut pool, &mut burst, netio::BURST_SIZE);
                 n += k as u64;
                 pool.free_all(burst.as_slice());
                 burst.clear();

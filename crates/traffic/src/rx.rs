@@ -132,7 +132,9 @@ pub(crate) fn run(
         for p in ports.iter_mut() {
             let mut answered = false;
             for q in p.queues.iter_mut() {
-                let n = q.rx_burst(&mut pool, &mut burst);
+                // The receiver takes whatever the burst has room for.
+                let room = burst.room();
+                let n = q.rx_burst(&mut pool, &mut burst, room);
                 if n == 0 {
                     continue;
                 }

@@ -8,7 +8,7 @@
 //!
 //! The generic wrappers ([`sys_bpf`], [`map_create`], [`prog_load_xdp`],
 //! [`link_xdp`]) are public (as `netio::bpf`) so other crates (the XDP
-//! tester in softrouter-bench) can issue their own commands.
+//! tester in softrouter-traffic) can issue their own commands.
 
 use crate::sys::{cvt, raw};
 use std::ffi::{CStr, CString};

@@ -21,7 +21,7 @@
 //!   `q` with RX and TX rings on the worker's pool (the first socket of a
 //!   pool registers it as UMEM, later ones share it: see [`socket`]), and
 //!   puts it in the XSKMAP at `q`. The fill ring is kept topped up from the
-//!   pool in batches; `rx_burst_max` peeks the RX ring and returns descriptors
+//!   pool in batches; `rx_burst` peeks the RX ring and returns descriptors
 //!   as `Buf`s (address includes the 256-byte XDP headroom).
 //! - [`Port::open_tx`]`(worker, pool)`: every worker needs a TX path of its
 //!   own on every port, but two sockets of different UMEMs (workers) can
@@ -665,7 +665,7 @@ impl XskRx {
 
 impl RxQueue for XskRx {
     #[inline]
-    fn rx_burst_max(&mut self, pool: &mut Pool, out: &mut Burst, max: usize) -> usize {
+    fn rx_burst(&mut self, pool: &mut Pool, out: &mut Burst, max: usize) -> usize {
         if self.released {
             return 0;
         }

@@ -179,7 +179,7 @@ pub fn recv_from_queue(
     let mut got = Vec::new();
     let mut burst = Burst::new();
     while got.len() < n && Instant::now() < end {
-        if rx.rx_burst_max(pool, &mut burst, netio::BURST_SIZE) == 0 {
+        if rx.rx_burst(pool, &mut burst, netio::BURST_SIZE) == 0 {
             if let Some(fd) = rx.wait_fd() {
                 netio::poll_in(fd, 20);
             }
