@@ -467,7 +467,16 @@ fn ctl_changes_and_shows_a_running_router() {
         .unwrap_or_else(|| panic!("{neigh}"))
         .split_whitespace()
         .collect();
-    assert_eq!(row, ["198.19.0.2", "b", "static", "02:00:00:00:00:22", "permanent"]);
+    assert_eq!(
+        row,
+        [
+            "198.19.0.2",
+            "b",
+            "static",
+            "02:00:00:00:00:22",
+            "permanent"
+        ]
+    );
     ok(&["route", "del", "198.20.0.0/16"]);
     assert!(!ok(&["route", "show"]).contains("198.20.0.0/16"));
     let ports = ok(&["port", "show"]);
