@@ -41,6 +41,21 @@ pub struct Clock {
     pub reachable_ms: u64,
 }
 
+impl Clock {
+    /// CLOCK_MONOTONIC now, ns: the program's `bpf_ktime_get_coarse_ns`
+    /// base. Read it when the workers take their epoch (`Instant::now()`
+    /// is the same clock) to fill [`Clock::epoch_ns`].
+    pub fn monotonic_ns() -> u64 {
+        let mut t = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: a valid pointer to a timespec.
+        unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut t) };
+        t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
+    }
+}
+
 /// The neighbour entry's layout (`struct fp_neigh`), which the
 /// dataplane's `NeighEntry` must have: 64 bytes, the word at 0,
 /// `confirmed_ms` at 8, `used_ms` at 32.

@@ -64,16 +64,6 @@ struct Bed {
     neigh: Region<Neigh>,
 }
 
-fn mono_ns() -> u64 {
-    let mut t = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: valid pointer.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut t) };
-    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
-}
-
 fn root(test: &str) -> bool {
     // SAFETY: no arguments.
     let root = unsafe { libc::geteuid() } == 0;
@@ -112,7 +102,7 @@ impl Bed {
         let neigh = mem.neighbours::<Neigh>().unwrap();
         assert!(!neigh.is_heap());
         fp.set_clock(Clock {
-            epoch_ns: mono_ns(),
+            epoch_ns: Clock::monotonic_ns(),
             offset_ms: 0,
             reachable_ms: 30_000,
         });
@@ -278,7 +268,7 @@ fn forwards_through_a_reachable_gateway_rewritten_as_a_worker_would() {
     b.w4.insert(p4("198.19.7.0/24"), Target::next_hop(s))
         .unwrap();
     b.fp.set_clock(Clock {
-        epoch_ns: mono_ns() - 5_000_000_000,
+        epoch_ns: Clock::monotonic_ns() - 5_000_000_000,
         offset_ms: 0,
         reachable_ms: 30_000,
     });
@@ -473,7 +463,7 @@ fn punts_what_the_workers_must_decide_unchanged_and_counted() {
     // A reachable neighbour confirmed longer ago than the reachable time
     // is the workers' (they probe it).
     b.fp.set_clock(Clock {
-        epoch_ns: mono_ns(),
+        epoch_ns: Clock::monotonic_ns(),
         offset_ms: 60_000,
         reachable_ms: 30_000,
     });
@@ -481,7 +471,7 @@ fn punts_what_the_workers_must_decide_unchanged_and_counted() {
     assert_eq!(b.counters(0).get(Counter::PuntNeigh), 3);
     // An egress port that cannot take XDP frames: through the workers.
     b.fp.set_clock(Clock {
-        epoch_ns: mono_ns(),
+        epoch_ns: Clock::monotonic_ns(),
         offset_ms: 0,
         reachable_ms: 30_000,
     });

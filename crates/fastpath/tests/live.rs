@@ -68,16 +68,6 @@ fn pin(cpu: usize) {
     }
 }
 
-fn mono_ns() -> u64 {
-    let mut t = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: valid pointer.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut t) };
-    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
-}
-
 /// The fast path serving d0 (port 0) and d1 (port 1), with 198.19.0.0/16
 /// through a STATIC neighbour at a1's MAC; runs in the DUT namespace until
 /// `stop` says so.
@@ -121,7 +111,7 @@ fn fast_path_dut(
         w4.insert("198.19.0.0/16".parse().unwrap(), Target::next_hop(id))
             .unwrap();
         fp.set_clock(Clock {
-            epoch_ns: mono_ns(),
+            epoch_ns: Clock::monotonic_ns(),
             offset_ms: 0,
             reachable_ms: 30_000,
         });
