@@ -15,3 +15,17 @@ mod test_run;
 pub use load::{load, Loaded};
 pub use mmap::MmapArray;
 pub use test_run::{run_once, XDP_ABORTED, XDP_DROP, XDP_PASS, XDP_REDIRECT, XDP_TX};
+
+/// CLOCK_MONOTONIC now, ns: the clock `bpf_ktime_get_ns` and
+/// `bpf_ktime_get_coarse_ns` read, so user space and the programs compare
+/// times directly (and what `std::time::Instant` uses on Linux).
+#[inline]
+pub fn mono_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: a valid timespec; CLOCK_MONOTONIC always exists.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}

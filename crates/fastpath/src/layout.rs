@@ -46,13 +46,7 @@ impl Clock {
     /// base. Read it when the workers take their epoch (`Instant::now()`
     /// is the same clock) to fill [`Clock::epoch_ns`].
     pub fn monotonic_ns() -> u64 {
-        let mut t = libc::timespec {
-            tv_sec: 0,
-            tv_nsec: 0,
-        };
-        // SAFETY: a valid pointer to a timespec.
-        unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut t) };
-        t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
+        bpf::mono_ns()
     }
 }
 

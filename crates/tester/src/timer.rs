@@ -90,13 +90,4 @@ impl Drop for ThreadTimer {
     }
 }
 
-/// CLOCK_MONOTONIC now, ns (the clock `bpf_ktime_get_ns` reads).
-pub fn mono_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: valid timespec.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
+pub use bpf::mono_ns;

@@ -6,16 +6,7 @@
 //! keep the pacing schedule free of accumulated drift.
 
 /// Now, ns on CLOCK_MONOTONIC.
-#[inline]
-pub fn mono_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: valid timespec pointer; CLOCK_MONOTONIC always exists.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
+pub use bpf::mono_ns;
 
 /// Sleep until CLOCK_MONOTONIC reaches `t_ns` (returns at once if past).
 #[inline]
