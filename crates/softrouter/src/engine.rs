@@ -145,13 +145,6 @@ pub fn run(cfg: &Config, opts: &RunOptions) -> Result<Report> {
         }
         return Err(e);
     }
-    tracing::info!(
-        workers = cfg.router.workers,
-        mode = ?cfg.router.mode,
-        "forwarding on {} port(s)",
-        ports.len()
-    );
-
     // The control socket and the metrics endpoint, once the workers run:
     // both read and change the router through its single writer.
     let control = Arc::new(RouterControl::new(
@@ -186,6 +179,14 @@ pub fn run(cfg: &Config, opts: &RunOptions) -> Result<Report> {
             return Err(e);
         }
     };
+
+    // Ready: the workers run and the control socket answers.
+    tracing::info!(
+        workers = cfg.router.workers,
+        mode = ?cfg.router.mode,
+        "forwarding on {} port(s)",
+        ports.len()
+    );
 
     // Supervise.
     let mut failure: Option<String> = None;
