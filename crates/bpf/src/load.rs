@@ -81,6 +81,20 @@ impl Loaded {
             .with_context(|| format!("mmap of BPF map {name}"))
     }
 
+    /// A new fd for map `name` (an XSKMAP or array), for code that
+    /// drives the map with its own `bpf(2)` calls.
+    pub fn map_fd(&self, name: &str) -> Result<std::os::fd::OwnedFd> {
+        let data = match self.ebpf.map(name) {
+            Some(Map::XskMap(d) | Map::Array(d) | Map::DevMap(d)) => d,
+            Some(_) => return Err(anyhow!("BPF map {name}: no fd handed out for its type")),
+            None => return Err(anyhow!("no BPF map {name}")),
+        };
+        data.fd()
+            .as_fd()
+            .try_clone_to_owned()
+            .with_context(|| format!("dup of BPF map {name}'s fd"))
+    }
+
     fn map_data(&self, name: &str) -> Result<&MapData> {
         match self.ebpf.map(name) {
             Some(Map::Array(d)) => Ok(d),

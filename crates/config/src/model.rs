@@ -53,6 +53,18 @@ pub enum Mode {
     Adaptive,
 }
 
+/// `[router] fast_path`: the tier that forwards the common case before
+/// the workers see it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FastPath {
+    /// An XDP program on every `afxdp` port forwards what it can in the
+    /// driver and punts the rest to the workers (the default).
+    Xdp,
+    /// The workers forward everything.
+    Off,
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct Router {
     pub workers: usize,
@@ -63,6 +75,9 @@ pub struct Router {
     /// `--config`; empty: queues are dealt round-robin to workers.
     pub queue_map: Vec<QueueMap>,
     pub mode: Mode,
+    /// The XDP tier on `afxdp` ports (`"xdp"`, the default) or not
+    /// (`"off"`); other drivers have none.
+    pub fast_path: FastPath,
     /// Packets per port per round.
     pub budget: u32,
     /// ICMP errors per second each worker may send (token bucket).

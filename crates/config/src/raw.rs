@@ -35,6 +35,7 @@ pub struct RawRouter {
     pub workers: Option<S<i64>>,
     pub cores: Option<S<Vec<i64>>>,
     pub mode: Option<S<String>>,
+    pub fast_path: Option<S<String>>,
     pub budget: Option<S<i64>>,
     pub icmp_rate: Option<S<i64>>,
     pub hold_packets: Option<S<i64>>,

@@ -314,6 +314,22 @@ fn router(
             }
         },
     };
+    let fast_path = match &r.fast_path {
+        None => FastPath::Xdp,
+        Some(m) => match m.get_ref().as_str() {
+            "xdp" => FastPath::Xdp,
+            "off" => FastPath::Off,
+            other => {
+                return cx.err(
+                    m.span(),
+                    format!(
+                        "router: fast_path: {} is not one of xdp, off",
+                        excerpt(other)
+                    ),
+                )
+            }
+        },
+    };
     let mut cores: Vec<usize> = Vec::new();
     if let Some(c) = &r.cores {
         for &core in c.get_ref() {
@@ -400,6 +416,7 @@ fn router(
         cores,
         queue_map,
         mode,
+        fast_path,
         budget: cx.int(&r.budget, "router: budget", 1..=65536, 64)? as u32,
         icmp_rate: cx.int(&r.icmp_rate, "router: icmp_rate", 0..=1_000_000, 1000)? as u32,
         hold_packets: cx.int(&r.hold_packets, "router: hold_packets", 0..=4096, 16)? as u32,

@@ -21,6 +21,7 @@ fn report(rx: u64) -> Report {
         elapsed_s: 1.0,
         workers: 1,
         mode: "poll".into(),
+        fast_path: "off".into(),
         ports: vec![
             PortReport::new("in".into(), s.ports[0].clone()),
             PortReport::new("out".into(), s.ports[1].clone()),

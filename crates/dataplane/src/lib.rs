@@ -65,7 +65,7 @@ mod worker;
 pub use accounting::{accounting_violations, assert_accounting};
 pub use drop::DropReason;
 pub use neighbor::NeighLimits;
-pub use router::Router;
+pub use router::{Router, RouterPlan, TableSizes};
 pub use shared::{PortCtx, Shared};
 pub use stats::{PortCounters, StageCycles, StatsSnapshot, WorkerStats};
 pub use worker::Worker;

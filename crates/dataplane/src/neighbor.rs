@@ -237,8 +237,11 @@ fn word(mac: u64, state: u64, gen: u64) -> u64 {
     (mac & MAC_MASK) | state << STATE_SHIFT | (gen & GEN_MASK) << GEN_SHIFT
 }
 
+/// One cache line, `#[repr(C)]`: the XDP fast path reads the same entries
+/// (`struct fp_neigh` in `crates/fastpath/bpf/fwd.h`; [`layout`] gives the
+/// offsets it relies on, asserted where both are linked).
 #[derive(Default)]
-#[repr(align(64))]
+#[repr(C, align(64))]
 pub struct NeighEntry {
     word: AtomicU64,
     confirmed_ms: AtomicU64,
@@ -247,6 +250,25 @@ pub struct NeighEntry {
     used_ms: AtomicU64,
     life: AtomicU32,
     dynamic: AtomicBool,
+}
+
+// SAFETY: atomics only; all-zero is `NeighEntry::default()` (INCOMPLETE,
+// no MAC, life 0, not dynamic).
+unsafe impl fib::memory::Zeroed for NeighEntry {}
+
+/// Where the XDP fast path finds an entry's fields (bytes).
+pub mod layout {
+    use super::NeighEntry;
+    use std::mem::{offset_of, size_of};
+    pub const SIZE: usize = size_of::<NeighEntry>();
+    pub const WORD: usize = offset_of!(NeighEntry, word);
+    pub const CONFIRMED_MS: usize = offset_of!(NeighEntry, confirmed_ms);
+    pub const USED_MS: usize = offset_of!(NeighEntry, used_ms);
+    pub const STATE_SHIFT: u32 = super::STATE_SHIFT;
+    pub const STATE_REACHABLE: u64 = super::STATE_REACHABLE;
+    pub const STATE_STATIC: u64 = super::STATE_STATIC;
+    /// `used_ms` is refreshed when older than this.
+    pub const TOUCH_MS: u64 = super::TOUCH_MS;
 }
 
 impl NeighEntry {

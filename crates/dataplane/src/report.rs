@@ -32,14 +32,61 @@ use std::collections::BTreeMap;
 pub struct PortReport {
     pub name: String,
     /// The counters, flattened into the port's object (one list of
-    /// fields: `PortCounters`'s).
+    /// fields: `PortCounters`'s). With the XDP tier on they count both
+    /// tiers: what the program forwarded is in `rx_*`, `received` and
+    /// `forwarded` of its ingress port and in `tx_*` of its egress port,
+    /// so the accounting identity holds as without the tier.
     #[serde(flatten)]
     pub counters: PortCounters,
+    /// The XDP tier's share, when it serves this port.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fast_path: Option<FastPathPort>,
 }
 
 impl PortReport {
     pub fn new(name: String, counters: PortCounters) -> PortReport {
-        PortReport { name, counters }
+        PortReport {
+            name,
+            counters,
+            fast_path: None,
+        }
+    }
+}
+
+/// What the XDP tier did on one port (softrouter's `fastpath` counters,
+/// summed over CPUs).
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Default)]
+pub struct FastPathPort {
+    /// Frames that arrived here and the program forwarded.
+    pub forwarded: u64,
+    pub forwarded_bytes: u64,
+    /// Frames the program sent out of this port.
+    pub tx_packets: u64,
+    pub tx_bytes: u64,
+    /// Frames handed to the workers, by reason (non-zero).
+    pub punted: BTreeMap<String, u64>,
+    /// The program may redirect to this port now (its driver takes XDP
+    /// frames); otherwise traffic to it goes through the workers.
+    pub xdp_tx: bool,
+    /// `native` or `generic`.
+    pub mode: String,
+}
+
+impl FastPathPort {
+    /// Frames punted, all reasons.
+    pub fn punted_total(&self) -> u64 {
+        self.punted.values().sum()
+    }
+
+    /// Adds the program's work to the port's counters (see
+    /// [`PortReport::counters`]).
+    pub fn merge_into(&self, c: &mut PortCounters) {
+        c.rx_packets += self.forwarded;
+        c.rx_bytes += self.forwarded_bytes;
+        c.received += self.forwarded;
+        c.forwarded += self.forwarded;
+        c.tx_packets += self.tx_packets;
+        c.tx_bytes += self.tx_bytes;
     }
 }
 
@@ -60,6 +107,9 @@ pub struct Report {
     pub elapsed_s: f64,
     pub workers: usize,
     pub mode: String,
+    /// `xdp` when the XDP tier served at least one port, else `off`.
+    #[serde(default)]
+    pub fast_path: String,
     pub ports: Vec<PortReport>,
     pub drops: BTreeMap<String, u64>,
     pub cycles_per_packet: Cycles,
@@ -96,6 +146,7 @@ mod tests {
             elapsed_s: 1.25,
             workers: 1,
             mode: "poll".into(),
+            fast_path: "off".into(),
             ports: vec![
                 PortReport::new("p0".into(), s.ports[0].clone()),
                 PortReport::new("p1".into(), s.ports[1].clone()),

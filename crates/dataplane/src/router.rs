@@ -15,6 +15,7 @@ use crate::neighbor::{unicast_mac, NeighEntry, NeighLimits};
 use crate::shared::{PortCtx, Shared};
 use anyhow::{anyhow, bail, Context, Result};
 use config::Cidr;
+use fib::memory::{Heap, Region, TableMemory};
 use fib::{
     lpm4, lpm6, Lpm4Config, Lpm4Writer, Lpm6Config, Lpm6Writer, NextHop, NextHopId, NextHopKind,
     NextHopTable, NextHopWriter, Prefix4, Prefix6, Target,
@@ -132,31 +133,34 @@ pub struct Router {
     shared: Arc<Shared>,
 }
 
-impl Router {
-    /// Builds the FIB (connected subnets, the router's own addresses as
-    /// Local /32 and /128, static routes with ECMP groups, the routes
-    /// file), next hops and static neighbors from a validated config and
-    /// the ports' actual info, with the default neighbour limits.
-    pub fn new(cfg: &config::Config, ports: &[netio::PortInfo]) -> Result<Router> {
-        Router::with_neighbor_limits(cfg, ports, NeighLimits::default())
-    }
+/// The tables' capacities, decided from the configuration before any
+/// table memory is taken: the XDP fast path sizes its maps from them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TableSizes {
+    pub lpm4_tbl8_groups: u32,
+    pub lpm6_tbl8_groups: u32,
+    pub next_hops: u32,
+    pub groups: u32,
+    pub group_members: u32,
+}
 
-    /// [`Router::new`] with explicit neighbour limits. `max_per_port` is
-    /// capped so that all ports' dynamic entries fit in half of the
-    /// next-hop table; the FIB's tbl8 pools are sized for that many host
-    /// routes on top of the configured routes.
-    pub fn with_neighbor_limits(
-        cfg: &config::Config,
-        ports: &[netio::PortInfo],
-        limits: NeighLimits,
-    ) -> Result<Router> {
-        if ports.len() != cfg.ports.len() {
-            bail!(
-                "{} ports configured but {} opened",
-                cfg.ports.len(),
-                ports.len()
-            );
-        }
+/// A router about to be built: the configuration read (routes file
+/// included) and the table sizes known, no table memory taken yet. Two
+/// steps so that the memory can come from somewhere sized by
+/// [`RouterPlan::sizes`] (the XDP fast path's maps).
+pub struct RouterPlan<'a> {
+    cfg: &'a config::Config,
+    limits: NeighLimits,
+    file_routes: Vec<(Cidr, IpAddr)>,
+    sizes: TableSizes,
+}
+
+impl<'a> RouterPlan<'a> {
+    /// Reads the routes file and sizes the tables. `limits.max_per_port`
+    /// is capped so that all ports' dynamic entries fit in half of the
+    /// next-hop table; the tbl8 pools are sized for that many host routes
+    /// on top of the configured routes.
+    pub fn new(cfg: &'a config::Config, limits: NeighLimits) -> Result<RouterPlan<'a>> {
         let file_routes = match &cfg.routes_file {
             Some(path) => load_routes_file(path)?,
             None => Vec::new(),
@@ -180,14 +184,80 @@ impl Router {
             host_groups6 += limits.max_per_port * per6;
         }
         let lpm6_groups = if v6_routes > 1000 { 1 << 18 } else { 1 << 14 };
-        let (lpm4, _) = lpm4::new(Lpm4Config {
-            tbl8_groups: (1 << 13) + host_groups4,
-        });
-        let (lpm6, _) = lpm6::new(Lpm6Config {
-            tbl8_groups: lpm6_groups + host_groups6,
-        });
-        let (nhw, nhr) = NextHopTable::with_capacity(MAX_NEXT_HOPS, MAX_GROUPS, MAX_GROUP_MEMBERS);
-        let neigh: Box<[NeighEntry]> = (0..MAX_NEXT_HOPS).map(|_| NeighEntry::default()).collect();
+        let sizes = TableSizes {
+            lpm4_tbl8_groups: (1 << 13) + host_groups4,
+            lpm6_tbl8_groups: lpm6_groups + host_groups6,
+            next_hops: MAX_NEXT_HOPS,
+            groups: MAX_GROUPS,
+            group_members: MAX_GROUP_MEMBERS,
+        };
+        Ok(RouterPlan {
+            cfg,
+            limits,
+            file_routes,
+            sizes,
+        })
+    }
+
+    pub fn sizes(&self) -> TableSizes {
+        self.sizes
+    }
+
+    /// Builds the router with every table on the heap.
+    pub fn build(self, ports: &[netio::PortInfo]) -> Result<Router> {
+        let neigh = Region::heap(self.sizes.next_hops as usize);
+        self.build_in(ports, &mut Heap, neigh)
+    }
+
+    /// Builds the FIB (connected subnets, the router's own addresses as
+    /// Local /32 and /128, static routes with ECMP groups, the routes
+    /// file), next hops and static neighbours from the validated config
+    /// and the ports' actual info, with the tables in `mem` and the
+    /// neighbour entries in `neigh` (at least [`TableSizes::next_hops`]).
+    pub fn build_in<M: TableMemory>(
+        self,
+        ports: &[netio::PortInfo],
+        mem: &mut M,
+        neigh: Region<NeighEntry>,
+    ) -> Result<Router> {
+        let RouterPlan {
+            cfg,
+            limits,
+            file_routes,
+            sizes,
+        } = self;
+        if ports.len() != cfg.ports.len() {
+            bail!(
+                "{} ports configured but {} opened",
+                cfg.ports.len(),
+                ports.len()
+            );
+        }
+        if neigh.len() < sizes.next_hops as usize {
+            bail!(
+                "{} neighbour entries for {} next hops",
+                neigh.len(),
+                sizes.next_hops
+            );
+        }
+        let (lpm4, _) = lpm4::new_in(
+            Lpm4Config {
+                tbl8_groups: sizes.lpm4_tbl8_groups,
+            },
+            mem,
+        )?;
+        let (lpm6, _) = lpm6::new_in(
+            Lpm6Config {
+                tbl8_groups: sizes.lpm6_tbl8_groups,
+            },
+            mem,
+        )?;
+        let (nhw, nhr) = NextHopTable::with_capacity_in(
+            sizes.next_hops,
+            sizes.groups,
+            sizes.group_members,
+            mem,
+        )?;
         let mut c = Control {
             lpm4,
             lpm6,
@@ -275,6 +345,31 @@ impl Router {
             gc_interval_ms: limits.gc_interval_ms.max(1),
         });
         Ok(Router { shared })
+    }
+}
+
+impl Router {
+    /// Builds the router from a validated config and the ports' actual
+    /// info, every table on the heap, with the default neighbour limits
+    /// (see [`RouterPlan`] for the steps).
+    pub fn new(cfg: &config::Config, ports: &[netio::PortInfo]) -> Result<Router> {
+        Router::with_neighbor_limits(cfg, ports, NeighLimits::default())
+    }
+
+    /// [`Router::new`] with explicit neighbour limits.
+    pub fn with_neighbor_limits(
+        cfg: &config::Config,
+        ports: &[netio::PortInfo],
+        limits: NeighLimits,
+    ) -> Result<Router> {
+        RouterPlan::new(cfg, limits)?.build(ports)
+    }
+
+    /// A registration for a reader outside this process (the XDP fast
+    /// path) with the FIB's and next-hop table's grace periods.
+    pub fn external_reader(&self) -> fib::ExternalReader {
+        let c = self.shared.control();
+        fib::ExternalReader::new(&c.lpm4.reader(), &c.lpm6.reader(), &self.shared.nh)
     }
 
     pub fn shared(&self) -> Arc<Shared> {

@@ -124,7 +124,9 @@ pub(crate) enum Learned {
 pub struct Shared {
     pub ports: Vec<PortCtx>,
     pub(crate) nh: NextHopReader,
-    pub(crate) neigh: Box<[NeighEntry]>,
+    /// One entry per next-hop id (shared with the XDP fast path when it
+    /// is on: see [`crate::neighbor::layout`]).
+    pub(crate) neigh: fib::memory::Region<NeighEntry>,
     pub(crate) control: Mutex<Control>,
     pub(crate) epoch: Instant,
     pub icmp_rate: u32,
@@ -141,6 +143,12 @@ pub struct Shared {
 impl Shared {
     pub(crate) fn control(&self) -> MutexGuard<'_, Control> {
         self.control.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The workers' clock: their `now_ms` counts from this instant (the
+    /// XDP fast path ages neighbours on the same clock).
+    pub fn epoch(&self) -> Instant {
+        self.epoch
     }
 
     pub(crate) fn neigh(&self, id: NextHopId) -> &NeighEntry {

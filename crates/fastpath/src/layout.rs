@@ -61,6 +61,8 @@ pub mod neigh {
     pub const STATE_SHIFT: u32 = 48;
     pub const STATE_REACHABLE: u64 = 1;
     pub const STATE_STATIC: u64 = 2;
+    /// `used_ms` is written at most this often (`NEIGH_TOUCH_MS`).
+    pub const TOUCH_MS: u64 = 1000;
 }
 
 /// The program's counters (`enum fp_counter`), per port and CPU.

@@ -109,9 +109,30 @@ impl FastPath {
             bail!("port {port} queue {queue} beyond the fast path's maps");
         }
         let mut xsks: XskMap<_> = self.map("xsks")?;
-        xsks.set(port * layout::MAX_QUEUES as u32 + queue, fd, 0)
+        xsks.set(Self::xsk_key(port) + queue, fd, 0)
             .context("xsks map")?;
         Ok(())
+    }
+
+    /// New fds of the program and of its XSKMAP, for ports that attach
+    /// the program and register their sockets themselves (softrouter's
+    /// `afxdp` ports: RX queue `q` of router port `p` at key
+    /// `p * MAX_QUEUES + q`, see [`FastPath::xsk_key`]).
+    pub fn fds(&mut self) -> Result<(std::os::fd::OwnedFd, std::os::fd::OwnedFd)> {
+        use std::os::fd::AsFd;
+        let prog = self
+            .program()?
+            .fd()
+            .map_err(|e| anyhow!("program fd: {e}"))?
+            .as_fd()
+            .try_clone_to_owned()
+            .context("dup of the program fd")?;
+        Ok((prog, self.obj.map_fd("xsks")?))
+    }
+
+    /// The XSKMAP key of router port `port`'s RX queue 0.
+    pub fn xsk_key(port: u32) -> u32 {
+        port * layout::MAX_QUEUES as u32
     }
 
     /// Attach the program to interface `ifname`.

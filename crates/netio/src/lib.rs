@@ -32,6 +32,7 @@ pub mod pcap_file;
 pub mod pool;
 pub mod port;
 mod sys;
+pub mod xdp_features;
 pub use sys::poll_in;
 
 pub use burst::{Burst, BURST_SIZE};

@@ -23,6 +23,7 @@ pub struct RouterControl {
     router: Arc<Router>,
     ports: Vec<Arc<dyn Port>>,
     stats: Vec<Arc<WorkerStats>>,
+    tier: Option<Arc<crate::tier::RunningTier>>,
     started: Instant,
 }
 
@@ -32,6 +33,7 @@ impl RouterControl {
         router: Arc<Router>,
         ports: Vec<Arc<dyn Port>>,
         stats: Vec<Arc<WorkerStats>>,
+        tier: Option<Arc<crate::tier::RunningTier>>,
         started: Instant,
     ) -> RouterControl {
         RouterControl {
@@ -39,6 +41,7 @@ impl RouterControl {
             router,
             ports,
             stats,
+            tier,
             started,
         }
     }
@@ -49,6 +52,7 @@ impl RouterControl {
             &self.cfg,
             &self.ports,
             &self.stats,
+            self.tier.as_deref(),
             self.started.elapsed(),
             &[],
         )

@@ -11,12 +11,13 @@
 
 use crate::controller::{self, RouterControl};
 use crate::report::{self, Report};
+use crate::tier::Tier;
 use crate::waiting::Waiter;
 use crate::watch::IfaceWatch;
 use crate::{affinity, ports};
 use anyhow::{anyhow, Context, Result};
 use config::{Config, Driver};
-use dataplane::{Router, WorkerStats};
+use dataplane::{NeighLimits, RouterPlan, WorkerStats};
 use netio::{Pool, Port};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -80,9 +81,22 @@ pub fn run(cfg: &Config, opts: &RunOptions) -> Result<Report> {
     // Before opening: a second softrouter on one of our interfaces stops
     // here rather than answering alongside the first.
     let _locks = ports::lock_interfaces(cfg)?;
-    let ports = ports::open_all(cfg)?;
+    // The XDP tier, if on, is loaded before the ports open (they attach
+    // it) and sized from the plan; the tables are then built in its maps.
+    let plan =
+        RouterPlan::new(cfg, NeighLimits::default()).context("building the routing state")?;
+    let tier = Tier::load(cfg, plan.sizes())?;
+    let (ports, attached) = ports::open_all(cfg, tier.as_ref())?;
     let infos: Vec<netio::PortInfo> = ports.iter().map(|p| p.info().clone()).collect();
-    let router = Router::new(cfg, &infos).context("building the routing state")?;
+    let router = match &tier {
+        Some(t) => t.build_router(plan, &infos),
+        None => plan.build(&infos),
+    }
+    .context("building the routing state")?;
+    let tier = match tier {
+        Some(t) => Some(Arc::new(t.start(&router, &infos, &attached)?)),
+        None => None,
+    };
     let assignment = ports::assign_queues(cfg, &ports)?;
     let mut ifaces = IfaceWatch::new(&ports::live_interfaces(cfg));
 
@@ -152,6 +166,7 @@ pub fn run(cfg: &Config, opts: &RunOptions) -> Result<Report> {
         Arc::new(router),
         ports.clone(),
         stats.clone(),
+        tier.clone(),
         started,
     ));
     let servers = controller::start(cfg, control.clone()).and_then(|c| {
@@ -227,7 +242,7 @@ pub fn run(cfg: &Config, opts: &RunOptions) -> Result<Report> {
         }
         if dump.swap(false, Ordering::SeqCst) {
             if let Some(path) = &opts.stats_json {
-                let r = report::build(cfg, &ports, &stats, started.elapsed(), &[]);
+                let r = report::build(cfg, &ports, &stats, tier.as_deref(), started.elapsed(), &[]);
                 // A statistics file that cannot be written is the
                 // operator's problem to fix, not a reason to stop routing.
                 match report::write(&r, path) {
@@ -274,7 +289,7 @@ pub fn run(cfg: &Config, opts: &RunOptions) -> Result<Report> {
         .chain(failure.iter().map(|f| format!("stopped: {f}")))
         .chain(errors.iter().cloned())
         .collect();
-    let mut r = report::build(cfg, &ports, &stats, elapsed, &notes);
+    let mut r = report::build(cfg, &ports, &stats, tier.as_deref(), elapsed, &notes);
     r.sleeps = exits.iter().map(|e| e.sleeps).sum();
     let written = match &opts.stats_json {
         Some(path) => report::write(&r, path),

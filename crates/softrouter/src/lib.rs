@@ -11,5 +11,6 @@ pub mod engine;
 pub mod iflock;
 pub mod ports;
 pub mod report;
+pub mod tier;
 pub mod waiting;
 pub mod watch;

@@ -5,10 +5,35 @@ use config::{Config, Driver};
 use netio::Port;
 use std::sync::Arc;
 
+/// An XDP program a port attached (the fast path's).
+#[derive(Clone, Debug)]
+pub struct Attached {
+    pub iface: String,
+    pub ifindex: u32,
+    /// `Native` or `Generic`.
+    pub mode: netio::afxdp::XdpMode,
+}
+
+/// The opened ports, and which XDP program each attached.
+pub type Opened = (Vec<Arc<dyn Port>>, Vec<Option<Attached>>);
+
 /// Opens every port of `cfg`. `mem` ports get one RX queue per worker
-/// unless `queues` says otherwise, so every worker has input.
-pub fn open_all(cfg: &Config) -> Result<Vec<Arc<dyn Port>>> {
-    cfg.ports.iter().map(|p| open(cfg, p)).collect()
+/// unless `queues` says otherwise, so every worker has input. `afxdp`
+/// ports attach `tier`'s program when given (see [`crate::tier`]); the
+/// second list says which did.
+pub fn open_all(
+    cfg: &Config,
+    tier: Option<&crate::tier::Tier>,
+) -> Result<Opened> {
+    let mut ports = Vec::new();
+    let mut attached = Vec::new();
+    for (i, p) in cfg.ports.iter().enumerate() {
+        let program = tier.and_then(|t| t.program_for(i));
+        let (port, a) = open(cfg, p, program)?;
+        ports.push(port);
+        attached.push(a);
+    }
+    Ok((ports, attached))
 }
 
 /// The (port name, interface) of every live port.
@@ -35,7 +60,11 @@ pub fn lock_interfaces(cfg: &Config) -> Result<Vec<crate::iflock::IfaceLock>> {
     Ok(locks)
 }
 
-fn open(cfg: &Config, p: &config::Port) -> Result<Arc<dyn Port>> {
+fn open(
+    cfg: &Config,
+    p: &config::Port,
+    program: Option<netio::afxdp::SharedProgram>,
+) -> Result<(Arc<dyn Port>, Option<Attached>)> {
     let mtu = p.mtu.unwrap_or(1500);
     let port: Arc<dyn Port> = match p.driver {
         Driver::Pcap => Arc::new(
@@ -58,9 +87,9 @@ fn open(cfg: &Config, p: &config::Port) -> Result<Arc<dyn Port>> {
             )
             .with_context(|| format!("port {:?}", p.name))?,
         ),
-        Driver::AfXdp | Driver::AfPacket => crate::ports::live::open(cfg, p)?,
+        Driver::AfXdp | Driver::AfPacket => return live::open(cfg, p, program),
     };
-    Ok(port)
+    Ok((port, None))
 }
 
 /// The kernel-bypass backends. Interface MAC and MTU come from the
@@ -69,7 +98,11 @@ mod live {
     use super::*;
     use config::XdpMode;
 
-    pub fn open(cfg: &Config, p: &config::Port) -> Result<Arc<dyn Port>> {
+    pub fn open(
+        cfg: &Config,
+        p: &config::Port,
+        program: Option<netio::afxdp::SharedProgram>,
+    ) -> Result<(Arc<dyn Port>, Option<Attached>)> {
         let iface = p
             .iface
             .as_deref()
@@ -97,14 +130,25 @@ mod live {
                 c.comp_ring = p.ring_size;
                 c.mac = p.mac;
                 c.mtu = p.mtu;
-                Arc::new(netio::afxdp::AfXdpPort::open(c).with_context(what)?)
+                let shared = program.is_some();
+                c.program = program;
+                let port = netio::afxdp::AfXdpPort::open(c).with_context(what)?;
+                let a = shared.then(|| Attached {
+                    iface: iface.to_string(),
+                    ifindex: port.ifindex(),
+                    mode: port.mode(),
+                });
+                (Arc::new(port), a)
             }
             Driver::AfPacket => {
                 let mut c = netio::afpacket::AfPacketConfig::new(iface);
                 c.queues = p.queues;
                 c.mac = p.mac;
                 c.mtu = p.mtu;
-                Arc::new(netio::afpacket::AfPacketPort::open(c).with_context(what)?)
+                (
+                    Arc::new(netio::afpacket::AfPacketPort::open(c).with_context(what)?),
+                    None,
+                )
             }
             Driver::Pcap | Driver::Mem => unreachable!("offline drivers are opened above"),
         })

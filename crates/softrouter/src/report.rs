@@ -10,7 +10,11 @@
 
 use anyhow::{Context, Result};
 use config::Config;
-pub use dataplane::report::{Cycles, PortReport, Report};
+pub use dataplane::report::{Cycles, FastPathPort, PortReport, Report};
+
+/// Output drop reason: frames the egress driver could not send of those
+/// the XDP tier redirected to it (its `xdp_xmit_errors`).
+pub const XDP_XMIT_ERRORS: &str = "xdp_xmit_errors";
 use dataplane::{StatsSnapshot, WorkerStats};
 use netio::Port;
 use std::path::Path;
@@ -26,6 +30,7 @@ pub fn build(
     cfg: &Config,
     ports: &[Arc<dyn Port>],
     stats: &[Arc<WorkerStats>],
+    tier: Option<&crate::tier::RunningTier>,
     elapsed: Duration,
     notes: &[String],
 ) -> Report {
@@ -41,6 +46,20 @@ pub fn build(
     for s in &per_worker {
         totals.merge(s);
     }
+    // The XDP tier's work joins the workers' (see PortReport::counters).
+    let fast: Vec<Option<FastPathPort>> = (0..ports.len())
+        .map(|i| tier.and_then(|t| t.port_report(i)))
+        .collect();
+    for (i, f) in fast.iter().enumerate() {
+        if let (Some(f), Some(c)) = (f, totals.ports.get_mut(i)) {
+            f.merge_into(c);
+            totals.forwarded += f.forwarded;
+        }
+        let lost = tier.map_or(0, |t| t.xmit_errors(i));
+        if let (true, Some(c)) = (lost > 0, totals.ports.get_mut(i)) {
+            *c.output_drops.entry(XDP_XMIT_ERRORS.into()).or_default() += lost;
+        }
+    }
     let port_reports = ports
         .iter()
         .enumerate()
@@ -52,7 +71,10 @@ pub fn build(
                 .ports
                 .get(i)
                 .map_or_else(|| p.info().name.clone(), |c| c.name.clone());
-            PortReport::new(name, c)
+            PortReport {
+                fast_path: fast[i].clone(),
+                ..PortReport::new(name, c)
+            }
         })
         .collect();
     let (rx, process, tx) = totals.cycles_per_packet();
@@ -61,6 +83,12 @@ pub fn build(
         elapsed_s: elapsed.as_secs_f64(),
         workers: cfg.router.workers,
         mode: format!("{:?}", cfg.router.mode).to_lowercase(),
+        fast_path: if fast.iter().any(Option::is_some) {
+            "xdp"
+        } else {
+            "off"
+        }
+        .to_string(),
         ports: port_reports,
         drops: totals
             .drops

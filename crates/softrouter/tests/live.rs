@@ -21,6 +21,29 @@ use testbed::{Netns, ThreeHosts, TopologyOptions};
 
 static SERIAL: Mutex<()> = Mutex::new(());
 
+/// Which tier forwards (afxdp ports; other drivers have no XDP tier).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Tier {
+    /// `fast_path = "xdp"`, the hosts' ends with GRO on so that they take
+    /// redirected XDP frames: the program forwards the common case.
+    Xdp,
+    /// `fast_path = "xdp"`, the hosts' ends without GRO (nor XDP): they
+    /// cannot take redirected frames, so the program punts everything
+    /// bound for them to the workers (`egress`), which must lose nothing.
+    XdpNoEgress,
+    /// `fast_path = "off"`.
+    Off,
+}
+
+impl Tier {
+    fn config(self) -> &'static str {
+        match self {
+            Tier::Off => "off",
+            _ => "xdp",
+        }
+    }
+}
+
 /// The live tests' router: `driver` ports in and out (out with MTU
 /// `out_mtu`), `workers` workers in `mode`.
 fn start_router(
@@ -29,13 +52,26 @@ fn start_router(
     mode: &str,
     workers: usize,
     out_mtu: u16,
+    tier: Tier,
 ) -> RouterProcess {
+    // GRO on a veth end gives it the NAPI that takes XDP frames redirected
+    // into its peer (the router's port).
+    let gro = if tier == Tier::Xdp { "on" } else { "off" };
+    for (ns, ifname) in [
+        (th.sender(), &th.sender_if),
+        (th.receiver(), &th.receiver_if),
+    ] {
+        let (ok, out) = run_in(ns, &["ethtool", "-K", ifname, "gro", gro]);
+        assert!(ok, "gro {gro} on {ifname}: {out}");
+    }
+    let fast_path = tier.config();
     let cfg = format!(
         r#"
 [router]
 workers = {workers}
 mode = "{mode}"
 budget = 64
+fast_path = "{fast_path}"
 
 [[port]]
 name = "in"
@@ -59,7 +95,7 @@ socket = "off"
     );
     RouterProcess::start(
         th.router(),
-        &format!("live-{driver}-{mode}-{workers}"),
+        &format!("live-{driver}-{mode}-{workers}-{fast_path}"),
         &cfg,
     )
 }
@@ -197,16 +233,16 @@ fn traceroute(s: &Netns, family: &str, dst: &str) -> String {
 }
 
 /// Everything issue 3 lists, for one backend, mode and worker count.
-fn scenario(driver: &str, mode: &str, workers: usize) {
+fn scenario(driver: &str, mode: &str, workers: usize, tier: Tier) {
     if !testbed::require_root(&format!("live {driver} {mode} {workers}")) {
         return;
     }
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let th = testbed::three_hosts_with(TopologyOptions::user_space_router(workers as u32)).unwrap();
-    let router = start_router(&th, driver, mode, workers, 1400);
+    let router = start_router(&th, driver, mode, workers, 1400, tier);
     wait_until_forwarding(&th);
     let (s, d) = (th.sender(), th.receiver());
-    let ctx = format!("[{driver} {mode} workers={workers}]");
+    let ctx = format!("[{driver} {mode} workers={workers} {tier:?}]");
 
     // Ping through the router and to the router itself, both families.
     for dst in [
@@ -307,6 +343,7 @@ fn scenario(driver: &str, mode: &str, workers: usize) {
         stats["cycles_per_packet"]["process"].as_f64().unwrap() > 0.0,
         "{ctx} cycles"
     );
+    check_tier(&ctx, driver, tier, &stats);
     if driver == "afxdp" {
         let (_, links) = run_in(th.router(), &["ip", "-d", "link", "show"]);
         assert!(
@@ -316,53 +353,103 @@ fn scenario(driver: &str, mode: &str, workers: usize) {
     }
 }
 
+/// Which tier forwarded, as the statistics say.
+fn check_tier(ctx: &str, driver: &str, tier: Tier, stats: &serde_json::Value) {
+    let ports = stats["ports"].as_array().unwrap();
+    let fp = |i: usize, k: &str| ports[i]["fast_path"][k].as_u64().unwrap_or(0);
+    if driver != "afxdp" || tier == Tier::Off {
+        assert_eq!(stats["fast_path"], "off", "{ctx} {stats}");
+        assert!(
+            ports.iter().all(|p| p.get("fast_path").is_none()),
+            "{ctx} {stats}"
+        );
+        return;
+    }
+    assert_eq!(stats["fast_path"], "xdp", "{ctx} {stats}");
+    let punted = |i: usize, k: &str| ports[i]["fast_path"]["punted"][k].as_u64().unwrap_or(0);
+    // ARP/ND and pings to the router itself always go to the workers.
+    assert!(punted(0, "local") > 0, "{ctx} {stats}");
+    if tier == Tier::Xdp {
+        // The transfers' bulk (TCP data one way, ACKs the other) went
+        // through the program, both ways.
+        assert!(fp(0, "forwarded") > 1000, "{ctx} {stats}");
+        assert!(fp(1, "forwarded") > 20, "{ctx} {stats}");
+        assert_eq!(fp(0, "forwarded"), fp(1, "tx_packets"), "{ctx} {stats}");
+        assert!(
+            ports.iter().all(|p| p["fast_path"]["xdp_tx"] == true),
+            "{ctx}"
+        );
+    } else {
+        assert_eq!(fp(0, "forwarded") + fp(1, "forwarded"), 0, "{ctx} {stats}");
+        assert!(punted(0, "egress") > 1000, "{ctx} {stats}");
+        assert!(
+            ports.iter().all(|p| p["fast_path"]["xdp_tx"] == false),
+            "{ctx}"
+        );
+    }
+    for p in ports {
+        assert!(
+            p["output_drops"].get("xdp_xmit_errors").is_none(),
+            "{ctx} frames lost at egress: {stats}"
+        );
+    }
+}
+
 #[test]
 fn afxdp_poll_1() {
-    scenario("afxdp", "poll", 1);
+    scenario("afxdp", "poll", 1, Tier::Xdp);
 }
 #[test]
 fn afxdp_interrupt_1() {
-    scenario("afxdp", "interrupt", 1);
+    scenario("afxdp", "interrupt", 1, Tier::Xdp);
 }
 #[test]
 fn afxdp_adaptive_2() {
-    scenario("afxdp", "adaptive", 2);
+    scenario("afxdp", "adaptive", 2, Tier::Xdp);
 }
 #[test]
 fn afxdp_interrupt_2() {
-    scenario("afxdp", "interrupt", 2);
+    scenario("afxdp", "interrupt", 2, Tier::XdpNoEgress);
+}
+#[test]
+fn afxdp_poll_2_off() {
+    scenario("afxdp", "poll", 2, Tier::Off);
+}
+#[test]
+fn afxdp_adaptive_1_off() {
+    scenario("afxdp", "adaptive", 1, Tier::Off);
+}
+#[test]
+fn afxdp_interrupt_1_off() {
+    scenario("afxdp", "interrupt", 1, Tier::Off);
+}
+#[test]
+fn afxdp_adaptive_1_no_egress() {
+    scenario("afxdp", "adaptive", 1, Tier::XdpNoEgress);
 }
 #[test]
 fn afpacket_poll_2() {
-    scenario("afpacket", "poll", 2);
+    scenario("afpacket", "poll", 2, Tier::Off);
 }
 #[test]
 fn afpacket_interrupt_1() {
-    scenario("afpacket", "interrupt", 1);
+    scenario("afpacket", "interrupt", 1, Tier::Off);
 }
 #[test]
 fn afpacket_adaptive_1() {
-    scenario("afpacket", "adaptive", 1);
-}
-#[test]
-fn afxdp_poll_2() {
-    scenario("afxdp", "poll", 2);
+    scenario("afpacket", "adaptive", 1, Tier::Off);
 }
 #[test]
 fn afpacket_adaptive_2() {
-    scenario("afpacket", "adaptive", 2);
-}
-#[test]
-fn afxdp_adaptive_1() {
-    scenario("afxdp", "adaptive", 1);
+    scenario("afpacket", "adaptive", 2, Tier::Off);
 }
 #[test]
 fn afpacket_poll_1() {
-    scenario("afpacket", "poll", 1);
+    scenario("afpacket", "poll", 1, Tier::Off);
 }
 #[test]
 fn afpacket_interrupt_2() {
-    scenario("afpacket", "interrupt", 2);
+    scenario("afpacket", "interrupt", 2, Tier::Off);
 }
 
 /// More workers than queues (a single-queue veth, as most virtual NICs):
@@ -374,7 +461,7 @@ fn more_workers_than_queues(driver: &str) {
     }
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let th = testbed::three_hosts_with(TopologyOptions::user_space_router(1)).unwrap();
-    let router = start_router(&th, driver, "interrupt", 2, 1500);
+    let router = start_router(&th, driver, "interrupt", 2, 1500, Tier::Xdp);
     wait_until_forwarding(&th);
     let ctx = format!("[{driver} 2 workers, 1 queue]");
     for dst in [RECEIVER_V4, RECEIVER_V6, ROUTER_IN_V4] {

@@ -611,6 +611,7 @@ port = "out"
             elapsed_s,
             workers: 1,
             mode: "interrupt".into(),
+            fast_path: "off".into(),
             ports: ["p0", "p1"]
                 .iter()
                 .zip(&totals.ports)

@@ -145,6 +145,23 @@ pub struct AfXdpConfig {
     /// Overrides of what the kernel reports.
     pub mac: Option<[u8; 6]>,
     pub mtu: Option<u16>,
+    /// Attach this program instead of the port's own redirect program
+    /// (softrouter's XDP fast path, which forwards some frames itself and
+    /// redirects the rest to the sockets registered in its XSKMAP).
+    pub program: Option<SharedProgram>,
+}
+
+/// A caller's XDP program for an `afxdp` port ([`AfXdpConfig::program`]):
+/// the port attaches `prog` and registers the socket of its RX queue `q`
+/// in `xskmap` at key `key_base + q`. The fds are shared (several ports
+/// attach one program), so they are reference-counted.
+#[derive(Clone, Debug)]
+pub struct SharedProgram {
+    pub prog: Arc<OwnedFd>,
+    pub xskmap: Arc<OwnedFd>,
+    pub key_base: u32,
+    /// Slots of `xskmap` from `key_base` on that belong to this port.
+    pub max_queues: u16,
 }
 
 impl AfXdpConfig {
@@ -161,6 +178,7 @@ impl AfXdpConfig {
             comp_ring: 2048,
             mac: None,
             mtu: None,
+            program: None,
         }
     }
 }
@@ -233,8 +251,10 @@ struct Shared {
     rx_queues: u16,
     cfg: AfXdpConfig,
     mode: XdpMode,
-    xskmap: OwnedFd,
-    _prog: OwnedFd,
+    xskmap: Arc<OwnedFd>,
+    /// Key of RX queue 0 in `xskmap`.
+    key_base: u32,
+    _prog: Arc<OwnedFd>,
     link: Mutex<Option<OwnedFd>>,
     state: Mutex<State>,
 }
@@ -270,9 +290,27 @@ impl AfXdpPort {
         let real = ifi.rx_queues.max(1);
         let rx_queues = cfg.queues.unwrap_or(real).clamp(1, real);
 
-        let xskmap = bpf::create_xskmap(real as u32).map_err(|e| bpf_err(&name, "XSKMAP", e))?;
-        let prog = bpf::load_xdp(&xdp_prog::program(sys::raw(&xskmap)), xdp_prog::LICENSE)
-            .map_err(|e| bpf_err(&name, "loading the XDP program", e))?;
+        let (prog, xskmap, key_base) = match &cfg.program {
+            Some(p) => {
+                if real > p.max_queues {
+                    return Err(err(
+                        &name,
+                        format!(
+                            "{real} RX queues, the XDP program serves {} per port",
+                            p.max_queues
+                        ),
+                    ));
+                }
+                (p.prog.clone(), p.xskmap.clone(), p.key_base)
+            }
+            None => {
+                let xskmap =
+                    bpf::create_xskmap(real as u32).map_err(|e| bpf_err(&name, "XSKMAP", e))?;
+                let prog = bpf::load_xdp(&xdp_prog::program(sys::raw(&xskmap)), xdp_prog::LICENSE)
+                    .map_err(|e| bpf_err(&name, "loading the XDP program", e))?;
+                (Arc::new(prog), Arc::new(xskmap), 0)
+            }
+        };
 
         let tries: &[(XdpMode, u32)] = match cfg.xdp_mode {
             XdpMode::Native => &[(XdpMode::Native, bpf::XDP_FLAGS_DRV_MODE)],
@@ -348,6 +386,7 @@ impl AfXdpPort {
                 cfg,
                 mode,
                 xskmap,
+                key_base,
                 _prog: prog,
                 link: Mutex::new(Some(link)),
                 state: Mutex::new(state),
@@ -479,7 +518,7 @@ impl Port for AfXdpPort {
                 err(name, format!("AF_XDP socket on queue {queue}: {e}"))
             }
         })?;
-        bpf::map_set(&self.sh.xskmap, queue as u32, xsk.raw())
+        bpf::map_set(&self.sh.xskmap, self.sh.key_base + queue as u32, xsk.raw())
             .map_err(|e| err(name, format!("inserting the socket into the XSKMAP: {e}")))?;
         st.rx_bound[queue as usize] = true;
         st.rx_socks[queue as usize] = Some(Arc::downgrade(&xsk));
@@ -716,7 +755,7 @@ impl RxQueue for XskRx {
         // (fill ring, in the kernel, RX ring) goes back to the pool. The
         // frames waiting in the RX ring were received for us and never
         // processed: counted.
-        let _ = bpf::map_delete(&self.sh.xskmap, self.queue as u32);
+        let _ = bpf::map_delete(&self.sh.xskmap, self.sh.key_base + self.queue as u32);
         if !self.released {
             loop {
                 let (_, n) = self.rx.peek(u32::MAX);
@@ -734,7 +773,7 @@ impl RxQueue for XskRx {
 
 impl Drop for XskRx {
     fn drop(&mut self) {
-        let _ = bpf::map_delete(&self.sh.xskmap, self.queue as u32);
+        let _ = bpf::map_delete(&self.sh.xskmap, self.sh.key_base + self.queue as u32);
         if let Ok(mut st) = self.sh.state.lock() {
             let (q, base) = (self.queue, self.pool_base);
             st.parked.retain(|p| !(p.queue == q && p.pool_base == base));
