@@ -23,8 +23,8 @@ use toml::{Table, Value};
 
 use crate::run::{self, RunOptions};
 use bench::settings::{
-    DutKind, IpVersion, Pattern, PortDriver, Preset, RpsMode, Settings, SoftrouterMode, TestKind,
-    TesterBackend,
+    DutKind, DutSettings, FastPathMode, IpVersion, Pattern, PortDriver, Preset, RpsMode, Settings,
+    SoftrouterMode, TestKind, TesterBackend,
 };
 
 /// Options of `softrouter bench` (all optional; see `--help`).
@@ -108,6 +108,10 @@ pub struct BenchArgs {
     /// softrouter DUT: packet I/O driver afxdp or afpacket.
     #[arg(long)]
     pub driver: Option<PortDriver>,
+    /// softrouter DUT: its XDP tier, xdp or off; both (`xdp,off`) runs
+    /// softrouter twice, so both tiers are compared with the other DUTs.
+    #[arg(long, value_delimiter = ',')]
+    pub fast_path: Vec<FastPathMode>,
     /// softrouter DUT: use this router config instead of a generated one.
     #[arg(long, value_name = "FILE")]
     pub router_config: Option<PathBuf>,
@@ -168,7 +172,14 @@ pub fn run(args: BenchArgs) -> Result<ExitCode> {
     };
     if let Some(path) = &args.save_experiment {
         for s in &runs {
-            let p = per_dut_path(path, s.dut.kind(), runs.len());
+            let name = match &s.dut {
+                DutSettings::Softrouter {
+                    fast_path: Some(FastPathMode::Off),
+                    ..
+                } => "softrouter-noxdp",
+                d => d.kind().name(),
+            };
+            let p = per_dut_path(path, name, runs.len());
             std::fs::write(&p, s.to_toml()).with_context(|| format!("writing {}", p.display()))?;
             eprintln!("softrouter bench: wrote {}", p.display());
         }
@@ -201,7 +212,7 @@ pub fn run(args: BenchArgs) -> Result<ExitCode> {
 
 /// `exp.toml` + linux -> `exp-linux.toml` when several DUTs are saved
 /// (an experiment file holds one DUT).
-fn per_dut_path(path: &Path, kind: DutKind, n: usize) -> PathBuf {
+fn per_dut_path(path: &Path, kind: &str, n: usize) -> PathBuf {
     if n <= 1 {
         return path.to_path_buf();
     }
@@ -362,10 +373,23 @@ pub fn build_settings(args: &BenchArgs) -> Result<Vec<Settings>> {
             _ => Table::from_iter([("kind".to_string(), string(kind))]),
         };
         merge_dut_flags(args, kind, &mut dut);
-        let mut t = table.clone();
-        t.insert("dut".into(), Value::Table(dut));
-        let text = toml::to_string(&t).context("merging flags")?;
-        out.push(Settings::from_toml_str(&text, &file).map_err(anyhow::Error::msg)?);
+        // `--fast-path xdp,off`: one softrouter run per tier.
+        let variants: Vec<Option<FastPathMode>> =
+            if kind == DutKind::Softrouter && !args.fast_path.is_empty() {
+                args.fast_path.iter().copied().map(Some).collect()
+            } else {
+                vec![None]
+            };
+        for fast_path in variants {
+            let mut dut = dut.clone();
+            if let Some(f) = fast_path {
+                dut.insert("fast_path".into(), string(f));
+            }
+            let mut t = table.clone();
+            t.insert("dut".into(), Value::Table(dut));
+            let text = toml::to_string(&t).context("merging flags")?;
+            out.push(Settings::from_toml_str(&text, &file).map_err(anyhow::Error::msg)?);
+        }
     }
     Ok(out)
 }
@@ -373,7 +397,6 @@ pub fn build_settings(args: &BenchArgs) -> Result<Vec<Settings>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use bench::settings::DutSettings;
     use clap::Parser;
 
     /// The flags as `softrouter bench` parses them.
@@ -561,6 +584,7 @@ mod tests {
                     mode,
                     driver,
                     budget: _,
+                    fast_path: _,
                 } => {
                     assert_eq!(config.as_deref(), Some(Path::new("router.toml")));
                     assert_eq!(*workers, Some(2));
@@ -582,11 +606,11 @@ mod tests {
     #[test]
     fn per_dut_experiment_paths() {
         assert_eq!(
-            per_dut_path(Path::new("r/exp.toml"), DutKind::Linux, 2),
+            per_dut_path(Path::new("r/exp.toml"), "linux", 2),
             Path::new("r/exp-linux.toml")
         );
         assert_eq!(
-            per_dut_path(Path::new("r/exp.toml"), DutKind::Linux, 1),
+            per_dut_path(Path::new("r/exp.toml"), "linux", 1),
             Path::new("r/exp.toml")
         );
     }

@@ -123,6 +123,7 @@ fn run_one(
     let d = dut.describe();
     meta.dut = DutInfo {
         kind: kind.to_string(),
+        name: d["name"].as_str().unwrap_or(kind.name()).to_string(),
         version: d["version"].as_str().unwrap_or_default().to_string(),
         config: d,
     };

@@ -62,14 +62,14 @@ pub fn svg(runs: &[RunResults]) -> String {
             r#"<rect x="{x}" y="12" width="12" height="12" fill="{}"/><text x="{}" y="22">{}</text>"#,
             COLOURS[i % COLOURS.len()],
             x + 16.0,
-            esc(&format!("{} {}", r.meta.dut.kind, r.meta.dut.version))
+            esc(&format!("{} {}", r.meta.dut.label(), r.meta.dut.version))
         );
     }
     let mut tp = Vec::new();
     for (i, r) in runs.iter().enumerate() {
         for goal in [Goal::Ndr, Goal::Pdr] {
             tp.push(Series {
-                name: format!("{} {}", r.meta.dut.kind, goal.name().to_uppercase()),
+                name: format!("{} {}", r.meta.dut.label(), goal.name().to_uppercase()),
                 colour: COLOURS[i % COLOURS.len()],
                 outline: goal == Goal::Pdr,
                 bars: labels
@@ -94,7 +94,7 @@ pub fn svg(runs: &[RunResults]) -> String {
             .zip(runs)
             .enumerate()
             .map(|(i, (row, r))| Series {
-                name: r.meta.dut.kind.clone(),
+                name: r.meta.dut.label().to_string(),
                 colour: COLOURS[i % COLOURS.len()],
                 outline: false,
                 bars: row

@@ -292,7 +292,7 @@ fn recovery_table(title: String, tests: &[&TestResult]) -> Table {
 /// One table per test kind that has results.
 pub fn render_tables(r: &RunResults) -> String {
     let mut out = String::new();
-    let dut = format!("{} {}", r.meta.dut.kind, r.meta.dut.version);
+    let dut = format!("{} {}", r.meta.dut.label(), r.meta.dut.version);
     for kind in TestKind::ALL.iter().copied() {
         let tests: Vec<&TestResult> = r.tests.iter().filter(|t| t.test == kind).collect();
         if tests.is_empty() {
@@ -322,22 +322,21 @@ pub fn comparison_table(r: &BenchResults) -> String {
     let names: Vec<String> = r
         .runs
         .iter()
-        .map(|r| {
-            if r.meta.dut.kind.is_empty() {
-                "?".to_string()
-            } else {
-                r.meta.dut.kind.clone()
-            }
+        .map(|r| match r.meta.dut.label() {
+            "" => "?".to_string(),
+            l => l.to_string(),
         })
         .collect();
-    let two = names.len() == 2;
+    // Each run against the last (with two: the first against the second;
+    // with softrouter, softrouter-noxdp and linux: both against linux).
+    let last = names.len() - 1;
     let mut headers = vec!["size".to_string()];
     for g in ["NDR", "PDR"] {
         for n in &names {
             headers.push(format!("{n} {g}"));
         }
-        if two {
-            headers.push(format!("{g} {}/{}", names[0], names[1]));
+        for n in &names[..last] {
+            headers.push(format!("{g} {n}/{}", names[last]));
         }
     }
     for n in &names {
@@ -352,18 +351,19 @@ pub fn comparison_table(r: &BenchResults) -> String {
         Some(f) => format!("{}{}", mpps(f), if lower { "+" } else { "" }),
         None => "-".into(),
     };
-    let ratio = |r: Option<f64>| r.map_or("-".into(), |r| format!("{r:.2}"));
+    let ratio = |a: Option<f64>, b: Option<f64>| match (a, b) {
+        (Some(a), Some(b)) if b > 0.0 => format!("{:.2}", a / b),
+        _ => "-".into(),
+    };
     for row in &r.comparison {
         let mut cells = vec![format!("{} v{}", row.size, row.ip)];
-        cells.extend(row.duts.iter().map(|d| cell(d.ndr_fps, d.ndr_lower_bound)));
-        if two {
-            cells.push(ratio(row.ndr_ratio));
-        }
-        cells.extend(row.duts.iter().map(|d| cell(d.pdr_fps, d.pdr_lower_bound)));
-        if two {
-            cells.push(ratio(row.pdr_ratio));
-        }
-        cells.extend(row.duts.iter().map(|d| {
+        let d = &row.duts;
+        let l = d.len() - 1;
+        cells.extend(d.iter().map(|d| cell(d.ndr_fps, d.ndr_lower_bound)));
+        cells.extend(d[..l].iter().map(|x| ratio(x.ndr_fps, d[l].ndr_fps)));
+        cells.extend(d.iter().map(|d| cell(d.pdr_fps, d.pdr_lower_bound)));
+        cells.extend(d[..l].iter().map(|x| ratio(x.pdr_fps, d[l].pdr_fps)));
+        cells.extend(d.iter().map(|d| {
             d.cycles_per_packet
                 .map_or("-".into(), |c| format!("{c:.0}"))
         }));

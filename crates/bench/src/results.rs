@@ -33,10 +33,25 @@ pub const SCHEMA_VERSION: u32 = 2;
 pub struct DutInfo {
     /// softrouter, linux, command or external.
     pub kind: String,
+    /// What tables and charts call it: the kind, or a variant of it
+    /// (`softrouter-noxdp`: softrouter without its XDP tier).
+    #[serde(default)]
+    pub name: String,
     /// Its version string (softrouter --version, kernel release, ...).
     pub version: String,
     /// Its configuration (router config, sysctls, command line).
     pub config: serde_json::Value,
+}
+
+impl DutInfo {
+    /// [`DutInfo::name`], or the kind for results written before names.
+    pub fn label(&self) -> &str {
+        if self.name.is_empty() {
+            &self.kind
+        } else {
+            &self.name
+        }
+    }
 }
 
 /// Run metadata.
@@ -279,10 +294,10 @@ pub struct ComparisonRow {
     pub ip: u8,
     /// One entry per run, in run order.
     pub duts: Vec<ComparedDut>,
-    /// NDR of the first run / NDR of the second (null when either is
+    /// NDR of the first run / NDR of the last (null when either is
     /// missing).
     pub ndr_ratio: Option<f64>,
-    /// PDR of the first run / PDR of the second.
+    /// PDR of the first run / PDR of the last.
     pub pdr_ratio: Option<f64>,
 }
 
@@ -374,7 +389,7 @@ fn compare(runs: &[RunResults]) -> Vec<ComparisonRow> {
                         });
                         let s = t.and_then(TestResult::throughput_summary);
                         ComparedDut {
-                            dut: r.meta.dut.kind.clone(),
+                            dut: r.meta.dut.label().to_string(),
                             ndr_fps: s.and_then(|s| s.ndr.fps),
                             ndr_lower_bound: s.is_some_and(|s| s.ndr.lower_bound),
                             pdr_fps: s.and_then(|s| s.pdr.fps),
@@ -383,7 +398,8 @@ fn compare(runs: &[RunResults]) -> Vec<ComparisonRow> {
                         }
                     })
                     .collect();
-            let ratio = |f: fn(&ComparedDut) -> Option<f64>| match (f(&duts[0]), f(&duts[1])) {
+            let last = duts.len() - 1;
+            let ratio = |f: fn(&ComparedDut) -> Option<f64>| match (f(&duts[0]), f(&duts[last])) {
                 (Some(a), Some(b)) if b > 0.0 => Some(a / b),
                 _ => None,
             };
@@ -438,7 +454,7 @@ fn csv_rows(r: &RunResults, out: &mut String) {
                     .min_by(f64::total_cmp)
             });
             let row: Vec<String> = vec![
-                r.meta.dut.kind.clone(),
+                r.meta.dut.label().to_string(),
                 t.test.name().into(),
                 t.ip.to_string(),
                 t.size.to_string(),

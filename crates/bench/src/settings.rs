@@ -43,7 +43,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::sizes::FrameSize;
 
-pub use dut::{DutKind, DutSettings, MacAddr, PortDriver, RpsMode, SoftrouterMode};
+pub use dut::{DutKind, DutSettings, FastPathMode, MacAddr, PortDriver, RpsMode, SoftrouterMode};
 pub use error::SettingsError;
 pub use values::{IpVersion, Pattern, Preset, TestKind, TesterBackend};
 
@@ -461,7 +461,8 @@ interfaces = ["a", "b", "c", "d"]
                 workers: Some(2),
                 mode: None,
                 driver: Some(PortDriver::AfPacket),
-                budget: Some(32)
+                budget: Some(32),
+                fast_path: None,
             }
         );
         let s = Settings::from_toml_str(
@@ -563,6 +564,7 @@ interfaces = ["a", "b", "c", "d"]
                 mode: Some(SoftrouterMode::Adaptive),
                 driver: Some(PortDriver::AfPacket),
                 budget: Some(64),
+                fast_path: Some(FastPathMode::Off),
             },
             DutSettings::Linux {
                 napi_budget: Some(300),

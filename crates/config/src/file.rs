@@ -17,7 +17,7 @@
 //! value's line for its messages); this model has the same tables and
 //! keys, which the tests below check key by key.
 
-use crate::{Cidr, Driver, Mode, XdpMode};
+use crate::{Cidr, Driver, FastPath, Mode, XdpMode};
 use serde::{Deserialize, Serialize};
 use std::net::IpAddr;
 use std::path::PathBuf;
@@ -57,6 +57,8 @@ pub struct RouterTable {
     pub mode: Option<Mode>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budget: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fast_path: Option<FastPath>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub icmp_rate: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

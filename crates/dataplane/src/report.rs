@@ -53,6 +53,15 @@ impl PortReport {
     }
 }
 
+/// Output drop reason: frames the XDP tier redirected to a port whose
+/// driver dropped them.
+pub const XDP_XMIT_ERRORS: &str = "xdp_xmit_errors";
+/// Output drop reason: the egress device's own `tx_dropped` (softrouter
+/// reads it on ports served by the XDP tier).
+pub const DEVICE_TX_DROPPED: &str = "device_tx_dropped";
+/// The output drop reasons counted by the devices, not the workers.
+pub const DEVICE_DROPS: [&str; 2] = [XDP_XMIT_ERRORS, DEVICE_TX_DROPPED];
+
 /// What the XDP tier did on one port (softrouter's `fastpath` counters,
 /// summed over CPUs).
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Default)]
@@ -63,6 +72,10 @@ pub struct FastPathPort {
     /// Frames the program sent out of this port.
     pub tx_packets: u64,
     pub tx_bytes: u64,
+    /// Of those, frames this port's driver dropped (`xdp_xmit_errors` in
+    /// the port's `output_drops`).
+    #[serde(default)]
+    pub xmit_drops: u64,
     /// Frames handed to the workers, by reason (non-zero).
     pub punted: BTreeMap<String, u64>,
     /// The program may redirect to this port now (its driver takes XDP
@@ -87,6 +100,9 @@ impl FastPathPort {
         c.forwarded += self.forwarded;
         c.tx_packets += self.tx_packets;
         c.tx_bytes += self.tx_bytes;
+        if self.xmit_drops > 0 {
+            *c.output_drops.entry(XDP_XMIT_ERRORS.into()).or_default() += self.xmit_drops;
+        }
     }
 }
 

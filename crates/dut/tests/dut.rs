@@ -180,6 +180,7 @@ fn softrouter_mesh3() {
         mode: Some(SoftrouterMode::Adaptive),
         driver: None,
         budget: None,
+        fast_path: None,
     };
     let d = dut::start(&settings, Pattern::Mesh(3), &opts).unwrap();
     assert_eq!(d.kind(), "softrouter");
@@ -343,6 +344,7 @@ port = "out"
         mode: None,
         driver: None,
         budget: None,
+        fast_path: None,
     };
     let opts = DutOptions {
         softrouter_bin: Some(bin),
@@ -388,6 +390,7 @@ fn flood_examples() {
             mode: Some(SoftrouterMode::Adaptive),
             driver: None,
             budget: None,
+            fast_path: None,
         },
     ];
     let opts = DutOptions {

@@ -95,6 +95,13 @@ struct {
 	__type(value, struct fp_counters);
 } counters SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct fp_identity);
+} identity SEC(".maps");
+
 /* ---- table reads (fib::lpm4 / lpm6 / nexthop, reader side) ---- */
 
 /* Entry i of a u32 table; 0 ("no route") beyond its end. */
@@ -456,6 +463,90 @@ int sr_fwd(struct xdp_md *ctx)
 	if (type == ETH_IPV6)
 		return forward_v6(ctx, cin, in_port);
 	return punt(ctx, cin, in_port, FP_PUNT_NOT_IP);
+}
+
+/* ---- egress drops (tracepoint programs) ---- */
+
+/* A redirected frame an egress driver dropped: counted on the egress port
+ * (FP_XMIT_DROPS), so none is silent; a refusal also clears the port's
+ * FP_PORT_XDP_TX at once, so the next frames for it are punted to the
+ * workers. User space sets the flag again when the kernel's xdp_features
+ * say the device takes XDP frames again. */
+static __always_inline void egress_dropped(__u32 port, __u32 n, int refused)
+{
+	struct fp_counters *c = bpf_map_lookup_elem(&counters, &port);
+	if (c)
+		c->c[FP_XMIT_DROPS] += n;
+	if (refused) {
+		struct fp_port *p = bpf_map_lookup_elem(&ports, &port);
+		if (p)
+			__sync_fetch_and_and(&p->flags, ~FP_PORT_XDP_TX);
+	}
+}
+
+/* The tracepoint xdp:xdp_redirect_err (format in tracefs,
+ * events/xdp/xdp_redirect_err/format). */
+struct redirect_err_args {
+	__u64 common;
+	int prog_id;
+	__u32 act;
+	int ifindex;
+	int err;
+	int to_ifindex;
+	__u32 map_id;
+	int map_index;
+};
+
+/* The redirect itself failed: the egress device does not take XDP frames
+ * (no ndo_xdp_xmit; a veth whose peer has neither an XDP program nor GRO
+ * fails here), or is down. Recognised by this program's id and the
+ * tx_ports map's id; the map index is the egress port. */
+SEC("tracepoint/xdp/xdp_redirect_err")
+int sr_redirect_err(struct redirect_err_args *a)
+{
+	__u32 zero = 0;
+	struct fp_identity *me = bpf_map_lookup_elem(&identity, &zero);
+	if (!me || (__u32)a->prog_id != me->prog_id || a->map_id != me->tx_map_id)
+		return 0;
+	egress_dropped((__u32)a->map_index, 1, 1);
+	return 0;
+}
+
+/* The tracepoint xdp:xdp_devmap_xmit (its format in tracefs,
+ * events/xdp/xdp_devmap_xmit/format): one event per egress device and
+ * flush of redirected frames. */
+struct devmap_xmit_args {
+	__u64 common;
+	int from_ifindex;
+	__u32 act;
+	int to_ifindex;
+	int drops;
+	int sent;
+	int err;
+};
+
+/*
+ * Frames the egress driver did not send at the flush, after the redirect
+ * was accepted: a full ring (a veth's peer that does not keep up), or a
+ * refusal (err < 0). The event does not name the program, so only
+ * flushes between two of the router's ports count (ifindexes are per
+ * network namespace: another namespace redirecting between two devices
+ * with the same indexes would be counted too; the bench's testers do not
+ * redirect).
+ */
+SEC("tracepoint/xdp/xdp_devmap_xmit")
+int sr_xmit_drops(struct devmap_xmit_args *a)
+{
+	if (a->drops <= 0)
+		return 0;
+	__u32 from = (__u32)a->from_ifindex, to = (__u32)a->to_ifindex;
+	if (!bpf_map_lookup_elem(&in_ports, &from))
+		return 0;
+	__u32 *port = bpf_map_lookup_elem(&in_ports, &to);
+	if (!port)
+		return 0;
+	egress_dropped(*port, (__u32)a->drops, a->err < 0);
+	return 0;
 }
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";

@@ -110,11 +110,19 @@ enum fp_counter {
 	FP_PUNT_NEIGH,     /* neighbour not REACHABLE or STATIC */
 	FP_PUNT_EGRESS,    /* egress port cannot take XDP frames */
 	FP_PUNT_TABLE,     /* an id beyond a table (writer bug or resize) */
+	FP_XMIT_DROPS,     /* redirected here, dropped by the driver (egress port) */
 	FP_NCOUNTERS,
 };
 
 struct fp_counters {
 	__u64 c[FP_NCOUNTERS];
+};
+
+/* fastpath::layout::Identity: what the tracepoint programs recognise the
+ * forwarding program's events by (kernel ids, written at load). */
+struct fp_identity {
+	__u32 prog_id;
+	__u32 tx_map_id;
 };
 
 #endif

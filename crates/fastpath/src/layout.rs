@@ -87,10 +87,13 @@ pub enum Counter {
     PuntNeigh,
     PuntEgress,
     PuntTable,
+    /// Redirected to this port and dropped by its driver (counted on the
+    /// egress port by the `xdp_devmap_xmit` tracepoint program).
+    XmitDrops,
 }
 
 /// Number of counters (`FP_NCOUNTERS`).
-pub const NCOUNTERS: usize = Counter::PuntTable as usize + 1;
+pub const NCOUNTERS: usize = Counter::XmitDrops as usize + 1;
 
 impl Counter {
     /// Every punt reason, with its name in the statistics.
@@ -126,6 +129,17 @@ impl Counters {
     }
 }
 
+/// `struct fp_identity`: the kernel ids the tracepoint programs know the
+/// forwarding program's events by.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Identity {
+    pub prog_id: u32,
+    pub tx_map_id: u32,
+}
+
+// SAFETY: two integers.
+unsafe impl aya::Pod for Identity {}
 // SAFETY: plain integers, any bit pattern valid (read from the kernel).
 unsafe impl aya::Pod for Counters {}
 // SAFETY: plain integers and bytes, no padding holes that matter.
@@ -134,4 +148,4 @@ unsafe impl aya::Pod for PortSlot {}
 const _: () = assert!(std::mem::size_of::<PortSlot>() == 16);
 const _: () = assert!(std::mem::size_of::<Clock>() == 24);
 const _: () = assert!(std::mem::size_of::<Counters>() == NCOUNTERS * 8);
-const _: () = assert!(NCOUNTERS == 16);
+const _: () = assert!(NCOUNTERS == 17);

@@ -22,7 +22,7 @@ use anyhow::{anyhow, bail, Context, Result};
 use aya::maps::{DevMap, HashMap as BpfHashMap, PerCpuArray, XskMap};
 use aya::programs::{Xdp, XdpMode};
 
-pub use layout::{Clock, Counter, Counters, PortSlot, PORT_XDP_TX};
+pub use layout::{Clock, Counter, Counters, Identity, PortSlot, PORT_XDP_TX};
 pub use memory::MapMemory;
 
 /// The program object (`bpf/fwd.bpf.c`).
@@ -30,6 +30,36 @@ const FWD_OBJ: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/fw
 
 /// The name of the XDP program in the object.
 const PROGRAM: &str = "sr_fwd";
+/// The egress drop counters (tracepoint programs).
+const XMIT_PROGRAM: &str = "sr_xmit_drops";
+const ERR_PROGRAM: &str = "sr_redirect_err";
+
+/// Where the kernel offers tracefs.
+const TRACEFS: &str = "/sys/kernel/tracing";
+
+/// Mounts tracefs on [`TRACEFS`] unless something is mounted there (the
+/// directory is then not empty) or at the debugfs location.
+fn mount_tracefs() -> Result<()> {
+    let populated = |p: &str| {
+        std::fs::read_dir(p)
+            .map(|mut d| d.next().is_some())
+            .unwrap_or(false)
+    };
+    if populated(TRACEFS) || populated("/sys/kernel/debug/tracing") {
+        return Ok(());
+    }
+    let c = |s: &str| std::ffi::CString::new(s).unwrap();
+    let (src, dst, fs) = (c("tracefs"), c(TRACEFS), c("tracefs"));
+    // SAFETY: valid C strings, no data argument.
+    let r = unsafe { libc::mount(src.as_ptr(), dst.as_ptr(), fs.as_ptr(), 0, std::ptr::null()) };
+    if r != 0 {
+        bail!(
+            "mounting tracefs on {TRACEFS} for the xdp_devmap_xmit tracepoint: {}",
+            std::io::Error::last_os_error()
+        );
+    }
+    Ok(())
+}
 
 /// Capacities of the tables the program shares with the workers (the
 /// FIB's configuration; the maps are sized from it at load).
@@ -133,6 +163,51 @@ impl FastPath {
     /// The XSKMAP key of router port `port`'s RX queue 0.
     pub fn xsk_key(port: u32) -> u32 {
         port * layout::MAX_QUEUES as u32
+    }
+
+    /// Count what egress drivers drop of the redirected frames, and stop
+    /// redirecting to a port whose driver refuses them: attaches the
+    /// object's `xdp:xdp_redirect_err` and `xdp:xdp_devmap_xmit`
+    /// tracepoint programs (see their comments in `bpf/fwd.bpf.c`). Mounts tracefs where the kernel offers it if
+    /// nothing is mounted there (`ip netns exec` remounts `/sys` without
+    /// it).
+    pub fn watch_egress(&mut self) -> Result<()> {
+        mount_tracefs()?;
+        let prog_id = self
+            .program()?
+            .info()
+            .map_err(|e| anyhow!("program info: {e}"))?
+            .id();
+        let tx_map_id = match self.obj.ebpf.map("tx_ports") {
+            Some(aya::maps::Map::DevMap(d)) => d.info().map_err(|e| anyhow!("tx_ports: {e}"))?.id(),
+            _ => bail!("no DEVMAP tx_ports"),
+        };
+        let mut ident: aya::maps::Array<_, Identity> = self.map("identity")?;
+        ident
+            .set(0, Identity { prog_id, tx_map_id }, 0)
+            .context("identity map")?;
+        for (prog, event) in [
+            (ERR_PROGRAM, "xdp_redirect_err"),
+            (XMIT_PROGRAM, "xdp_devmap_xmit"),
+        ] {
+            let tp: &mut aya::programs::TracePoint = self
+                .obj
+                .ebpf
+                .program_mut(prog)
+                .ok_or_else(|| anyhow!("no program {prog}"))?
+                .try_into()?;
+            tp.load().map_err(|e| anyhow!("loading {prog}: {e}"))?;
+            tp.attach("xdp", event)
+                .map_err(|e| anyhow!("attaching to the tracepoint xdp:{event}: {e}"))?;
+        }
+        Ok(())
+    }
+
+    /// Router port `port`'s slot as the program sees it now (the
+    /// tracepoint program clears [`PORT_XDP_TX`] on a refusal).
+    pub fn port_slot(&mut self, port: u32) -> Result<PortSlot> {
+        let ports: aya::maps::Array<_, PortSlot> = self.map("ports")?;
+        ports.get(&port, 0).context("ports map")
     }
 
     /// Attach the program to interface `ifname`.

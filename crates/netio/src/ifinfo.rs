@@ -167,8 +167,39 @@ pub fn nic_stats(name: &str) -> io::Result<Vec<(String, u64)>> {
         .collect())
 }
 
+/// The device's `tx_dropped` (`/proc/self/net/dev`, this process's
+/// network namespace): what its driver refused to send, whoever sent it.
+pub fn tx_dropped(name: &str) -> io::Result<u64> {
+    let text = std::fs::read_to_string("/proc/self/net/dev")?;
+    tx_dropped_in(&text, name).ok_or_else(|| io::Error::from_raw_os_error(libc::ENODEV))
+}
+
+/// `tx_dropped` of `name` in a `/proc/net/dev` text: the 12th number
+/// after `name:` (8 receive columns, then bytes, packets, errs, drop).
+fn tx_dropped_in(text: &str, name: &str) -> Option<u64> {
+    text.lines().find_map(|l| {
+        let (n, rest) = l.split_once(':')?;
+        if n.trim() != name {
+            return None;
+        }
+        rest.split_whitespace().nth(11)?.parse().ok()
+    })
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn tx_dropped_is_the_twelfth_column() {
+        let text = "Inter-|   Receive                            |  Transmit\n \
+ face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs drop fifo colls carrier compressed\n \
+    lo: 100 2 0 0 0 0 0 0 100 2 0 0 0 0 0 0\n \
+ veth0a: 500 5 0 1 0 0 0 0 700 7 0 42 0 0 0 0\n";
+        assert_eq!(super::tx_dropped_in(text, "veth0a"), Some(42));
+        assert_eq!(super::tx_dropped_in(text, "lo"), Some(0));
+        assert_eq!(super::tx_dropped_in(text, "veth0"), None);
+        assert!(super::tx_dropped("lo").is_ok());
+    }
+
     use super::*;
 
     /// The names and values `ethtool -S` prints for a veth.

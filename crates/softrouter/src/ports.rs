@@ -21,10 +21,7 @@ pub type Opened = (Vec<Arc<dyn Port>>, Vec<Option<Attached>>);
 /// unless `queues` says otherwise, so every worker has input. `afxdp`
 /// ports attach `tier`'s program when given (see [`crate::tier`]); the
 /// second list says which did.
-pub fn open_all(
-    cfg: &Config,
-    tier: Option<&crate::tier::Tier>,
-) -> Result<Opened> {
+pub fn open_all(cfg: &Config, tier: Option<&crate::tier::Tier>) -> Result<Opened> {
     let mut ports = Vec::new();
     let mut attached = Vec::new();
     for (i, p) in cfg.ports.iter().enumerate() {

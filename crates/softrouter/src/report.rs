@@ -11,10 +11,7 @@
 use anyhow::{Context, Result};
 use config::Config;
 pub use dataplane::report::{Cycles, FastPathPort, PortReport, Report};
-
-/// Output drop reason: frames the egress driver could not send of those
-/// the XDP tier redirected to it (its `xdp_xmit_errors`).
-pub const XDP_XMIT_ERRORS: &str = "xdp_xmit_errors";
+pub use dataplane::report::{DEVICE_TX_DROPPED, XDP_XMIT_ERRORS};
 use dataplane::{StatsSnapshot, WorkerStats};
 use netio::Port;
 use std::path::Path;
@@ -55,9 +52,11 @@ pub fn build(
             f.merge_into(c);
             totals.forwarded += f.forwarded;
         }
-        let lost = tier.map_or(0, |t| t.xmit_errors(i));
-        if let (true, Some(c)) = (lost > 0, totals.ports.get_mut(i)) {
-            *c.output_drops.entry(XDP_XMIT_ERRORS.into()).or_default() += lost;
+        if let (Some(t), Some(c)) = (tier, totals.ports.get_mut(i)) {
+            let d = t.egress_drops(i);
+            if d.device_tx_dropped > 0 {
+                *c.output_drops.entry(DEVICE_TX_DROPPED.into()).or_default() += d.device_tx_dropped;
+            }
         }
     }
     let port_reports = ports

@@ -20,8 +20,8 @@
 //! groups and next-hop ids), re-reads which egress ports take redirected
 //! XDP frames (the kernel's `xdp_features`: a veth only while its peer can
 //! receive them; without it, traffic to the port is punted to the
-//! workers), and counts what the egress drivers dropped of the program's
-//! frames (`xdp_xmit_errors`), so nothing it forwards is lost silently.
+//! workers), and reads what the egress drivers dropped ([`EgressDrops`]),
+//! so nothing the router sends is lost silently.
 
 use crate::ports::Attached;
 use anyhow::{Context, Result};
@@ -31,7 +31,7 @@ use dataplane::{Router, RouterPlan, TableSizes};
 use fastpath::{Clock, Counter, FastPath, PortSlot, PORT_XDP_TX};
 use netio::afxdp::{SharedProgram, XdpMode};
 use std::os::fd::OwnedFd;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -152,12 +152,19 @@ impl Tier {
                 mac: info.mac,
                 mtu: info.mtu,
                 xdp_tx: AtomicBool::new(false),
-                xmit_errors: AtomicU64::new(0),
-                baseline: Mutex::new(None),
+                refused: AtomicBool::new(false),
+                drops: Mutex::new((EgressDrops::default(), None)),
             })
             .collect();
+        let mut fp = self.fp;
+        if let Err(e) = fp.watch_egress() {
+            tracing::warn!(
+                "fast path: {e:#}; frames an egress driver drops are not counted, and a port \
+                 that stops taking XDP frames is noticed only by the monitor"
+            );
+        }
         let inner = Arc::new(Inner {
-            fp: Mutex::new(self.fp),
+            fp: Mutex::new(fp),
             ports,
             all_generic,
             reader: router.external_reader(),
@@ -207,11 +214,37 @@ struct TierPort {
     mtu: u16,
     /// The program may redirect to this port (mirrors its PortSlot flag).
     xdp_tx: AtomicBool,
-    /// Frames the egress driver dropped of those redirected to it since
-    /// start (`xdp_xmit_errors`, all queues).
-    xmit_errors: AtomicU64,
-    /// The driver's counter at start.
-    baseline: Mutex<Option<u64>>,
+    /// The driver refused redirected frames (the tracepoint program
+    /// cleared the flag): stay off until the kernel's xdp_features change.
+    refused: AtomicBool,
+    /// What the driver dropped since start, and its counters at start.
+    drops: Mutex<(EgressDrops, Option<EgressDrops>)>,
+}
+
+/// Frames an egress device dropped since the router started, whoever
+/// sent them (the redirected XDP frames its driver dropped are counted
+/// apart, exactly, by the program's tracepoint: `FastPathPort::xmit_drops`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct EgressDrops {
+    /// The device's `tx_dropped` (for a veth: the workers' copies its
+    /// peer's full ring refused).
+    pub device_tx_dropped: u64,
+}
+
+impl EgressDrops {
+    fn read(iface: &str) -> EgressDrops {
+        EgressDrops {
+            device_tx_dropped: netio::ifinfo::tx_dropped(iface).unwrap_or(0),
+        }
+    }
+
+    fn since(&self, start: &EgressDrops) -> EgressDrops {
+        EgressDrops {
+            device_tx_dropped: self
+                .device_tx_dropped
+                .saturating_sub(start.device_tx_dropped),
+        }
+    }
 }
 
 impl Inner {
@@ -238,53 +271,57 @@ impl Inner {
                 || netio::xdp_features::query(a.ifindex)
                     .map(|f| f & netio::xdp_features::NDO_XMIT != 0)
                     .unwrap_or(false);
-            let errors = xmit_errors(&a.iface);
+            let now = EgressDrops::read(&a.iface);
             {
-                let mut base = p.baseline.lock().unwrap();
-                match *base {
-                    None => *base = Some(errors),
-                    Some(b) => p
-                        .xmit_errors
-                        .store(errors.saturating_sub(b), Ordering::Relaxed),
+                let mut d = p.drops.lock().unwrap();
+                match d.1 {
+                    None => d.1 = Some(now),
+                    Some(start) => d.0 = now.since(&start),
                 }
             }
-            if first || takes != p.xdp_tx.load(Ordering::Relaxed) {
+            let mut fp = self.fp.lock().unwrap();
+            let slot_on = fp.port_slot(i as u32)?.flags & PORT_XDP_TX != 0;
+            if !first && p.xdp_tx.load(Ordering::Relaxed) && !slot_on {
+                p.refused.store(true, Ordering::Relaxed);
+                tracing::warn!(
+                    port = i,
+                    iface = %a.iface,
+                    "fast path: {}'s driver refused redirected XDP frames; its traffic goes \
+                     through the workers until the device changes",
+                    a.iface
+                );
+            }
+            if !takes {
+                p.refused.store(false, Ordering::Relaxed);
+            }
+            let want = takes && !p.refused.load(Ordering::Relaxed);
+            if first || want != slot_on {
                 let slot = PortSlot {
                     mac: p.mac,
                     mtu: p.mtu,
-                    flags: if takes { PORT_XDP_TX } else { 0 },
+                    flags: if want { PORT_XDP_TX } else { 0 },
                     _pad: 0,
                 };
-                self.fp
-                    .lock()
-                    .unwrap()
-                    .set_port(i as u32, a.ifindex, slot)
+                fp.set_port(i as u32, a.ifindex, slot)
                     .with_context(|| format!("port {i} ({})", a.iface))?;
-                p.xdp_tx.store(takes, Ordering::Relaxed);
-                if !first {
+                if !first && want != p.xdp_tx.load(Ordering::Relaxed) {
                     tracing::info!(
                         port = i,
                         iface = %a.iface,
                         "fast path: {} takes redirected XDP frames {}",
                         a.iface,
-                        if takes { "again" } else { "no longer; its traffic goes through the workers" }
+                        if want {
+                            "again"
+                        } else {
+                            "no longer; its traffic goes through the workers"
+                        }
                     );
                 }
             }
+            p.xdp_tx.store(want, Ordering::Relaxed);
         }
         Ok(())
     }
-}
-
-/// The driver's count of redirected frames it could not send
-/// (`*xdp_xmit_err*`, summed over queues); 0 if it has none.
-fn xmit_errors(iface: &str) -> u64 {
-    netio::ifinfo::nic_stats(iface)
-        .unwrap_or_default()
-        .iter()
-        .filter(|(k, _)| k.contains("xdp_xmit_err"))
-        .map(|(_, v)| v)
-        .sum()
 }
 
 impl RunningTier {
@@ -298,6 +335,7 @@ impl RunningTier {
             forwarded_bytes: c.get(Counter::RxForwardedBytes),
             tx_packets: c.get(Counter::Tx),
             tx_bytes: c.get(Counter::TxBytes),
+            xmit_drops: c.get(Counter::XmitDrops),
             punted: Counter::PUNTS
                 .iter()
                 .map(|&(k, name)| (name.to_string(), c.get(k)))
@@ -308,13 +346,13 @@ impl RunningTier {
         })
     }
 
-    /// Frames the egress driver of `port` dropped of the program's (and,
-    /// on drivers that count them together, the workers') XDP frames.
-    pub fn xmit_errors(&self, port: usize) -> u64 {
+    /// What the driver of `port` dropped since start (as of the
+    /// monitor's last look; [`MONITOR_INTERVAL`]).
+    pub fn egress_drops(&self, port: usize) -> EgressDrops {
         self.inner
             .ports
             .get(port)
-            .map_or(0, |p| p.xmit_errors.load(Ordering::Relaxed))
+            .map_or_else(EgressDrops::default, |p| p.drops.lock().unwrap().0)
     }
 }
 

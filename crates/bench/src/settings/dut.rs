@@ -35,6 +35,17 @@ named_enum! {
 }
 
 named_enum! {
+    /// softrouter's XDP tier (`--fast-path`, `[router] fast_path`).
+    pub enum FastPathMode {
+        /// An XDP program forwards the common case in the driver (the
+        /// router's default on afxdp ports).
+        Xdp = "xdp",
+        /// The workers forward everything.
+        Off = "off",
+    }
+}
+
+named_enum! {
     /// softrouter's packet I/O driver for the generated configuration
     /// (`--driver`).
     #[derive(Default)]
@@ -186,6 +197,7 @@ impl From<MacAddr> for String {
 /// [dut]
 /// kind = "softrouter"     # or linux, command, external
 /// driver = "afxdp"        # softrouter: afxdp (default) or afpacket
+/// fast_path = "xdp"       # softrouter: xdp (router default on afxdp) or off
 /// workers = 1
 /// mode = "poll"
 ///
@@ -224,6 +236,10 @@ pub enum DutSettings {
         /// analog of the NAPI budget.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         budget: Option<u32>,
+        /// The XDP tier (`[router] fast_path`): `xdp` or `off`; unset = the
+        /// router's default (`xdp` on afxdp ports) or the user's config.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        fast_path: Option<FastPathMode>,
     },
     /// The Linux kernel forwarding in the DUT namespace.
     Linux {
@@ -282,6 +298,7 @@ impl Default for DutSettings {
             mode: None,
             driver: None,
             budget: None,
+            fast_path: None,
         }
     }
 }

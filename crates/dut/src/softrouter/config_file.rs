@@ -15,6 +15,8 @@ pub struct Knobs<'a> {
     pub budget: Option<u32>,
     /// Per-port `xdp_mode` (afxdp).
     pub xdp_mode: Option<XdpMode>,
+    /// `[router] fast_path`; `None`: the router's default.
+    pub fast_path: Option<config::FastPath>,
 }
 
 /// The bench's name for the router's driver.
@@ -22,6 +24,14 @@ pub(super) fn driver_of(d: PortDriver) -> Driver {
     match d {
         PortDriver::AfXdp => Driver::AfXdp,
         PortDriver::AfPacket => Driver::AfPacket,
+    }
+}
+
+/// The bench's name for the router's XDP tier.
+pub(super) fn fast_path_of(f: FastPathMode) -> config::FastPath {
+    match f {
+        FastPathMode::Xdp => config::FastPath::Xdp,
+        FastPathMode::Off => config::FastPath::Off,
     }
 }
 
@@ -59,6 +69,7 @@ pub fn generate_config(bed: &Bed, k: &Knobs) -> ConfigFile {
             workers: k.workers,
             mode: k.mode,
             budget: k.budget,
+            fast_path: k.fast_path,
             ..RouterTable::default()
         }),
         port: bed
@@ -109,8 +120,16 @@ pub fn generate_config(bed: &Bed, k: &Knobs) -> ConfigFile {
 /// relative paths are made relative to `folder`, the user's file's (the
 /// router reads the adapted copy elsewhere, and resolves relative paths
 /// against the copy's folder). Anything else is kept as the user wrote it.
-pub fn adapt_config(mut file: ConfigFile, bed: &Bed, folder: &Path) -> Result<ConfigFile> {
+pub fn adapt_config(
+    mut file: ConfigFile,
+    bed: &Bed,
+    folder: &Path,
+    fast_path: Option<config::FastPath>,
+) -> Result<ConfigFile> {
     file.control = Some(dut_control());
+    if fast_path.is_some() {
+        file.router.get_or_insert_with(Default::default).fast_path = fast_path;
+    }
     let anchor = |path: &mut PathBuf| {
         if path.is_relative() {
             *path = folder.join(&*path);

@@ -54,7 +54,12 @@ pub(super) fn snapshot(pid: i32, path: &Path) -> Result<Report> {
 /// files. It is a trial's `dut_stats.softrouter` (docs/bench-results.md).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TrialStats {
+    /// Both tiers.
     pub forwarded: u64,
+    /// Of `forwarded`, by the XDP tier (0 without it).
+    pub fast_path_forwarded: u64,
+    /// Frames the XDP tier handed to the workers.
+    pub fast_path_punted: u64,
     pub local: u64,
     pub generated: u64,
     /// `held` is a gauge (packets waiting for neighbor resolution): its
@@ -121,8 +126,18 @@ pub fn stats_delta(a: &Report, b: &Report) -> TrialStats {
             0.0
         }
     };
+    let fast = |r: &Report, f: fn(&dataplane::report::FastPathPort) -> u64| -> u64 {
+        r.ports
+            .iter()
+            .filter_map(|p| p.fast_path.as_ref())
+            .map(f)
+            .sum()
+    };
     TrialStats {
         forwarded: tb.forwarded.saturating_sub(ta.forwarded),
+        fast_path_forwarded: fast(b, |f| f.forwarded).saturating_sub(fast(a, |f| f.forwarded)),
+        fast_path_punted: fast(b, |f| f.punted_total())
+            .saturating_sub(fast(a, |f| f.punted_total())),
         local: tb.local.saturating_sub(ta.local),
         generated: tb.generated.saturating_sub(ta.generated),
         held: tb.held.saturating_sub(ta.held),

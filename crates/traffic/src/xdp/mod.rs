@@ -384,7 +384,8 @@ impl Engine {
     fn veth_drops(&self) -> WireDrops {
         let mut w = WireDrops::default();
         for name in &self.names {
-            for (k, v) in ethtool_stats(name) {
+            // Absent counters (a failed query) attribute no loss.
+            for (k, v) in netio::ifinfo::nic_stats(name).unwrap_or_default() {
                 if k.starts_with("tx_queue_") && k.ends_with("_xdp_xmit_errors") {
                     w.dut_ring_full += v;
                 } else if k.starts_with("rx_queue_") && k.ends_with("_drops") && !k.contains("xdp")
@@ -418,26 +419,6 @@ impl WireDrops {
             tester_rx_drops: self.tester_rx_drops.saturating_sub(before.tester_rx_drops),
         }
     }
-}
-
-/// `ethtool -S <iface>` in the calling thread's namespace, as (name,
-/// value) pairs; empty when it fails (the counters are then absent, and
-/// the loss is not attributed).
-fn ethtool_stats(iface: &str) -> Vec<(String, u64)> {
-    let Ok(out) = std::process::Command::new("ethtool")
-        .args(["-S", iface])
-        .stdin(std::process::Stdio::null())
-        .output()
-    else {
-        return Vec::new();
-    };
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| {
-            let (k, v) = l.trim().split_once(':')?;
-            Some((k.trim().to_string(), v.trim().parse().ok()?))
-        })
-        .collect()
 }
 
 /// Latency sampling for a trial: by its fastest phase (per port); a
