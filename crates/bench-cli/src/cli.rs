@@ -410,6 +410,30 @@ mod tests {
         Cli::try_parse_from(std::iter::once("bench").chain(flags.iter().copied())).map(|c| c.args)
     }
 
+    /// `--fast-path xdp,off` runs softrouter once per tier, each with its
+    /// `fast_path`, and the other DUTs once.
+    #[test]
+    fn fast_path_list_runs_softrouter_per_tier() {
+        let args = parse(&["--dut", "softrouter,linux", "--fast-path", "xdp,off"]).unwrap();
+        let runs = build_settings(&args).unwrap();
+        let got: Vec<(DutKind, Option<FastPathMode>)> = runs
+            .iter()
+            .map(|s| match &s.dut {
+                DutSettings::Softrouter { fast_path, .. } => (DutKind::Softrouter, *fast_path),
+                d => (d.kind(), None),
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (DutKind::Softrouter, Some(FastPathMode::Xdp)),
+                (DutKind::Softrouter, Some(FastPathMode::Off)),
+                (DutKind::Linux, None),
+            ]
+        );
+        assert!(parse(&["--fast-path", "dpdk"]).is_err());
+    }
+
     #[test]
     fn no_arguments_is_the_comparison_suite() {
         let runs = build_settings(&BenchArgs::default()).unwrap();

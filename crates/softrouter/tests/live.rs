@@ -31,6 +31,10 @@ enum Tier {
     /// cannot take redirected frames, so the program punts everything
     /// bound for them to the workers (`egress`), which must lose nothing.
     XdpNoEgress,
+    /// `fast_path = "xdp"` with generic XDP on the router's ports: the
+    /// program redirects through the egress devices' ordinary transmit
+    /// path, which takes frames whatever the hosts' ends are (GRO off).
+    XdpGeneric,
     /// `fast_path = "off"`.
     Off,
 }
@@ -65,6 +69,11 @@ fn start_router(
         assert!(ok, "gro {gro} on {ifname}: {out}");
     }
     let fast_path = tier.config();
+    // afxdp only: other drivers have no xdp_mode.
+    let xdp_mode = match (driver, tier) {
+        ("afxdp", Tier::XdpGeneric) => "xdp_mode = \"generic\"",
+        _ => "",
+    };
     let cfg = format!(
         r#"
 [router]
@@ -77,12 +86,14 @@ fast_path = "{fast_path}"
 name = "in"
 driver = "{driver}"
 iface = "{rin}"
+{xdp_mode}
 addresses = ["{ROUTER_IN_V4}/24", "{ROUTER_IN_V6}/64"]
 
 [[port]]
 name = "out"
 driver = "{driver}"
 iface = "{rout}"
+{xdp_mode}
 addresses = ["{ROUTER_OUT_V4}/24", "{ROUTER_OUT_V6}/64"]
 mtu = {out_mtu}
 
@@ -369,7 +380,7 @@ fn check_tier(ctx: &str, driver: &str, tier: Tier, stats: &serde_json::Value) {
     let punted = |i: usize, k: &str| ports[i]["fast_path"]["punted"][k].as_u64().unwrap_or(0);
     // ARP/ND and pings to the router itself always go to the workers.
     assert!(punted(0, "local") > 0, "{ctx} {stats}");
-    if tier == Tier::Xdp {
+    if matches!(tier, Tier::Xdp | Tier::XdpGeneric) {
         // The transfers' bulk (TCP data one way, ACKs the other) went
         // through the program, both ways.
         assert!(fp(0, "forwarded") > 1000, "{ctx} {stats}");
@@ -491,6 +502,10 @@ fn afxdp_interrupt_1_off() {
     scenario("afxdp", "interrupt", 1, Tier::Off);
 }
 #[test]
+fn afxdp_interrupt_1_generic() {
+    scenario("afxdp", "interrupt", 1, Tier::XdpGeneric);
+}
+#[test]
 fn afxdp_adaptive_1_no_egress() {
     scenario("afxdp", "adaptive", 1, Tier::XdpNoEgress);
 }
@@ -550,4 +565,108 @@ fn afxdp_more_workers_than_queues() {
 #[test]
 fn afpacket_more_workers_than_queues() {
     more_workers_than_queues("afpacket");
+}
+
+/// Count the lines of `out` that contain `what`.
+fn lines_with(out: &str, what: &str) -> usize {
+    out.lines().filter(|l| l.contains(what)).count()
+}
+
+/// Punted traffic stays right while the XDP tier forwards a flood: a
+/// sender floods UDP through the router (IPv4 and IPv6, as fast as its
+/// sockets go) while every kind of frame the program hands to the workers
+/// is sent and every answer counted: TTL / hop-limit expiry, pings to the
+/// router's addresses, frag-needed and Packet Too Big, and ARP/ND (the
+/// sender forgets the router's MAC, so it must resolve it again mid-flood).
+#[test]
+fn afxdp_punted_traffic_is_answered_under_load() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    if !testbed::require_root("live afxdp punts under load") {
+        return;
+    }
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let th = testbed::three_hosts_with(TopologyOptions::user_space_router(1)).unwrap();
+    let router = start_router(&th, "afxdp", "interrupt", 1, 1400, Tier::Xdp);
+    wait_until_forwarding(&th);
+    let stop = Arc::new(AtomicBool::new(false));
+    let floods: Vec<_> = [RECEIVER_V4, RECEIVER_V6]
+        .into_iter()
+        .map(|dst| {
+            let stop = stop.clone();
+            in_ns(th.sender().name(), move || {
+                let dst: std::net::IpAddr = dst.parse().unwrap();
+                let bind = if dst.is_ipv4() { "0.0.0.0:0" } else { "[::]:0" };
+                let s = UdpSocket::bind(bind).unwrap();
+                let mut sent = 0u64;
+                while !stop.load(Ordering::Relaxed) {
+                    if s.send_to(&[0u8; 18], (dst, 9)).is_ok() {
+                        sent += 1;
+                    }
+                }
+                sent
+            })
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(300));
+    let s = th.sender();
+    let ctx = "[punts under load]";
+    let mut fails = Vec::new();
+    let mut expect = |what: &str, n: usize, got: usize, out: &str| {
+        if got != n {
+            fails.push(format!("{what}: {got} of {n}\n{out}"));
+        }
+    };
+    let many = ["-c", "10", "-i", "0.1", "-W", "2"];
+    let run = |args: &[&str]| {
+        let mut argv = vec!["ping", "-n"];
+        argv.extend_from_slice(&many);
+        argv.extend_from_slice(args);
+        run_in(s, &argv).1
+    };
+    for (family, dst, said) in [
+        ("-4", RECEIVER_V4, "exceeded"),
+        ("-6", RECEIVER_V6, "exceeded"),
+    ] {
+        let out = run(&[family, "-t", "1", dst]);
+        expect(&format!("ttl 1 {dst}"), 10, lines_with(&out, said), &out);
+    }
+    for dst in [ROUTER_IN_V4, ROUTER_OUT_V4, ROUTER_IN_V6, ROUTER_OUT_V6] {
+        let out = run(&[dst]);
+        expect(&format!("ping {dst}"), 10, lines_with(&out, "bytes from"), &out);
+    }
+    // The sender forgets the router: ARP and ND through the workers.
+    let (ok, out) = run_in(s, &["ip", "neigh", "flush", "dev", &th.sender_if]);
+    assert!(ok, "{out}");
+    for dst in [RECEIVER_V4, RECEIVER_V6] {
+        let out = run(&[dst]);
+        expect(&format!("ping {dst} after neigh flush"), 10, lines_with(&out, "bytes from"), &out);
+    }
+    // Larger than the egress MTU (1400): one ICMP error tells the sender,
+    // whose kernel then fragments (IPv6) or refuses locally (IPv4 DF).
+    let (_, out) = ping(s, &["-M", "do", "-s", "1450", RECEIVER_V4]);
+    expect("frag needed", 1, usize::from(out.contains("mtu = 1400")), &out);
+    let (_, out) = ping(s, &["-s", "1450", RECEIVER_V6]);
+    expect(
+        "packet too big",
+        1,
+        usize::from(out.to_lowercase().contains("mtu") && out.contains("1400")),
+        &out,
+    );
+    stop.store(true, Ordering::Relaxed);
+    let flooded: u64 = floods.into_iter().map(|f| f.join().unwrap()).sum();
+    let stats = router.stop();
+    dataplane::assert_accounting(&stats);
+    let fp = &stats["ports"][0]["fast_path"];
+    let n = |v: &serde_json::Value| v.as_u64().unwrap_or(0);
+    eprintln!(
+        "{ctx} flood: {flooded} datagrams sent, {} forwarded by XDP; punted: {}",
+        n(&fp["forwarded"]),
+        fp["punted"]
+    );
+    assert!(fails.is_empty(), "{ctx} {}", fails.join("\n"));
+    assert!(n(&fp["forwarded"]) > 20_000, "{ctx} the load went through XDP: {stats}");
+    assert!(n(&fp["punted"]["ttl"]) >= 20, "{ctx} {stats}");
+    assert!(n(&fp["punted"]["local"]) >= 40, "{ctx} {stats}");
+    assert!(n(&fp["punted"]["mtu"]) >= 2, "{ctx} {stats}");
 }
