@@ -633,19 +633,34 @@ fn afxdp_punted_traffic_is_answered_under_load() {
     }
     for dst in [ROUTER_IN_V4, ROUTER_OUT_V4, ROUTER_IN_V6, ROUTER_OUT_V6] {
         let out = run(&[dst]);
-        expect(&format!("ping {dst}"), 10, lines_with(&out, "bytes from"), &out);
+        expect(
+            &format!("ping {dst}"),
+            10,
+            lines_with(&out, "bytes from"),
+            &out,
+        );
     }
     // The sender forgets the router: ARP and ND through the workers.
     let (ok, out) = run_in(s, &["ip", "neigh", "flush", "dev", &th.sender_if]);
     assert!(ok, "{out}");
     for dst in [RECEIVER_V4, RECEIVER_V6] {
         let out = run(&[dst]);
-        expect(&format!("ping {dst} after neigh flush"), 10, lines_with(&out, "bytes from"), &out);
+        expect(
+            &format!("ping {dst} after neigh flush"),
+            10,
+            lines_with(&out, "bytes from"),
+            &out,
+        );
     }
     // Larger than the egress MTU (1400): one ICMP error tells the sender,
     // whose kernel then fragments (IPv6) or refuses locally (IPv4 DF).
     let (_, out) = ping(s, &["-M", "do", "-s", "1450", RECEIVER_V4]);
-    expect("frag needed", 1, usize::from(out.contains("mtu = 1400")), &out);
+    expect(
+        "frag needed",
+        1,
+        usize::from(out.contains("mtu = 1400")),
+        &out,
+    );
     let (_, out) = ping(s, &["-s", "1450", RECEIVER_V6]);
     expect(
         "packet too big",
@@ -665,7 +680,10 @@ fn afxdp_punted_traffic_is_answered_under_load() {
         fp["punted"]
     );
     assert!(fails.is_empty(), "{ctx} {}", fails.join("\n"));
-    assert!(n(&fp["forwarded"]) > 20_000, "{ctx} the load went through XDP: {stats}");
+    assert!(
+        n(&fp["forwarded"]) > 20_000,
+        "{ctx} the load went through XDP: {stats}"
+    );
     assert!(n(&fp["punted"]["ttl"]) >= 20, "{ctx} {stats}");
     assert!(n(&fp["punted"]["local"]) >= 40, "{ctx} {stats}");
     assert!(n(&fp["punted"]["mtu"]) >= 2, "{ctx} {stats}");
