@@ -8,7 +8,9 @@
 //!    `min(configured queues, real queues)`.
 //! 2. An XSKMAP with one slot per real queue and the hand-assembled
 //!    redirect program ([`xdp_prog`]), loaded with raw `bpf(2)` calls
-//!    ([`bpf`]): no libbpf, no clang.
+//!    ([`bpf`]): no libbpf, no clang. Or the caller's program and XSKMAP
+//!    ([`SharedProgram`]: softrouter's XDP fast path), the port's queues
+//!    at the keys it was given (`attach.rs`).
 //! 3. The program is attached with `BPF_LINK_CREATE` (native:
 //!    `XDP_FLAGS_DRV_MODE`, generic: `XDP_FLAGS_SKB_MODE`; `Auto` tries
 //!    native first). A link detaches when its last fd closes, so the
@@ -75,6 +77,7 @@
 //!   socket of queue 0.
 //! - A second XDP link on the same device fails with `EBUSY`.
 
+mod attach;
 pub mod bpf;
 pub mod ring;
 pub mod socket;
@@ -290,77 +293,13 @@ impl AfXdpPort {
         let real = ifi.rx_queues.max(1);
         let rx_queues = cfg.queues.unwrap_or(real).clamp(1, real);
 
-        let (prog, xskmap, key_base) = match &cfg.program {
-            Some(p) => {
-                if real > p.max_queues {
-                    return Err(err(
-                        &name,
-                        format!(
-                            "{real} RX queues, the XDP program serves {} per port",
-                            p.max_queues
-                        ),
-                    ));
-                }
-                (p.prog.clone(), p.xskmap.clone(), p.key_base)
-            }
-            None => {
-                let xskmap =
-                    bpf::create_xskmap(real as u32).map_err(|e| bpf_err(&name, "XSKMAP", e))?;
-                let prog = bpf::load_xdp(&xdp_prog::program(sys::raw(&xskmap)), xdp_prog::LICENSE)
-                    .map_err(|e| bpf_err(&name, "loading the XDP program", e))?;
-                (Arc::new(prog), Arc::new(xskmap), 0)
-            }
-        };
-
-        let tries: &[(XdpMode, u32)] = match cfg.xdp_mode {
-            XdpMode::Native => &[(XdpMode::Native, bpf::XDP_FLAGS_DRV_MODE)],
-            XdpMode::Generic => &[(XdpMode::Generic, bpf::XDP_FLAGS_SKB_MODE)],
-            XdpMode::Auto => &[
-                (XdpMode::Native, bpf::XDP_FLAGS_DRV_MODE),
-                (XdpMode::Generic, bpf::XDP_FLAGS_SKB_MODE),
-            ],
-        };
-        let mut failures = Vec::new();
-        let mut got = None;
-        for &(mode, flags) in tries {
-            match bpf::link_xdp(&prog, ifi.ifindex, flags) {
-                Ok(link) => {
-                    got = Some((mode, link));
-                    break;
-                }
-                Err(e) => {
-                    // Busy or not permitted will not get better in another mode.
-                    let fatal = matches!(
-                        e.raw_os_error(),
-                        Some(libc::EBUSY) | Some(libc::EEXIST) | Some(libc::EPERM)
-                    );
-                    failures.push((mode, e));
-                    if fatal {
-                        break;
-                    }
-                }
-            }
-        }
-        let Some((mode, link)) = got else {
-            let (mode, e) = failures.pop().expect("one attempt");
-            let mut msg = match e.raw_os_error() {
-                Some(libc::EBUSY) | Some(libc::EEXIST) => format!(
-                    "busy: another XDP program is attached to {name} (see `ip -d link show {name}`; \
-                     detach it with `ip link set dev {name} xdp off`)"
-                ),
-                Some(libc::EPERM) | Some(libc::EACCES) => format!(
-                    "attaching XDP not permitted: {e}; needs root or CAP_NET_ADMIN + CAP_BPF"
-                ),
-                Some(libc::EOPNOTSUPP) => {
-                    format!("{mode} XDP not supported by the driver: {e}")
-                }
-                _ => format!("attaching the XDP program ({mode}): {e}"),
-            };
-            for (m, e) in failures {
-                msg.push_str(&format!("; {m} mode failed first: {e}"));
-            }
-            return Err(err(&name, msg));
-        };
+        let attach::Attached {
+            prog,
+            xskmap,
+            key_base,
+            mode,
+            link,
+        } = attach::attach(&cfg, ifi.ifindex, real)?;
 
         let info = PortInfo {
             name: name.clone(),
