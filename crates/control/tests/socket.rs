@@ -101,9 +101,12 @@ fn a_path_held_by_a_live_router_is_refused_a_stale_one_replaced() {
         format!("{err:#}").contains("held by a running softrouter"),
         "{err:#}"
     );
-    // A socket file left by a killed router (nobody listens).
+    // A socket file left by a killed router (nobody listens). Bound and
+    // never listened on: a listener, even one closed at once, could live
+    // on for a moment in a child another test forks meanwhile, and take
+    // the connection.
     let stale = dir.path().join("stale.sock");
-    drop(std::os::unix::net::UnixListener::bind(&stale).unwrap());
+    bind_without_listening(&stale);
     assert!(stale.exists());
     let s = ControlServer::start(&stale, None, Arc::new(Mock::default())).unwrap();
     assert!(client::request(s.path(), Request::Stats).is_ok());
@@ -160,4 +163,29 @@ fn only_root_and_the_configured_group_may_connect() {
     assert_eq!(probe_as(&path, nobody, group), 0, "a member of the group");
     assert_eq!(probe_as(&path, 0, 0), 0, "root");
     drop(s);
+}
+
+/// Creates the socket file `path` as a killed process leaves it: a bound
+/// UNIX stream socket that nobody listens on.
+fn bind_without_listening(path: &std::path::Path) {
+    use std::os::unix::ffi::OsStrExt;
+    // SAFETY: plain socket/bind/close on a zeroed sockaddr_un whose path
+    // fits (checked).
+    unsafe {
+        let fd = libc::socket(libc::AF_UNIX, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0);
+        assert!(fd >= 0);
+        let mut addr: libc::sockaddr_un = std::mem::zeroed();
+        addr.sun_family = libc::AF_UNIX as libc::sa_family_t;
+        let bytes = path.as_os_str().as_bytes();
+        assert!(bytes.len() < addr.sun_path.len());
+        for (d, s) in addr.sun_path.iter_mut().zip(bytes) {
+            *d = *s as libc::c_char;
+        }
+        let len = std::mem::size_of::<libc::sockaddr_un>() as libc::socklen_t;
+        assert_eq!(
+            libc::bind(fd, (&addr as *const libc::sockaddr_un).cast(), len),
+            0
+        );
+        libc::close(fd);
+    }
 }
