@@ -663,6 +663,16 @@ port = "out"
             &[("no_route", 1), ("ttl_exceeded", 10)],
             5000,
         );
+        // The XDP tier's share, in both files (a counter it reset would
+        // count 0, never negative).
+        let (mut a, mut b) = (a, b);
+        let tier = |forwarded: u64, ttl: u64| dataplane::report::FastPathPort {
+            forwarded,
+            punted: [("ttl".to_string(), ttl)].into(),
+            ..Default::default()
+        };
+        a.ports[0].fast_path = Some(tier(10, 2));
+        b.ports[0].fast_path = Some(tier(30, 12));
         // Through the file, as the probe reads it.
         let b: Report = serde_json::from_str(&serde_json::to_string(&b).unwrap()).unwrap();
         let d = serde_json::to_value(stats_delta(&a, &b)).unwrap();
@@ -670,6 +680,7 @@ port = "out"
             d,
             json!({
                 "forwarded": 100, "local": 0, "generated": 0, "held": 0,
+                "fast_path_forwarded": 20, "fast_path_punted": 10,
                 "rx_packets": 100, "tx_packets": 90,
                 "ports": [
                     {"name": "p0", "rx_packets": 100, "tx_packets": 0,
