@@ -72,13 +72,31 @@ impl Collector for ReportCollector {
         port_counter(
             &mut enc,
             "softrouter_port_rx_packets",
-            "Frames received by the workers",
+            "Frames received (both tiers)",
             |c| c.rx_packets,
+        )?;
+        // The XDP tier's share, on the ports it serves.
+        let tier = || ports().filter_map(|p| Some((p, p.fast_path.as_ref()?)));
+        counters(
+            &mut enc,
+            "softrouter_fast_path_forwarded_packets",
+            "Packets the XDP tier forwarded, by ingress port",
+            tier().map(|(p, f)| ([("port", p.name.clone())], f.forwarded)),
+        )?;
+        counters(
+            &mut enc,
+            "softrouter_fast_path_punted_packets",
+            "Frames the XDP tier handed to the workers, by port and reason",
+            tier().flat_map(|(p, f)| {
+                f.punted
+                    .iter()
+                    .map(|(k, v)| ([("port", p.name.clone()), ("reason", k.clone())], *v))
+            }),
         )?;
         port_counter(
             &mut enc,
             "softrouter_port_rx_bytes",
-            "Bytes received by the workers",
+            "Bytes received (both tiers)",
             |c| c.rx_bytes,
         )?;
         port_counter(&mut enc, "softrouter_port_tx_packets", "Frames sent", |c| {

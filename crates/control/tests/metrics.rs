@@ -23,7 +23,15 @@ fn report(rx: u64) -> Report {
         mode: "poll".into(),
         fast_path: "off".into(),
         ports: vec![
-            PortReport::new("in".into(), s.ports[0].clone()),
+            PortReport {
+                // The XDP tier's share on the ingress port.
+                fast_path: Some(dataplane::report::FastPathPort {
+                    forwarded: 3,
+                    punted: [("ttl".to_string(), 2)].into(),
+                    ..Default::default()
+                }),
+                ..PortReport::new("in".into(), s.ports[0].clone())
+            },
             PortReport::new("out".into(), s.ports[1].clone()),
         ],
         drops: [("no_route".to_string(), 1)].into(),
@@ -71,6 +79,8 @@ fn a_scrape_shows_the_snapshot_of_that_moment() {
         "softrouter_worker_forwarded_packets_total{worker=\"0\"} 4",
         "softrouter_cycles_per_packet{stage=\"total\"} 60.0",
         "softrouter_workers 1",
+        "softrouter_fast_path_forwarded_packets_total{port=\"in\"} 3",
+        "softrouter_fast_path_punted_packets_total{port=\"in\",reason=\"ttl\"} 2",
         "# EOF",
     ] {
         assert!(page.contains(line), "missing {line:?} in\n{page}");
