@@ -208,17 +208,35 @@ pub fn human(request: &Request, data: &serde_json::Value) -> String {
         Request::PortShow => {
             let ports: Vec<dataplane::report::PortReport> =
                 serde_json::from_value(data.clone()).unwrap_or_default();
-            let mut rows = vec![["PORT", "RX", "TX", "FORWARDED", "LOCAL", "DROPPED"]
-                .map(String::from)
-                .to_vec()];
+            // FORWARDED counts both tiers; BY XDP is the XDP tier's share
+            // ("-" where it does not run).
+            let mut rows = vec![[
+                "PORT",
+                "RX",
+                "TX",
+                "FORWARDED",
+                "BY XDP",
+                "PUNTED",
+                "LOCAL",
+                "DROPPED",
+            ]
+            .map(String::from)
+            .to_vec()];
             for p in ports {
                 let c = &p.counters;
                 let dropped: u64 = c.drops.values().chain(c.output_drops.values()).sum();
+                let tier = |f: fn(&dataplane::report::FastPathPort) -> u64| {
+                    p.fast_path
+                        .as_ref()
+                        .map_or("-".into(), |t| f(t).to_string())
+                };
                 rows.push(vec![
-                    p.name,
+                    p.name.clone(),
                     c.rx_packets.to_string(),
                     c.tx_packets.to_string(),
                     c.forwarded.to_string(),
+                    tier(|t| t.forwarded),
+                    tier(|t| t.punted_total()),
                     c.local.to_string(),
                     dropped.to_string(),
                 ]);
