@@ -42,6 +42,8 @@ pub struct ConfigFile {
     pub control: Option<ControlTable>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metrics: Option<MetricsTable>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel: Option<KernelTable>,
 }
 
 /// `[router]`; an unset key takes the router's default (see
@@ -180,6 +182,16 @@ pub struct MetricsTable {
     pub listen: std::net::SocketAddr,
 }
 
+/// `[kernel]`: mirror a kernel routing table.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KernelTable {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub routes: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub table: Option<u32>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -233,6 +245,7 @@ mod tests {
         assert_eq!(keys::<RawRoutesFile>(), keys::<RoutesFileTable>());
         assert_eq!(keys::<RawControl>(), keys::<ControlTable>());
         assert_eq!(keys::<RawMetrics>(), keys::<MetricsTable>());
+        assert_eq!(keys::<RawKernel>(), keys::<KernelTable>());
     }
 
     /// Every key, over two files: `cores` and `[[queue]]` exclude each

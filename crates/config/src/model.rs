@@ -18,6 +18,9 @@ pub struct Config {
     pub control: Control,
     /// Where the OpenMetrics endpoint listens, if anywhere.
     pub metrics: Option<std::net::SocketAddr>,
+    /// The kernel routing table softrouter mirrors (`[kernel] routes =
+    /// true`, `table`, default main = 254), if any.
+    pub kernel_routes: Option<u32>,
 }
 
 /// The control socket's place and who may use it.

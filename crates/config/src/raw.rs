@@ -27,6 +27,8 @@ pub struct RawConfig {
     pub control: Option<S<RawControl>>,
     #[serde(default)]
     pub metrics: Option<S<RawMetrics>>,
+    #[serde(default)]
+    pub kernel: Option<S<RawKernel>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -102,4 +104,11 @@ pub struct RawControl {
 #[serde(deny_unknown_fields)]
 pub struct RawMetrics {
     pub listen: S<String>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct RawKernel {
+    pub routes: Option<S<bool>>,
+    pub table: Option<S<i64>>,
 }

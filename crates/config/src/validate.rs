@@ -246,6 +246,18 @@ pub fn validate(raw: RawConfig, text: &str, path: &Path) -> Result<Config, Confi
         }
     };
 
+    let kernel_routes = match &raw.kernel {
+        None => None,
+        Some(k) => {
+            let k = k.get_ref();
+            let table = cx.int(&k.table, "kernel: table", 1..=0xffff_fffe, 254)? as u32;
+            k.routes
+                .as_ref()
+                .is_some_and(|r| *r.get_ref())
+                .then_some(table)
+        }
+    };
+
     Ok(Config {
         source: path.to_path_buf(),
         router,
@@ -255,6 +267,7 @@ pub fn validate(raw: RawConfig, text: &str, path: &Path) -> Result<Config, Confi
         routes_file,
         control,
         metrics,
+        kernel_routes,
     })
 }
 

@@ -10,6 +10,7 @@
 //! the read-mostly routing state (`dataplane::Shared`).
 
 use crate::controller::{self, RouterControl};
+use crate::kernel_sync::KernelSync;
 use crate::report::{self, Report};
 use crate::tier::Tier;
 use crate::waiting::Waiter;
@@ -161,9 +162,10 @@ pub fn run(cfg: &Config, opts: &RunOptions) -> Result<Report> {
     }
     // The control socket and the metrics endpoint, once the workers run:
     // both read and change the router through its single writer.
+    let router = Arc::new(router);
     let control = Arc::new(RouterControl::new(
         cfg,
-        Arc::new(router),
+        router.clone(),
         ports.clone(),
         stats.clone(),
         tier.clone(),
@@ -193,6 +195,22 @@ pub fn run(cfg: &Config, opts: &RunOptions) -> Result<Report> {
             }
             return Err(e);
         }
+    };
+
+    // The kernel's routes, dumped before "ready" (so a router started
+    // next to a routing daemon comes up with its table), then followed.
+    let _kernel = match cfg.kernel_routes {
+        Some(table) => match KernelSync::start(cfg, table, router.clone()) {
+            Ok(k) => Some(k),
+            Err(e) => {
+                stop.store(true, Ordering::SeqCst);
+                for h in handles {
+                    let _ = h.join();
+                }
+                return Err(e);
+            }
+        },
+        None => None,
     };
 
     // Ready: the workers run and the control socket answers.

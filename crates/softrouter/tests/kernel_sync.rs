@@ -1,0 +1,194 @@
+//! `[kernel] routes = true` (issue 10): softrouter mirrors the kernel
+//! routing table of its namespace. Routes present at start are installed
+//! before the router says it is ready; 100,000 added with `ip -batch`
+//! while it runs are followed (the time to the last one is printed:
+//! convergence); deletes are followed; a router started next to the
+//! full table has it when ready; configured routes are never touched; routes softrouter cannot take (no gateway, foreign interface)
+//! are skipped.
+//!
+//! Needs root (namespaces); skipped with a message otherwise.
+
+mod common;
+
+use std::io::Write;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use common::RouterProcess;
+use control::protocol::{Request, Response};
+use testbed::Testbed;
+
+/// The route for exactly `prefix`, as `softrouter ctl route show PREFIX`
+/// gives it (None: no such route).
+fn route(sock: &Path, prefix: &str) -> Option<serde_json::Value> {
+    let r = control::client::request(
+        sock,
+        Request::RouteShow {
+            prefix: Some(prefix.into()),
+            longest: None,
+        },
+    )
+    .ok()?;
+    match r {
+        Response::Ok { data } => data.as_array()?.first().cloned(),
+        Response::Error { .. } => None,
+    }
+}
+
+fn wait_for(what: &str, timeout: Duration, mut f: impl FnMut() -> bool) -> Duration {
+    let t = Instant::now();
+    while !f() {
+        assert!(t.elapsed() < timeout, "{what}: not within {timeout:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    t.elapsed()
+}
+
+/// The i-th of the 100,000 test prefixes: host routes in 198.19.0.0/16,
+/// then 198.18.128.0/17, then 198.18.64.0/18 (benchmarking space only).
+fn host(i: u32) -> String {
+    let (net, j) = match i {
+        0..65536 => return format!("198.19.{}.{}/32", i >> 8, i & 255),
+        65536..98304 => (128, i - 65536),
+        _ => (64, i - 98304),
+    };
+    format!("198.18.{}.{}/32", net + (j >> 8), j & 255)
+}
+
+#[test]
+fn kernel_routes_are_mirrored_and_followed() {
+    if !testbed::require_root("kernel route sync") {
+        return;
+    }
+    let tb = Testbed::builder()
+        .ns("router")
+        .ns("peer")
+        .veth("router", "peer", 1)
+        .build()
+        .expect("testbed");
+    let r = tb.ns("router").unwrap();
+    let port = tb.veth(0).a.clone();
+    // The kernel holds the port's address too (as next to a routing
+    // daemon), so it accepts routes through 198.18.0.2.
+    r.add_addr(&port, "198.18.0.1/24").unwrap();
+    r.add_addr(&port, "2001:2::1/64").unwrap();
+    r.ip(&["route", "add", "198.19.250.0/24", "via", "198.18.0.2"])
+        .unwrap();
+    r.ip(&["route", "add", "2001:2:0:fa::/64", "via", "2001:2::2"])
+        .unwrap();
+    // Configured by softrouter itself: the kernel's copy is ignored.
+    r.ip(&["route", "add", "198.19.251.0/24", "via", "198.18.0.3"])
+        .unwrap();
+    // Without a gateway: not softrouter's to take.
+    r.ip(&["route", "add", "198.19.252.0/24", "dev", &port])
+        .unwrap();
+
+    let dir = std::env::temp_dir().join(format!("sr-ksync-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let sock = dir.join("ctl.sock");
+    let cfg = format!(
+        r#"
+[router]
+workers = 1
+mode = "interrupt"
+
+[[port]]
+name = "p0"
+driver = "afpacket"
+iface = "{port}"
+addresses = ["198.18.0.1/24", "2001:2::1/64"]
+
+[[route]]
+prefix = "198.19.251.0/24"
+via = ["198.18.0.4"]
+
+[control]
+socket = "{sock}"
+
+[kernel]
+routes = true
+"#,
+        sock = sock.display()
+    );
+    let router = RouterProcess::start(r, "ksync", &cfg);
+    wait_for("control socket", Duration::from_secs(20), || {
+        route(&sock, "198.18.0.0/24").is_some()
+    });
+
+    // The dump: present at once, gateways kept, the configuration's own
+    // route as configured, the gatewayless route skipped.
+    let v4 = route(&sock, "198.19.250.0/24").expect("dumped IPv4 route");
+    assert_eq!(v4["via"][0]["address"], "198.18.0.2", "{v4}");
+    assert!(
+        route(&sock, "2001:2:0:fa::/64").is_some(),
+        "dumped IPv6 route"
+    );
+    let own = route(&sock, "198.19.251.0/24").unwrap();
+    assert_eq!(own["via"][0]["address"], "198.18.0.4", "{own}");
+    assert!(route(&sock, "198.19.252.0/24").is_none());
+
+    // 100,000 routes while it runs.
+    const N: u32 = 100_000;
+    let batch = dir.join("routes.batch");
+    let mut f = std::io::BufWriter::new(std::fs::File::create(&batch).unwrap());
+    for i in 0..N {
+        writeln!(f, "route add {} via 198.18.0.2 dev {port}", host(i)).unwrap();
+    }
+    f.flush().unwrap();
+    drop(f);
+    let t = Instant::now();
+    r.ip(&["-batch", batch.to_str().unwrap()]).unwrap();
+    let kernel = t.elapsed();
+    let last = host(N - 1);
+    wait_for(
+        "the last of 100,000 kernel routes",
+        Duration::from_secs(60),
+        || route(&sock, &last).is_some(),
+    );
+    let converged = t.elapsed();
+    for i in (0..N).step_by(9973) {
+        assert!(route(&sock, &host(i)).is_some(), "{} missing", host(i));
+    }
+    eprintln!(
+        "100,000 kernel routes: ip -batch {:.2} s, in softrouter after {:.2} s ({:.0} routes/s)",
+        kernel.as_secs_f64(),
+        converged.as_secs_f64(),
+        f64::from(N) / converged.as_secs_f64()
+    );
+
+    // Deletes are followed; the configured route stays whatever the
+    // kernel does with its own copy.
+    r.ip(&["route", "del", "198.19.250.0/24"]).unwrap();
+    r.ip(&["route", "del", "198.19.251.0/24"]).unwrap();
+    r.ip(&["route", "del", &host(7)]).unwrap();
+    wait_for("deletes followed", Duration::from_secs(10), || {
+        route(&sock, "198.19.250.0/24").is_none() && route(&sock, &host(7)).is_none()
+    });
+    assert!(route(&sock, "198.19.251.0/24").is_some());
+    let stats = router.stop();
+    dataplane::assert_accounting(&stats);
+
+    // A router started next to a full kernel table has it before it is
+    // ready: the dump's time is in its log.
+    let t = Instant::now();
+    let router = RouterProcess::start(r, "ksync2", &cfg);
+    // The dump is applied (in the kernel's order, not ours) when the
+    // router logs it.
+    let mirrored = |log: &str| {
+        log.lines()
+            .find(|l| l.contains("kernel routes mirrored"))
+            .map(str::to_string)
+    };
+    wait_for("second router's dump", Duration::from_secs(60), || {
+        mirrored(&router.log()).is_some()
+    });
+    let line = mirrored(&router.log()).unwrap();
+    eprintln!(
+        "start with {} kernel routes: ready after {:.2} s; {line}",
+        N - 1,
+        t.elapsed().as_secs_f64()
+    );
+    assert!(route(&sock, &host(7)).is_none());
+    router.stop();
+    let _ = std::fs::remove_dir_all(&dir);
+}
