@@ -190,14 +190,10 @@ fn tcp_transfer(th: &ThreeHosts, dst: &str, bytes: usize) {
     assert!(got == expect, "TCP payload intact");
 }
 
-fn udp_transfer(th: &ThreeHosts, dst: &str, datagrams: usize) -> usize {
-    let dst: std::net::IpAddr = dst.parse().unwrap();
-    let bind = if dst.is_ipv4() {
-        "0.0.0.0:5002"
-    } else {
-        "[::]:5002"
-    };
-    let receiver = in_ns(th.receiver().name(), move || {
+/// Counts the datagrams arriving at the receiver on `bind` until none came
+/// for 1.5 s.
+fn count_udp(th: &ThreeHosts, bind: &'static str) -> std::thread::JoinHandle<usize> {
+    in_ns(th.receiver().name(), move || {
         let s = UdpSocket::bind(bind).unwrap();
         s.set_read_timeout(Some(Duration::from_millis(1500)))
             .unwrap();
@@ -207,7 +203,17 @@ fn udp_transfer(th: &ThreeHosts, dst: &str, datagrams: usize) -> usize {
             n += 1;
         }
         n
-    });
+    })
+}
+
+fn udp_transfer(th: &ThreeHosts, dst: &str, datagrams: usize) -> usize {
+    let dst: std::net::IpAddr = dst.parse().unwrap();
+    let bind = if dst.is_ipv4() {
+        "0.0.0.0:5002"
+    } else {
+        "[::]:5002"
+    };
+    let receiver = count_udp(th, bind);
     std::thread::sleep(Duration::from_millis(200));
     let src = if dst.is_ipv4() { "0.0.0.0:0" } else { "[::]:0" };
     in_ns(th.sender().name(), move || {
@@ -423,17 +429,7 @@ fn afxdp_egress_that_stops_taking_xdp_frames() {
     let router = start_router(&th, "afxdp", "interrupt", 1, 1500, Tier::Xdp);
     wait_until_forwarding(&th);
     const SENT: usize = 6000;
-    let receiver = in_ns(th.receiver().name(), move || {
-        let s = UdpSocket::bind("0.0.0.0:5003").unwrap();
-        s.set_read_timeout(Some(Duration::from_millis(1500)))
-            .unwrap();
-        let mut buf = [0u8; 2048];
-        let mut n = 0;
-        while s.recv(&mut buf).is_ok() {
-            n += 1;
-        }
-        n
-    });
+    let receiver = count_udp(&th, "0.0.0.0:5003");
     std::thread::sleep(Duration::from_millis(200));
     let sender = in_ns(th.sender().name(), move || {
         let s = UdpSocket::bind("0.0.0.0:0").unwrap();
