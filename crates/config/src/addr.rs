@@ -96,6 +96,15 @@ impl Cidr {
         host == 0 || host == host_mask
     }
 
+    /// For an IPv6 subnet of /126 or shorter: whether `ip` is its
+    /// Subnet-Router anycast address (RFC 4291 2.6.1: the subnet's prefix
+    /// with a zero interface identifier), which every router on the link
+    /// answers and no host owns. Always false for IPv4 and for /127 (RFC
+    /// 6164) and /128.
+    pub fn is_subnet_router_anycast(&self, ip: IpAddr) -> bool {
+        ip.is_ipv6() && self.addr.is_ipv6() && self.len <= 126 && self.network() == ip
+    }
+
     /// Whether `other` lies entirely inside this prefix (or equals it).
     pub fn covers(&self, other: &Cidr) -> bool {
         other.len >= self.len && self.contains(other.addr)
@@ -194,6 +203,13 @@ mod tests {
         let p2p: Cidr = "198.18.0.0/31".parse().unwrap();
         assert!(!p2p.is_network_or_broadcast("198.18.0.0".parse().unwrap()));
         assert!(!p2p.is_network_or_broadcast("198.18.0.1".parse().unwrap()));
+        let v6: Cidr = "2001:2:0:1::1/64".parse().unwrap();
+        assert!(v6.is_subnet_router_anycast("2001:2:0:1::".parse().unwrap()));
+        assert!(!v6.is_subnet_router_anycast("2001:2:0:1::1".parse().unwrap()));
+        assert!(!v6.is_subnet_router_anycast("2001:2:0:2::".parse().unwrap()));
+        assert!(!s.is_subnet_router_anycast("198.18.0.0".parse().unwrap()));
+        let p2p6: Cidr = "2001:2:0:1::/127".parse().unwrap();
+        assert!(!p2p6.is_subnet_router_anycast("2001:2:0:1::".parse().unwrap()));
         assert!(s.covers(&"198.18.0.128/25".parse().unwrap()));
         assert!(s.covers(&"198.18.0.0/24".parse().unwrap()));
         assert!(!s.covers(&"198.18.0.0/23".parse().unwrap()));

@@ -461,6 +461,11 @@ fn bad_interface_address(c: &Cidr) -> Option<&'static str> {
     if c.addr == IpAddr::from([255, 255, 255, 255]) {
         return Some("the limited broadcast address is no host's");
     }
+    if c.is_subnet_router_anycast(c.addr) {
+        return Some(
+            "it is the subnet's Subnet-Router anycast address (RFC 4291 2.6.1), every router's on the link (use a host address, or /127 for a point-to-point link)",
+        );
+    }
     if c.is_network_or_broadcast(c.addr) {
         return Some(if c.addr == c.network() {
             "it is the subnet's network address (use a host address, or /31 for a point-to-point link)"
@@ -822,8 +827,9 @@ pub(crate) fn check_route_prefix(ports: &[Port], prefix: &Cidr) -> Result<(), St
 }
 
 /// The rules every next hop obeys: on a port's subnet (the port it is
-/// reached through is returned), and not the router itself or a subnet's
-/// network or broadcast address.
+/// reached through is returned), and not the router itself, a subnet's
+/// network or broadcast address or an IPv6 subnet's Subnet-Router anycast
+/// address.
 pub(crate) fn check_next_hop(ports: &[Port], hop: IpAddr) -> Result<usize, String> {
     if let Some((p, _)) = own_address(ports, hop) {
         return Err(format!(
@@ -836,6 +842,13 @@ pub(crate) fn check_next_hop(ports: &[Port], hop: IpAddr) -> Result<usize, Strin
             if a.is_network_or_broadcast(hop) {
                 return Err(format!(
                     "{hop} is the network or broadcast address of port {:?}'s subnet {}",
+                    p.name,
+                    a.subnet()
+                ));
+            }
+            if a.is_subnet_router_anycast(hop) {
+                return Err(format!(
+                    "{hop} is the Subnet-Router anycast address of port {:?}'s subnet {} (RFC 4291 2.6.1: no host's)",
                     p.name,
                     a.subnet()
                 ));

@@ -276,6 +276,28 @@ fn subnet_network_and_broadcast_addresses() {
     expect_error("\"198.19.0.3\"]", "\"198.19.0.255\"]", 23, "broadcast");
 }
 
+/// IPv6 has no broadcast, but its network address is the subnet's
+/// Subnet-Router anycast address (RFC 4291 2.6.1): every router on the
+/// link answers it, so it is no host's, and the router never resolves it
+/// as one. It cannot be a port's address, a next hop or a static
+/// neighbor; /127 (RFC 6164) and /128 have none.
+#[test]
+fn ipv6_subnet_router_anycast_addresses() {
+    expect_error(
+        "\"2001:2:0:1::1/64\"",
+        "\"2001:2:0:1::/64\"",
+        11,
+        "Subnet-Router anycast",
+    );
+    parse(&EXAMPLE.replace("\"2001:2:0:1::1/64\"", "\"2001:2:0:1::/127\"")).unwrap();
+    parse(&EXAMPLE.replace("\"2001:2:0:1::1/64\"", "\"2001:2:0:1::/128\"")).unwrap();
+    let route = "\n[[route]]\nprefix = \"2001:db8::/32\"\nvia = [\"2001:2:0:2::\"]\n";
+    expect_error_appended(route, 32, "Subnet-Router anycast");
+    let neighbor =
+        "\n[[neighbor]]\naddress = \"2001:2:0:2::\"\nmac = \"02:00:00:00:00:23\"\nport = \"p1\"\n";
+    expect_error_appended(neighbor, 31, "Subnet-Router anycast");
+}
+
 #[test]
 fn loopback_and_default_as_port_addresses() {
     expect_error("\"198.18.0.1/24\"", "\"127.0.0.1/8\"", 11, "loopback");

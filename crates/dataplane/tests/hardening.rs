@@ -472,6 +472,44 @@ fn unsolicited_na_creates_nothing() {
     );
 }
 
+/// An NS concerns the router only if its target is one of the router's
+/// addresses (RFC 4861 7.2.3): one for another host is neither answered
+/// nor learned from, whatever source and link-layer address it claims
+/// (the ND counterpart of an ARP request for another host). A packet to
+/// the claimed source is then resolved, not sent to the claimed MAC.
+#[test]
+fn an_ns_for_another_host_teaches_nothing() {
+    // To the router's MAC and address (the solicited-node group of the
+    // target is not the router's, so a multicast NS stops at the MAC).
+    let mut body = ip6("2001:2:0:1::9").to_vec();
+    body.extend_from_slice(&[1, 1]);
+    body.extend_from_slice(&ATTACKER);
+    let mut ns = Vec::new();
+    etherparse::PacketBuilder::ethernet2(ATTACKER, MAC0)
+        .ipv6(ip6("2001:2:0:1::5"), ip6("2001:2:0:1::1"), 255)
+        .icmpv6_raw(135, 0, [0; 4])
+        .write(&mut ns, &body)
+        .unwrap();
+    let a = udp6(
+        NB1,
+        MAC1,
+        "2001:2:0:2::2",
+        "2001:2:0:1::5",
+        64,
+        1000,
+        &[1; 8],
+    );
+    let mut r = Rig::new(CONFIG, vec![vec![ns], vec![a]]);
+    r.w().poll_once(64);
+    let out = r.sent(0);
+    assert_eq!(out.len(), 1, "one solicitation, no NA: {out:02x?}");
+    assert_eq!(ipv6_icmp_type(&out[0]), Some(135));
+    assert_eq!(&out[0][0..6], &[0x33, 0x33, 0xff, 0, 0, 5], "multicast NS");
+    let s = r.stats();
+    assert_eq!(s.drop_count(DropReason::NdNotForUs), 1, "{:?}", s.drops);
+    assert_eq!((s.forwarded, s.held), (0, 1));
+}
+
 /// The finding: a fragment at offset 8180 (x 8) with 1,400 bytes,
 /// fragmented for a 1,280-byte MTU, left as fragments at offsets 8180 and
 /// 145 (the 13-bit field wrapped). Its data would end beyond 65,535: it is

@@ -425,6 +425,9 @@ fn flood_examples() {
             sample.dut_stats.unwrap(),
             serde_json::to_string(&sample.sys).unwrap()
         );
-        d.stop().unwrap();
+        let fin = d.stop().unwrap();
+        if fin["kind"] == "softrouter" {
+            dataplane::assert_accounting(&fin["stats"]);
+        }
     }
 }

@@ -251,3 +251,30 @@ fn afpacket_kernel_drops_are_counted() {
         assert_eq!(pool.available(), pool.frames() as usize, "buffers leaked");
     });
 }
+
+/// Issue 12, "jumbo frames on a port whose MTU is larger than its buffers
+/// (accepted without a warning)": an interface whose MTU needs more room
+/// than a pool buffer has is rejected when its RX queue opens, with a
+/// message that says what to change (as AF_XDP and the pcap ports do).
+#[test]
+fn afpacket_mtu_larger_than_buffers_is_rejected() {
+    if !require_root("afpacket_mtu_larger_than_buffers_is_rejected") {
+        return;
+    }
+    let (ns, v) = setup(1);
+    let a = v.a.clone();
+    ns.ip(&["link", "set", "dev", &a, "mtu", "3000"]).unwrap();
+    in_netns(ns.name(), move || {
+        let mut pool = Pool::new(256, 2048).unwrap();
+        let port = AfPacketPort::open(AfPacketConfig::new(&a)).expect("open");
+        let e = port
+            .open_rx(0, &mut pool)
+            .err()
+            .expect("rejected")
+            .to_string();
+        assert!(e.contains("MTU 3000") && e.contains("frame_size"), "{e}");
+        // With buffers that hold it, the same interface opens.
+        let mut big = Pool::new(64, 4096).unwrap();
+        assert!(port.open_rx(0, &mut big).is_ok());
+    });
+}

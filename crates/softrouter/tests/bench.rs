@@ -95,6 +95,13 @@ fn bench(dir: &Path, dut: &str, extra: &[&str]) -> (serde_json::Value, String) {
             .count();
         assert_eq!(of_kind, trials, "one CSV row per trial of {kind}");
         rows += trials;
+        if kind == "softrouter" {
+            // The statistics softrouter wrote at exit, after every trial:
+            // each frame it received is in one bucket of its port.
+            let fin = &run["meta"]["dut"]["config"]["final_stats"]["stats"];
+            assert!(fin["ports"].is_array(), "final statistics recorded: {fin}");
+            dataplane::assert_accounting(fin);
+        }
     }
     assert_eq!(csv_text.lines().count(), rows, "a header and the rows");
     // Exactly the files asked for: no per-DUT files next to them.

@@ -191,9 +191,11 @@ impl RawSocket {
         RawSocket(fd)
     }
 
-    fn send(&self, frame: &[u8]) {
-        // A full queue (ENOBUFS) just loses that frame: it is an attack.
-        unsafe { libc::send(self.0, frame.as_ptr().cast(), frame.len(), 0) };
+    /// Whether the frame left. A full queue (ENOBUFS) just loses that
+    /// frame: it is an attack.
+    fn send(&self, frame: &[u8]) -> bool {
+        let n = unsafe { libc::send(self.0, frame.as_ptr().cast(), frame.len(), 0) };
+        n == frame.len() as isize
     }
 }
 
@@ -410,24 +412,37 @@ fn afxdp_hostile_link() {
         let spoofs = spoofs(router_mac, me);
         let mut seed = 0x9e37_79b9_7f4a_7c15u64;
         let t0 = Instant::now();
+        // (sent, refused by the attacker's own queue)
+        let mut tally = (0u64, 0u64);
+        let mut count = |ok: bool| {
+            if ok {
+                tally.0 += 1
+            } else {
+                tally.1 += 1
+            }
+        };
         // Chunks of 200 sweep frames and one round of spoofs every 12 ms:
         // about 16,000 frames a second, 100,000 in about 6 s.
         for chunk in 0..SWEEP / 200 {
             for f in &spoofs {
-                sock.send(f);
+                count(sock.send(f));
             }
             for i in 0..200 {
-                sock.send(&sweep_frame(chunk * 200 + i, &mut seed, router_mac, me));
+                count(sock.send(&sweep_frame(chunk * 200 + i, &mut seed, router_mac, me)));
             }
             let next = t0 + Duration::from_millis(12 * u64::from(chunk + 1));
             if let Some(wait) = next.checked_duration_since(Instant::now()) {
                 std::thread::sleep(wait);
             }
         }
-        t0.elapsed()
+        (t0.elapsed(), tally)
     });
-    let attack_time = attack.join().unwrap();
-    eprintln!("attack: {SWEEP} sweep frames and spoofs in {attack_time:?}");
+    let (attack_time, (attack_sent, attack_refused)) = attack.join().unwrap();
+    eprintln!(
+        "attack: {SWEEP} sweep frames and {} spoofs in {attack_time:?}: {attack_sent} sent, \
+         {attack_refused} refused by the attacker's own queue",
+        SWEEP / 200 * 8
+    );
 
     // Every ping answered after the first second (sequence numbers start
     // at 1, one per 100 ms).
@@ -436,6 +451,11 @@ fn afxdp_hostile_link() {
         let text = String::from_utf8_lossy(&out.stdout);
         let got = answered(&text);
         let lost: Vec<u32> = (11..=PINGS).filter(|q| !got.contains(q)).collect();
+        let early: Vec<u32> = (1..=10).filter(|q| !got.contains(q)).collect();
+        eprintln!(
+            "ping {dst}: {} of {PINGS} answered; lost in the first second {early:?}, after it {lost:?}",
+            got.len()
+        );
         assert!(
             lost.is_empty(),
             "ping {dst}: lost icmp_seq {lost:?} after the first second\n{text}\n{}",
@@ -460,6 +480,23 @@ fn afxdp_hostile_link() {
     let stats = router.stop();
     // Every frame of the attack is accounted for, on its input port.
     dataplane::assert_accounting(&stats);
+    // The attack reached the router: its input port received (or counted
+    // as a kernel drop) at least what the attacker sent, pings aside.
+    let port_in = stats["ports"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "in")
+        .unwrap();
+    let received = port_in["received"].as_u64().unwrap();
+    eprintln!(
+        "router port in: received {received}, forwarded {}, local {}",
+        port_in["forwarded"], port_in["local"]
+    );
+    assert!(
+        received >= attack_sent,
+        "the attack reached the router: {received} received, {attack_sent} sent"
+    );
     let drops = &stats["drops"];
     eprintln!("router drops: {drops}");
     let count = |name: &str| drops[name].as_u64().unwrap_or(0);

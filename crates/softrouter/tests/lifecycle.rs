@@ -326,5 +326,5 @@ fn second_afpacket_router_on_an_interface_refuses_to_start() {
     // Its lock went with it: a new router starts.
     let third = start(&th, "third", &cfg);
     wait_forwarding(&th);
-    drop(third);
+    third.stop_checked();
 }

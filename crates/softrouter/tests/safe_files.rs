@@ -68,7 +68,9 @@ fn statistics_never_follow_a_planted_symlink() {
     let m = std::fs::symlink_metadata(&stats).unwrap();
     assert!(m.file_type().is_file());
     assert_eq!(m.permissions().mode() & 0o022, 0);
-    serde_json::from_str::<serde_json::Value>(&std::fs::read_to_string(&stats).unwrap()).unwrap();
+    let written: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&stats).unwrap()).unwrap();
+    dataplane::assert_accounting(&written);
     let _ = std::fs::remove_dir_all(dir);
 }
 

@@ -242,6 +242,9 @@ fn sighup_is_logged_not_fatal() {
     let (code, err) = r.wait(Duration::from_secs(10));
     assert_eq!(code, Some(0), "{err}");
     assert!(stats.is_file(), "statistics written at exit");
+    let s: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&stats).unwrap()).unwrap();
+    dataplane::assert_accounting(&s);
     let _ = std::fs::remove_dir_all(dir);
 }
 
@@ -486,6 +489,7 @@ fn ctl_changes_and_shows_a_running_router() {
     );
     let stats: serde_json::Value = serde_json::from_str(&ok(&["stats"])).unwrap();
     assert_eq!(stats["workers"], 1);
+    dataplane::assert_accounting(&stats);
     let (code, _, err) = ctl(&sock, &["reload"]);
     assert_eq!(code, Some(1));
     assert!(err.contains("reload is not supported yet"), "{err}");
