@@ -387,6 +387,15 @@ impl Router {
         c.insert(prefix, t)
     }
 
+    /// Whether a route for exactly `prefix` is installed (of any kind).
+    pub fn has_route(&self, prefix: Cidr) -> bool {
+        let c = self.shared.control();
+        match prefix.network() {
+            IpAddr::V4(a) => Prefix4::new(a, prefix.len).is_some_and(|p| c.lpm4.get(p).is_some()),
+            IpAddr::V6(a) => Prefix6::new(a, prefix.len).is_some_and(|p| c.lpm6.get(p).is_some()),
+        }
+    }
+
     pub fn remove_route(&self, prefix: Cidr) -> Result<()> {
         let mut c = self.shared.control();
         let removed = match prefix.network() {

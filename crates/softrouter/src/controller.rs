@@ -3,8 +3,9 @@
 //! writer's own methods (`dataplane::Router`), under its control lock, on
 //! the control socket's thread, never on a worker.
 
+use std::collections::HashSet;
 use std::net::IpAddr;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
@@ -15,11 +16,30 @@ use dataplane::inspect::{RouteInfo, RouteKind};
 use dataplane::{Router, WorkerStats};
 use netio::Port;
 
+use crate::reload::{Outcome, Plan};
 use crate::report;
+
+/// The prefixes the configuration file routes: the kernel route sync
+/// never touches them, and a reload changes them. Its lock is held while
+/// either changes the router, so a reload and the sync never interleave
+/// on one prefix.
+pub type Configured = Arc<Mutex<HashSet<Cidr>>>;
+
+/// The configured prefixes of `cfg`, to share between the control and the
+/// kernel route sync.
+pub fn configured(cfg: &Config) -> Configured {
+    Arc::new(Mutex::new(cfg.routes.iter().map(|r| r.prefix).collect()))
+}
 
 /// What the handler needs of the running router.
 pub struct RouterControl {
+    /// The configuration at start: ports and file never change while
+    /// running.
     cfg: Config,
+    /// What runs now: the start configuration with every reload's applied
+    /// routes and neighbours (also serialises reloads).
+    running: Mutex<Config>,
+    configured: Configured,
     router: Arc<Router>,
     ports: Vec<Arc<dyn Port>>,
     stats: Vec<Arc<WorkerStats>>,
@@ -35,9 +55,12 @@ impl RouterControl {
         stats: Vec<Arc<WorkerStats>>,
         tier: Option<Arc<crate::tier::RunningTier>>,
         started: Instant,
+        configured: Configured,
     ) -> RouterControl {
         RouterControl {
             cfg: cfg.clone(),
+            running: Mutex::new(cfg.clone()),
+            configured,
             router,
             ports,
             stats,
@@ -155,11 +178,37 @@ impl RouterControl {
             }
             Request::PortShow => to_json(&self.report().ports)?,
             Request::Stats => to_json(&self.report())?,
-            Request::Reload => bail!(
-                "reload is not supported yet: restart softrouter to apply a changed {}",
-                self.cfg.source.display()
-            ),
+            Request::Reload => to_json(&self.reload()?)?,
         })
+    }
+
+    /// Re-reads the configuration file and applies what changed (see
+    /// [`crate::reload`]); a file that does not validate changes nothing.
+    pub fn reload(&self) -> Result<Outcome> {
+        let path = &self.cfg.source;
+        let new = crate::check::load(path)
+            .map_err(|e| anyhow::anyhow!("reload: {e}; still running the previous configuration"))?
+            .config;
+        let mut running = self.running.lock().unwrap_or_else(|e| e.into_inner());
+        let plan = Plan::new(&running, &new)
+            .map_err(|e| anyhow::anyhow!("reload: {}: {e:#}; nothing changed", path.display()))?;
+        let mut configured = self.configured.lock().unwrap_or_else(|e| e.into_inner());
+        let result = plan.apply(&self.router, &mut running);
+        *configured = running.routes.iter().map(|r| r.prefix).collect();
+        let out = result?;
+        for c in &out.applied {
+            tracing::info!("reload: {c}");
+        }
+        for r in &out.restart_needed {
+            tracing::warn!("reload: {r} changed: kept as running until a restart");
+        }
+        tracing::info!(
+            applied = out.applied.len(),
+            restart_needed = out.restart_needed.len(),
+            "reloaded {}",
+            path.display()
+        );
+        Ok(out)
     }
 
     /// A static neighbour must be on one of the port's subnets.

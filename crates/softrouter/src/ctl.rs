@@ -243,6 +243,23 @@ pub fn human(request: &Request, data: &serde_json::Value) -> String {
             }
             table(rows)
         }
+        Request::Reload => {
+            let list = |k: &str| -> Vec<String> {
+                serde_json::from_value(data[k].clone()).unwrap_or_default()
+            };
+            let (applied, restart) = (list("applied"), list("restart_needed"));
+            let mut s = String::new();
+            if applied.is_empty() {
+                s.push_str("reloaded: no route or neighbour changed\n");
+            }
+            for a in applied {
+                s.push_str(&format!("applied: {a}\n"));
+            }
+            for r in restart {
+                s.push_str(&format!("needs a restart (kept as running): {r}\n"));
+            }
+            s
+        }
         _ if data.is_null() => String::new(),
         _ => format!(
             "{}\n",
@@ -327,6 +344,15 @@ mod tests {
              198.19.0.0/16  forward  198.18.1.2 (out), 198.18.1.3 (out)\n\
              198.18.1.1/32  local\n"
         );
-        assert_eq!(human(&Request::Reload, &serde_json::Value::Null), "");
+        assert_eq!(human(&Request::Stats, &serde_json::Value::Null), "");
+        let reload = serde_json::json!({
+            "applied": ["route 198.19.0.0/16 added"],
+            "restart_needed": ["[router] workers"]
+        });
+        assert_eq!(
+            human(&Request::Reload, &reload),
+            "applied: route 198.19.0.0/16 added\n\
+             needs a restart (kept as running): [router] workers\n"
+        );
     }
 }

@@ -11,6 +11,7 @@
 
 use crate::controller::{self, RouterControl};
 use crate::kernel_sync::KernelSync;
+use crate::neigh_log::NeighLog;
 use crate::report::{self, Report};
 use crate::tier::Tier;
 use crate::waiting::Waiter;
@@ -40,6 +41,9 @@ struct WorkerExit {
     sleeps: u64,
     leaked_buffers: u32,
 }
+
+/// How often the supervisor looks at the neighbour table for the log.
+const NEIGH_LOOK: Duration = Duration::from_secs(1);
 
 /// How often the supervisor looks at the live ports' interfaces.
 const IFACE_POLL: Duration = Duration::from_millis(100);
@@ -74,8 +78,8 @@ pub fn run(cfg: &Config, opts: &RunOptions) -> Result<Report> {
     }
     signal_hook::flag::register(signal_hook::consts::SIGUSR1, dump.clone())
         .context("installing signal handlers")?;
-    // SIGHUP's default action kills the process without statistics; until
-    // the control plane makes it a reload, it is logged and ignored.
+    // SIGHUP re-reads the configuration (its default action would kill
+    // the process without statistics).
     signal_hook::flag::register(signal_hook::consts::SIGHUP, hup.clone())
         .context("installing signal handlers")?;
 
@@ -163,6 +167,7 @@ pub fn run(cfg: &Config, opts: &RunOptions) -> Result<Report> {
     // The control socket and the metrics endpoint, once the workers run:
     // both read and change the router through its single writer.
     let router = Arc::new(router);
+    let configured = controller::configured(cfg);
     let control = Arc::new(RouterControl::new(
         cfg,
         router.clone(),
@@ -170,6 +175,7 @@ pub fn run(cfg: &Config, opts: &RunOptions) -> Result<Report> {
         stats.clone(),
         tier.clone(),
         started,
+        configured.clone(),
     ));
     let servers = controller::start(cfg, control.clone()).and_then(|c| {
         let m = match cfg.metrics {
@@ -200,7 +206,7 @@ pub fn run(cfg: &Config, opts: &RunOptions) -> Result<Report> {
     // The kernel's routes, dumped before "ready" (so a router started
     // next to a routing daemon comes up with its table), then followed.
     let _kernel = match cfg.kernel_routes {
-        Some(table) => match KernelSync::start(cfg, table, router.clone()) {
+        Some(table) => match KernelSync::start(cfg, table, router.clone(), configured) {
             Ok(k) => Some(k),
             Err(e) => {
                 stop.store(true, Ordering::SeqCst);
@@ -224,6 +230,8 @@ pub fn run(cfg: &Config, opts: &RunOptions) -> Result<Report> {
     // Supervise.
     let mut failure: Option<String> = None;
     let mut last_iface_poll = Instant::now();
+    let mut neigh_log = NeighLog::default();
+    let mut last_neigh_look = Instant::now();
     while !stop.load(Ordering::SeqCst) {
         thread::sleep(Duration::from_millis(5));
         if stop.load(Ordering::SeqCst) {
@@ -252,11 +260,16 @@ pub fn run(cfg: &Config, opts: &RunOptions) -> Result<Report> {
                 break;
             }
         }
+        if last_neigh_look.elapsed() >= NEIGH_LOOK {
+            last_neigh_look = Instant::now();
+            neigh_log.update(&router.neighbors(), |i| cfg.ports[i].name.clone());
+        }
         if hup.swap(false, Ordering::SeqCst) {
-            tracing::warn!(
-                "SIGHUP: reloading the configuration is not supported yet; still running with {}",
-                cfg.source.display()
-            );
+            // Logged by the reload itself, change by change; a bad file
+            // is the operator's to fix, never a reason to stop.
+            if let Err(e) = control.reload() {
+                tracing::error!("SIGHUP: {e:#}");
+            }
         }
         if dump.swap(false, Ordering::SeqCst) {
             if let Some(path) = &opts.stats_json {

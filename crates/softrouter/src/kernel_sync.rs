@@ -16,6 +16,7 @@
 //! One thread applies the dump, then every change, through the router's
 //! single writer (the same calls `softrouter ctl route` makes).
 
+use crate::controller::Configured;
 use anyhow::{Context, Result};
 use config::{Cidr, Config};
 use control::kernel::{KernelRoute, KernelRoutes, RouteAction, RouteEvent};
@@ -38,8 +39,9 @@ struct Mirror {
     router: Arc<Router>,
     /// ifindex -> router port.
     ports: HashMap<u32, usize>,
-    /// Prefixes the configuration routes (never touched).
-    configured: HashSet<Cidr>,
+    /// Prefixes the configuration routes (never touched; a reload changes
+    /// the set, under its lock).
+    configured: Configured,
     /// Prefixes installed from the kernel.
     installed: HashSet<Cidr>,
     skipped: u64,
@@ -48,7 +50,12 @@ struct Mirror {
 impl KernelSync {
     /// Dumps table `table` into `router` (returns when the dump is
     /// applied, so the router starts with it), then follows it.
-    pub fn start(cfg: &Config, table: u32, router: Arc<Router>) -> Result<KernelSync> {
+    pub fn start(
+        cfg: &Config,
+        table: u32,
+        router: Arc<Router>,
+        configured: Configured,
+    ) -> Result<KernelSync> {
         let mut src = KernelRoutes::open(table).context("following the kernel routing table")?;
         let ports = cfg
             .ports
@@ -56,7 +63,6 @@ impl KernelSync {
             .enumerate()
             .filter_map(|(i, p)| Some((netio::ifinfo::ifindex(p.iface.as_deref()?).ok()?, i)))
             .collect();
-        let configured = cfg.routes.iter().map(|r| r.prefix).collect();
         let mut m = Mirror {
             router,
             ports,
@@ -100,7 +106,19 @@ impl Drop for KernelSync {
 
 impl Mirror {
     fn follow(&mut self, src: &mut KernelRoutes, stop: &AtomicBool) {
+        // Changes are logged as a sum once a second: a routing daemon's
+        // full table is a million events.
+        let (mut added, mut removed, mut since) = (0u64, 0u64, Instant::now());
         while !stop.load(Ordering::Relaxed) {
+            if added + removed > 0 && since.elapsed() >= Duration::from_secs(1) {
+                tracing::info!(
+                    added,
+                    removed,
+                    installed = self.installed.len(),
+                    "kernel routes followed: {added} added or replaced, {removed} removed"
+                );
+                (added, removed, since) = (0, 0, Instant::now());
+            }
             let events = match src.poll(Duration::from_millis(100)) {
                 Ok(e) => e,
                 Err(e) => {
@@ -110,10 +128,11 @@ impl Mirror {
             };
             for ev in events {
                 match ev {
-                    RouteEvent::Add(r) => {
-                        self.add(&r);
+                    RouteEvent::Add(r) => added += u64::from(self.add(&r)),
+                    RouteEvent::Del((addr, len)) => {
+                        removed += 1;
+                        self.del(Cidr { addr, len })
                     }
-                    RouteEvent::Del((addr, len)) => self.del(Cidr { addr, len }),
                     RouteEvent::Resync => match src.dump() {
                         Ok(routes) => {
                             tracing::warn!("kernel route events lost: table dumped again");
@@ -144,7 +163,12 @@ impl Mirror {
     /// Installs `r` if softrouter can route it; true if installed.
     fn add(&mut self, r: &KernelRoute) -> bool {
         let prefix = cidr(r);
-        if self.configured.contains(&prefix) {
+        let set = self.configured.clone();
+        let configured = set.lock().unwrap_or_else(|e| e.into_inner());
+        if configured.contains(&prefix) {
+            // The file's route wins (one a reload made configured is no
+            // longer the kernel's to remove).
+            self.installed.remove(&prefix);
             return false;
         }
         let via: Vec<(IpAddr, usize)> = match &r.action {
@@ -158,7 +182,7 @@ impl Mirror {
             // Connected, foreign interface or a drop route: not ours. A
             // route we had installed under this prefix goes.
             self.skipped += 1;
-            self.del(prefix);
+            self.remove_installed(prefix);
             return false;
         }
         match self.router.add_route(prefix, &via) {
@@ -175,6 +199,18 @@ impl Mirror {
     }
 
     fn del(&mut self, prefix: Cidr) {
+        let set = self.configured.clone();
+        let configured = set.lock().unwrap_or_else(|e| e.into_inner());
+        if !configured.contains(&prefix) {
+            self.remove_installed(prefix);
+        } else {
+            self.installed.remove(&prefix);
+        }
+    }
+
+    /// Removes `prefix` from the router if the kernel put it there (the
+    /// caller holds the configured set's lock and checked it).
+    fn remove_installed(&mut self, prefix: Cidr) {
         if self.installed.remove(&prefix) {
             if let Err(e) = self.router.remove_route(prefix) {
                 tracing::warn!("kernel route {prefix}: not removed: {e:#}");

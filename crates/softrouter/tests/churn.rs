@@ -1,5 +1,6 @@
 //! Route churn under traffic (issue 10): two prefixes whose next hops are
-//! flipped 1,000 times a second through the control socket while a sender
+//! flipped 1,000 times a second through the control socket (and, once,
+//! by rewriting the configuration file and reloading it) while a sender
 //! streams to both through softrouter (AF_XDP ports; once with the XDP
 //! tier forwarding, once with the workers). At the receiving end a raw socket reads the destination
 //! MAC of every frame: prefix A only ever goes to gateway 1 or 2, prefix
@@ -111,19 +112,35 @@ fn count_frames(ifname: &str) -> HashMap<(u8, [u8; 6]), u64> {
     }
 }
 
+/// How the routes are changed.
+#[derive(Clone, Copy, PartialEq)]
+enum By {
+    /// `softrouter ctl route add`, 1,000 a second.
+    Ctl,
+    /// The configuration file rewritten and `softrouter ctl reload`, as
+    /// fast as it goes (each reload reads and validates the whole file).
+    Reload,
+}
+
 /// The XDP tier reads the routes (it forwards every frame).
 #[test]
 fn next_hops_flipped_1000_times_a_second_misforward_and_lose_nothing_xdp() {
-    churn("xdp");
+    churn("xdp", By::Ctl);
 }
 
 /// The workers read the routes.
 #[test]
 fn next_hops_flipped_1000_times_a_second_misforward_and_lose_nothing_workers() {
-    churn("off");
+    churn("off", By::Ctl);
 }
 
-fn churn(fast_path: &str) {
+/// Reloads of a changed file under traffic, the XDP tier forwarding.
+#[test]
+fn reloads_under_traffic_misforward_and_lose_nothing() {
+    churn("xdp", By::Reload);
+}
+
+fn churn(fast_path: &str, by: By) {
     if !testbed::require_root("route churn") {
         return;
     }
@@ -137,7 +154,11 @@ fn churn(fast_path: &str) {
     th.sender()
         .ip(&["route", "add", "198.19.0.0/16", "via", ROUTER_IN_V4])
         .unwrap();
-    let dir = std::env::temp_dir().join(format!("sr-churn-{fast_path}-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!(
+        "sr-churn-{fast_path}-{}-{}",
+        by as u8,
+        std::process::id()
+    ));
     std::fs::create_dir_all(&dir).unwrap();
     let sock = dir.join("ctl.sock");
     let neighbors: String = GW
@@ -149,7 +170,7 @@ fn churn(fast_path: &str) {
             )
         })
         .collect();
-    let cfg = format!(
+    let template = format!(
         r#"
 [router]
 workers = 1
@@ -170,11 +191,11 @@ addresses = ["{ROUTER_OUT_V4}/24"]
 
 [[route]]
 prefix = "{A}"
-via = ["{gw1}"]
+via = ["@A@"]
 
 [[route]]
 prefix = "{B}"
-via = ["{gw2}"]
+via = ["@B@"]
 
 {neighbors}
 [control]
@@ -182,11 +203,12 @@ socket = "{sock}"
 "#,
         rin = th.router_in,
         rout = th.router_out,
-        gw1 = GW[0].0,
-        gw2 = GW[1].0,
         sock = sock.display()
     );
-    let router = RouterProcess::start(th.router(), &format!("churn-{fast_path}"), &cfg);
+    let config_with = move |a: &str, b: &str| template.replace("@A@", a).replace("@B@", b);
+    let tag = format!("churn-{fast_path}-{}", by as u8);
+    let router = RouterProcess::start(th.router(), &tag, &config_with(GW[0].0, GW[1].0));
+    let cfg_path = router.config_path();
     let route_add = |prefix: &str, gw: &str| {
         control::client::request(
             &sock,
@@ -206,12 +228,14 @@ socket = "{sock}"
     let counter = in_ns(th.receiver().name(), move || count_frames(&rx_if));
     std::thread::sleep(Duration::from_millis(300));
     let done = Arc::new(AtomicBool::new(false));
-    // The churn: every millisecond one route changes (A and B in turn).
+    // The churn: every millisecond one route changes (A and B in turn);
+    // by reload, one route changes per reload, as fast as reloads go.
     let churn = {
         let done = done.clone();
         let sock = sock.clone();
         std::thread::spawn(move || {
             let mut flips = 0u64;
+            let (mut gw_a, mut gw_b) = (GW[0].0, GW[1].0);
             let start = Instant::now();
             while !done.load(Ordering::Relaxed) {
                 let (prefix, gw) = match flips % 4 {
@@ -220,13 +244,26 @@ socket = "{sock}"
                     2 => (A, GW[0].0),
                     _ => (B, GW[1].0),
                 };
-                let r = control::client::request(
-                    &sock,
-                    Request::RouteAdd {
+                let request = match by {
+                    By::Ctl => Request::RouteAdd {
                         prefix: prefix.into(),
                         via: vec![gw.parse().unwrap()],
                     },
-                );
+                    By::Reload => {
+                        if prefix == A {
+                            gw_a = gw;
+                        } else {
+                            gw_b = gw;
+                        }
+                        // Written whole, then renamed: a reload never
+                        // reads half a file.
+                        let tmp = cfg_path.with_extension("new");
+                        std::fs::write(&tmp, config_with(gw_a, gw_b)).unwrap();
+                        std::fs::rename(&tmp, &cfg_path).unwrap();
+                        Request::Reload
+                    }
+                };
+                let r = control::client::request(&sock, request);
                 assert!(matches!(r, Ok(Response::Ok { .. })), "{r:?}");
                 flips += 1;
                 let due = start + Duration::from_micros(flips * 1000);
@@ -266,8 +303,9 @@ socket = "{sock}"
     let got = |net: u8, gw: usize| counts.get(&(net, GW[gw].1)).copied().unwrap_or(0);
     let total: u64 = counts.values().sum();
     eprintln!(
-        "[fast_path {fast_path}] {flips} route changes in {:.2} s ({:.0}/s); A: gw1 {} gw2 {} gw3 {}; \
+        "[fast_path {fast_path}, by {}] {flips} route changes in {:.2} s ({:.0}/s); A: gw1 {} gw2 {} gw3 {}; \
          B: gw1 {} gw2 {} gw3 {}; {total} of {SENT} received; XDP tier forwarded {}",
+        if by == By::Ctl { "ctl route add" } else { "reload" },
         churn_time.as_secs_f64(),
         flips as f64 / churn_time.as_secs_f64(),
         got(10, 0),
@@ -278,8 +316,9 @@ socket = "{sock}"
         got(20, 2),
         stats["ports"][0]["fast_path"]["forwarded"]
     );
+    let min_rate = if by == By::Ctl { 700.0 } else { 200.0 };
     assert!(
-        flips as f64 / churn_time.as_secs_f64() > 700.0,
+        flips as f64 / churn_time.as_secs_f64() > min_rate,
         "churn too slow"
     );
     assert_eq!(got(10, 2), 0, "prefix A sent to gateway 3");

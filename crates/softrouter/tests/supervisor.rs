@@ -4,7 +4,9 @@
 //! * bad `--duration` values are usage errors (exit 2), never a panic;
 //! * a SIGUSR1 whose statistics cannot be written is logged, and the
 //!   router keeps running;
-//! * SIGHUP is logged and ignored (no reload yet), no longer a kill;
+//! * SIGHUP and `ctl reload` apply a changed file (routes, neighbours),
+//!   name what needs a restart, and refuse a bad file changing nothing;
+//! * `--log-format json` logs JSON lines; text has no colours off a tty;
 //! * a worker that panics is noticed at once: the router stops, writes its
 //!   statistics and exits non-zero with the panic in its message;
 //! * `run` and `check-config` reject the same configurations.
@@ -226,25 +228,177 @@ fn sigusr1_that_cannot_write_keeps_forwarding() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
+/// A route and a neighbour in the file, to be changed by reloads.
+const RELOAD_ROUTES: &str = r#"
+[[route]]
+prefix = "198.20.0.0/16"
+via = ["198.19.0.2"]
+
+[[route]]
+prefix = "198.22.0.0/16"
+via = ["198.19.0.2"]
+
+[[neighbor]]
+address = "198.19.0.2"
+mac = "02:00:00:00:00:22"
+port = "b"
+"#;
+
+/// SIGHUP and `ctl reload` re-read the file: changed routes and
+/// neighbours are applied, what needs a restart is named and kept, a
+/// file that does not validate (or whose routes the running ports
+/// cannot take) changes nothing; the router runs on throughout.
 #[test]
-fn sighup_is_logged_not_fatal() {
+fn sighup_and_ctl_reload_apply_the_changed_file() {
     let dir = tmpdir("hup");
     let cfg = dir.join("r.toml");
-    std::fs::write(&cfg, MEM_CONFIG).unwrap();
+    let sock = dir.join("ctl.sock");
+    std::fs::write(&cfg, format!("{MEM_CONFIG}{RELOAD_ROUTES}")).unwrap();
     let stats = dir.join("stats.json");
     let mut r = Running::start(&cfg, &["--stats-json", stats.to_str().unwrap()], &[]);
+    // The routes as `ctl route show` prints them, blanks squeezed.
+    let show = || {
+        let (code, out, err) = ctl(&sock, &["route", "show"]);
+        assert_eq!(code, Some(0), "{err}");
+        out.lines()
+            .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert!(show().contains("198.22.0.0/16 forward 198.19.0.2 (b)"));
+
+    // SIGHUP: one route replaced (ECMP now), one removed, one added, the
+    // neighbour's MAC changed; a worker count and an address that only a
+    // restart applies.
+    let changed = MEM_CONFIG
+        .replace("workers = 1", "workers = 2")
+        .replace("198.18.0.1/24", "198.18.0.1/25");
+    let routes = RELOAD_ROUTES
+        .replace(
+            "prefix = \"198.20.0.0/16\"\nvia = [\"198.19.0.2\"]",
+            "prefix = \"198.20.0.0/16\"\nvia = [\"198.19.0.2\", \"198.19.0.3\"]",
+        )
+        .replace("198.22.0.0/16", "198.21.0.0/16")
+        .replace("02:00:00:00:00:22", "02:00:00:00:00:23");
+    std::fs::write(&cfg, format!("{changed}{routes}")).unwrap();
     r.signal(libc::SIGHUP);
-    r.wait_for("SIGHUP", Duration::from_secs(5));
-    assert!(r.stderr().contains("not supported yet"), "{}", r.stderr());
-    std::thread::sleep(Duration::from_millis(300));
-    assert!(r.running(), "SIGHUP stopped the router:\n{}", r.stderr());
+    r.wait_for("reloaded", Duration::from_secs(5));
+    let log = r.stderr();
+    for line in [
+        "reload: route 198.20.0.0/16 replaced",
+        "reload: route 198.21.0.0/16 added",
+        "reload: route 198.22.0.0/16 removed",
+        "reload: neighbor 198.19.0.2 set",
+        "reload: [router] workers changed: kept as running until a restart",
+        "reload: [[port]] \"a\" changed",
+    ] {
+        assert!(log.contains(line), "no {line:?} in:\n{log}");
+    }
+    let routes_now = show();
+    assert!(
+        routes_now.contains("198.20.0.0/16 forward 198.19.0.2 (b), 198.19.0.3 (b)")
+            && routes_now.contains("198.21.0.0/16 forward 198.19.0.2 (b)")
+            && !routes_now.contains("198.22.0.0/16"),
+        "{routes_now}"
+    );
+    let (_, neigh, _) = ctl(&sock, &["neigh", "show"]);
+    assert!(neigh.contains("02:00:00:00:00:23"), "{neigh}");
+
+    // ctl reload of the same file: nothing to apply, the restart list
+    // again (still not applied).
+    let (code, out, err) = ctl(&sock, &["reload"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        out.contains("reloaded: no route or neighbour changed")
+            && out.contains("needs a restart (kept as running): [router] workers"),
+        "{out}"
+    );
+
+    // A file that does not validate: refused with its file:line, nothing
+    // changed.
+    std::fs::write(
+        &cfg,
+        format!(
+            "{changed}{routes}\n[[route]]\nprefix = \"198.30.0.0/33\"\nvia = [\"198.19.0.2\"]\n"
+        ),
+    )
+    .unwrap();
+    let (code, _, err) = ctl(&sock, &["reload"]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("r.toml:") && err.contains("still running the previous configuration"),
+        "{err}"
+    );
+    // Routes the running ports cannot take (its gateway is on the new
+    // subnet of port b): refused whole, even the valid change beside it.
+    let moved = changed.replace("198.19.0.1/24", "198.31.0.1/24");
+    std::fs::write(
+        &cfg,
+        format!("{moved}\n[[route]]\nprefix = \"198.20.0.0/16\"\nvia = [\"198.31.0.2\"]\n"),
+    )
+    .unwrap();
+    let (code, _, err) = ctl(&sock, &["reload"]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("running ports") && err.contains("nothing changed"),
+        "{err}"
+    );
+    assert_eq!(show(), routes_now, "a refused reload changed the routes");
+
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(r.running(), "a reload stopped the router:\n{}", r.stderr());
     r.signal(libc::SIGTERM);
     let (code, err) = r.wait(Duration::from_secs(10));
     assert_eq!(code, Some(0), "{err}");
-    assert!(stats.is_file(), "statistics written at exit");
     let s: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&stats).unwrap()).unwrap();
     dataplane::assert_accounting(&s);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// `--log-format json`: every log line is one JSON object with a level
+/// and a message; the text format has no colour codes off a terminal.
+#[test]
+fn logs_are_json_on_request_and_plain_off_a_terminal() {
+    let dir = tmpdir("logs");
+    let cfg = dir.join("r.toml");
+    std::fs::write(&cfg, MEM_CONFIG).unwrap();
+    for (format, json) in [("json", true), ("text", false)] {
+        let out = bin()
+            .args([
+                "--log-format",
+                format,
+                "run",
+                "--config",
+                cfg.to_str().unwrap(),
+                "--duration",
+                "0.3",
+            ])
+            .env("RUST_LOG", "info")
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{err}");
+        let logs: Vec<&str> = err
+            .lines()
+            .filter(|l| !l.starts_with("softrouter: "))
+            .collect();
+        assert!(
+            logs.iter().any(|l| l.contains("forwarding on 2 port(s)")),
+            "{err}"
+        );
+        assert!(!err.contains('\x1b'), "colour codes off a terminal:\n{err}");
+        if json {
+            for l in &logs {
+                let v: serde_json::Value =
+                    serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}"));
+                assert!(
+                    v["level"].is_string() && v["fields"]["message"].is_string(),
+                    "{l}"
+                );
+            }
+        }
+    }
     let _ = std::fs::remove_dir_all(dir);
 }
 
@@ -490,9 +644,6 @@ fn ctl_changes_and_shows_a_running_router() {
     let stats: serde_json::Value = serde_json::from_str(&ok(&["stats"])).unwrap();
     assert_eq!(stats["workers"], 1);
     dataplane::assert_accounting(&stats);
-    let (code, _, err) = ctl(&sock, &["reload"]);
-    assert_eq!(code, Some(1));
-    assert!(err.contains("reload is not supported yet"), "{err}");
 
     // The metrics endpoint.
     use std::io::{Read, Write};

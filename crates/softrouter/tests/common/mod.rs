@@ -44,6 +44,13 @@ impl RouterProcess {
         RouterProcess { child, stats, dir }
     }
 
+    /// The configuration file it runs with (a test may rewrite it and
+    /// reload).
+    #[allow(dead_code)] // not every test binary reloads
+    pub fn config_path(&self) -> PathBuf {
+        self.dir.join("router.toml")
+    }
+
     /// What it logged so far.
     pub fn log(&self) -> String {
         std::fs::read_to_string(self.dir.join("router.log")).unwrap_or_default()
