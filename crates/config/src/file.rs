@@ -72,6 +72,10 @@ pub struct RouterTable {
     pub pool_frames: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub frame_size: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ipv4_tbl8_groups: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ipv6_tbl8_groups: Option<u32>,
 }
 
 /// `[[port]]`.

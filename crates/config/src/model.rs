@@ -94,6 +94,15 @@ pub struct Router {
     pub pool_frames: u32,
     /// Size of one buffer (a power of two, 2048 or 4096 for AF_XDP).
     pub frame_size: u32,
+    /// Extra-long-prefix groups of the IPv4 table (DPDK lpm's
+    /// `number_tbl8s`; 1 KiB each); `None`: sized from the configuration
+    /// (2^13 plus what the ports' neighbours need).
+    pub ipv4_tbl8_groups: Option<u32>,
+    /// Groups of the IPv6 table (1.25 KiB each); `None`: 2^14, or 2^18
+    /// when the routes file holds more than 1,000 IPv6 routes. A router
+    /// that takes a full table from the kernel (`[kernel] routes`) sets
+    /// it: 2^18 holds today's 160,000 IPv6 prefixes.
+    pub ipv6_tbl8_groups: Option<u32>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

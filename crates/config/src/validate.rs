@@ -441,7 +441,23 @@ fn router(
         )? as u32,
         pool_frames: cx.int(&r.pool_frames, "router: pool_frames", 1024..=1 << 22, 16384)? as u32,
         frame_size: frame_size as u32,
+        ipv4_tbl8_groups: opt_int(cx, &r.ipv4_tbl8_groups, "router: ipv4_tbl8_groups", 256..=1 << 24)?,
+        ipv6_tbl8_groups: opt_int(cx, &r.ipv6_tbl8_groups, "router: ipv6_tbl8_groups", 256..=1 << 22)?,
     })
+}
+
+/// An optional integer key: `None` if absent, else checked as
+/// [`Ctx::int`] does.
+fn opt_int(
+    cx: &Ctx,
+    v: &Option<S<i64>>,
+    what: &str,
+    range: std::ops::RangeInclusive<i64>,
+) -> Result<Option<u32>, ConfigError> {
+    match v {
+        None => Ok(None),
+        Some(_) => Ok(Some(cx.int(v, what, range, 0)? as u32)),
+    }
 }
 
 /// Why `c` cannot be an interface address, if it cannot.

@@ -184,9 +184,10 @@ impl<'a> RouterPlan<'a> {
             host_groups6 += limits.max_per_port * per6;
         }
         let lpm6_groups = if v6_routes > 1000 { 1 << 18 } else { 1 << 14 };
+        let r = &cfg.router;
         let sizes = TableSizes {
-            lpm4_tbl8_groups: (1 << 13) + host_groups4,
-            lpm6_tbl8_groups: lpm6_groups + host_groups6,
+            lpm4_tbl8_groups: r.ipv4_tbl8_groups.unwrap_or((1 << 13) + host_groups4),
+            lpm6_tbl8_groups: r.ipv6_tbl8_groups.unwrap_or(lpm6_groups + host_groups6),
             next_hops: MAX_NEXT_HOPS,
             groups: MAX_GROUPS,
             group_members: MAX_GROUP_MEMBERS,

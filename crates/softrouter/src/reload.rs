@@ -200,6 +200,14 @@ fn restart_needed(a: &Config, b: &Config) -> Vec<String> {
     );
     field("[router] pool_frames", ra.pool_frames != rb.pool_frames);
     field("[router] frame_size", ra.frame_size != rb.frame_size);
+    field(
+        "[router] ipv4_tbl8_groups",
+        ra.ipv4_tbl8_groups != rb.ipv4_tbl8_groups,
+    );
+    field(
+        "[router] ipv6_tbl8_groups",
+        ra.ipv6_tbl8_groups != rb.ipv6_tbl8_groups,
+    );
     let names = |c: &Config| c.ports.iter().map(|p| p.name.clone()).collect::<Vec<_>>();
     if names(a) != names(b) {
         field("[[port]] (ports added, removed or reordered)", true);
