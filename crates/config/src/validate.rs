@@ -441,8 +441,18 @@ fn router(
         )? as u32,
         pool_frames: cx.int(&r.pool_frames, "router: pool_frames", 1024..=1 << 22, 16384)? as u32,
         frame_size: frame_size as u32,
-        ipv4_tbl8_groups: opt_int(cx, &r.ipv4_tbl8_groups, "router: ipv4_tbl8_groups", 256..=1 << 24)?,
-        ipv6_tbl8_groups: opt_int(cx, &r.ipv6_tbl8_groups, "router: ipv6_tbl8_groups", 256..=1 << 22)?,
+        ipv4_tbl8_groups: opt_int(
+            cx,
+            &r.ipv4_tbl8_groups,
+            "router: ipv4_tbl8_groups",
+            256..=1 << 24,
+        )?,
+        ipv6_tbl8_groups: opt_int(
+            cx,
+            &r.ipv6_tbl8_groups,
+            "router: ipv6_tbl8_groups",
+            256..=1 << 22,
+        )?,
     })
 }
 

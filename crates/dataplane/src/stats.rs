@@ -128,6 +128,10 @@ pub struct WorkerStats {
     published: Mutex<Option<StatsSnapshot>>,
     /// False once the worker has shut down: its counters no longer move.
     running: AtomicBool,
+    /// Wakes the worker from its sleep when a snapshot is requested (an
+    /// eventfd in its poll set, see [`WorkerStats::set_waker`]), so a
+    /// sleeping worker answers in microseconds, not at its next timeout.
+    waker: std::sync::OnceLock<std::fs::File>,
 }
 
 impl WorkerStats {
@@ -155,7 +159,14 @@ impl WorkerStats {
             served: AtomicU64::new(0),
             published: Mutex::new(None),
             running: AtomicBool::new(true),
+            waker: std::sync::OnceLock::new(),
         }
+    }
+
+    /// Registers the file (an eventfd the worker sleeps on) that
+    /// [`WorkerStats::request_snapshot`] writes to; once.
+    pub fn set_waker(&self, f: std::fs::File) {
+        let _ = self.waker.set(f);
     }
 
     /// Counts `r` on `port` (input reasons: the input port; output
@@ -253,7 +264,14 @@ impl WorkerStats {
     /// for [`WorkerStats::wait_snapshot`]. The worker also reads its
     /// queues' kernel counters for it, so kernel drops are current.
     pub fn request_snapshot(&self) -> u64 {
-        self.requested.fetch_add(1, Relaxed) + 1
+        let t = self.requested.fetch_add(1, Relaxed) + 1;
+        if let Some(mut f) = self.waker.get() {
+            // An eventfd adds the 8-byte value; a full counter (never, at
+            // one per request) would only make the wake-up late.
+            use std::io::Write;
+            let _ = f.write(&1u64.to_ne_bytes());
+        }
+        t
     }
 
     /// Waits up to `timeout` for the snapshot of `ticket`. A worker that

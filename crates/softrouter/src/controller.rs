@@ -81,6 +81,18 @@ impl RouterControl {
         )
     }
 
+    /// The statistics for a metrics scrape (direct reads, see
+    /// [`report::build_direct`]).
+    pub fn metrics_report(&self) -> report::Report {
+        report::build_direct(
+            &self.cfg,
+            &self.ports,
+            &self.stats,
+            self.tier.as_deref(),
+            self.started.elapsed(),
+        )
+    }
+
     fn port_name(&self, i: usize) -> String {
         self.cfg
             .ports

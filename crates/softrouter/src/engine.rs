@@ -183,7 +183,7 @@ pub fn run(cfg: &Config, opts: &RunOptions) -> Result<Report> {
                 let src = control.clone();
                 let m = control::metrics::MetricsServer::start(
                     addr,
-                    Arc::new(move || Some(src.report())),
+                    Arc::new(move || Some(src.metrics_report())),
                 )?;
                 tracing::info!("metrics on http://{}/metrics", m.addr());
                 Some(m)
@@ -341,6 +341,19 @@ pub fn run(cfg: &Config, opts: &RunOptions) -> Result<Report> {
     Ok(r)
 }
 
+/// A non-blocking eventfd, or None if the kernel refuses one (the worker
+/// then answers snapshot requests at its next timeout, as before).
+fn waking_eventfd() -> Option<std::fs::File> {
+    // SAFETY: eventfd(2); the descriptor is owned by the File below.
+    let fd = unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) };
+    if fd < 0 {
+        return None;
+    }
+    use std::os::fd::FromRawFd;
+    // SAFETY: fd is a new descriptor nobody else owns.
+    Some(unsafe { std::fs::File::from_raw_fd(fd) })
+}
+
 struct WorkerCtx {
     id: usize,
     core: usize,
@@ -367,8 +380,21 @@ impl WorkerCtx {
                 };
             }
         };
-        let _ = self.ready.send(Ok(worker.stats()));
-        let mut waiter = Waiter::new(self.router_cfg.mode, &worker.wait_fds());
+        // A snapshot request wakes a sleeping worker (the control socket
+        // and the statistics then answer at once).
+        let wake = waking_eventfd();
+        let stats = worker.stats();
+        if let Some(f) = &wake {
+            if let Ok(c) = f.try_clone() {
+                stats.set_waker(c);
+            }
+        }
+        let _ = self.ready.send(Ok(stats));
+        let mut waiter = Waiter::new(
+            self.router_cfg.mode,
+            &worker.wait_fds(),
+            wake.as_ref().map(std::os::fd::AsRawFd::as_raw_fd),
+        );
         let budget = self.router_cfg.budget;
         let panic_at = self.panic_after.map(|d| Instant::now() + d);
         while !self.stop.load(Ordering::Relaxed) {

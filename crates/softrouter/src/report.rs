@@ -23,6 +23,8 @@ use std::time::Duration;
 /// read directly.
 const SNAPSHOT_TIMEOUT: Duration = Duration::from_millis(500);
 
+/// The statistics document, from consistent worker snapshots (every
+/// frame in exactly one bucket: the accounting identity holds).
 pub fn build(
     cfg: &Config,
     ports: &[Arc<dyn Port>],
@@ -39,6 +41,32 @@ pub fn build(
         .zip(tickets)
         .map(|(s, t)| s.wait_snapshot(t, SNAPSHOT_TIMEOUT))
         .collect();
+    assemble(cfg, ports, per_worker, tier, elapsed, notes)
+}
+
+/// The statistics document from the counters as they are this moment,
+/// without asking the workers: what a metrics scrape needs (a counter
+/// may be one round ahead of another, which a rate graph never shows;
+/// the answer never waits for a worker the scheduler has put aside).
+pub fn build_direct(
+    cfg: &Config,
+    ports: &[Arc<dyn Port>],
+    stats: &[Arc<WorkerStats>],
+    tier: Option<&crate::tier::RunningTier>,
+    elapsed: Duration,
+) -> Report {
+    let per_worker = stats.iter().map(|s| s.snapshot()).collect();
+    assemble(cfg, ports, per_worker, tier, elapsed, &[])
+}
+
+fn assemble(
+    cfg: &Config,
+    ports: &[Arc<dyn Port>],
+    per_worker: Vec<StatsSnapshot>,
+    tier: Option<&crate::tier::RunningTier>,
+    elapsed: Duration,
+    notes: &[String],
+) -> Report {
     let mut totals = StatsSnapshot::default();
     for s in &per_worker {
         totals.merge(s);

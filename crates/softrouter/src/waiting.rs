@@ -22,18 +22,24 @@ pub const MAX_SLEEP_MS: i32 = 10;
 
 pub struct Waiter {
     mode: Mode,
+    /// The sockets, then the wake-up eventfd if any.
     fds: Vec<libc::pollfd>,
+    wake: Option<RawFd>,
     idle_rounds: u32,
     /// Times the worker went to sleep (reported with the statistics).
     pub sleeps: u64,
 }
 
 impl Waiter {
-    pub fn new(mode: Mode, fds: &[RawFd]) -> Self {
+    /// Waits on `fds`; `wake` (an eventfd) interrupts a sleep when
+    /// written, and is drained here.
+    pub fn new(mode: Mode, fds: &[RawFd], wake: Option<RawFd>) -> Self {
         Waiter {
             mode,
+            wake,
             fds: fds
                 .iter()
+                .chain(wake.as_ref())
                 .map(|&fd| libc::pollfd {
                     fd,
                     events: libc::POLLIN,
@@ -68,7 +74,7 @@ impl Waiter {
             return;
         }
         self.sleeps += 1;
-        if self.fds.is_empty() {
+        if self.fds.len() == usize::from(self.wake.is_some()) {
             // Nothing to wait on (no RX queues, or capture ports): a short
             // sleep keeps timers running without burning the core.
             std::thread::sleep(std::time::Duration::from_millis(1));
@@ -85,5 +91,12 @@ impl Waiter {
                 MAX_SLEEP_MS,
             )
         };
+        if let (Some(fd), Some(p)) = (self.wake, self.fds.last()) {
+            if p.revents & libc::POLLIN != 0 {
+                let mut v = 0u64;
+                // SAFETY: an 8-byte read of a non-blocking eventfd into v.
+                unsafe { libc::read(fd, (&raw mut v).cast(), 8) };
+            }
+        }
     }
 }

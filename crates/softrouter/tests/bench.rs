@@ -252,6 +252,15 @@ fn every_test_type_against_softrouter() {
         tr.to_string().contains("cycles"),
         "softrouter stage cycles per trial: {tr}"
     );
+    // The control plane's answer times under the trial's load: each kind
+    // asked several times, every answer whole.
+    for kind in ["route_lookup", "stats", "metrics"] {
+        let c = &tr["control_latency"][kind];
+        assert!(
+            c["count"].as_u64().unwrap_or(0) >= 3 && c["errors"] == 0 && c["p50_ms"].is_number(),
+            "control latency {kind}: {c}"
+        );
+    }
     assert!(r["meta"]["dut"]["config"]["config"]
         .as_str()
         .unwrap()

@@ -206,10 +206,13 @@ fn full_table_from_the_kernel() {
     if !testbed::require_root("kernel route sync, full table") {
         return;
     }
-    let table = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/data/routes/full-table.txt.gz");
+    let table =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/routes/full-table.txt.gz");
     if !table.is_file() {
-        eprintln!("full_table_from_the_kernel: skipped ({} not found)", table.display());
+        eprintln!(
+            "full_table_from_the_kernel: skipped ({} not found)",
+            table.display()
+        );
         return;
     }
     let tb = Testbed::builder()
@@ -228,7 +231,10 @@ fn full_table_from_the_kernel() {
 
     let dir = std::env::temp_dir().join(format!("sr-ksync-full-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let out = std::process::Command::new("zcat").arg(&table).output().unwrap();
+    let out = std::process::Command::new("zcat")
+        .arg(&table)
+        .output()
+        .unwrap();
     assert!(out.status.success(), "zcat {}", table.display());
     let prefixes: Vec<String> = String::from_utf8(out.stdout)
         .unwrap()
@@ -242,7 +248,11 @@ fn full_table_from_the_kernel() {
     let batch = dir.join("full.batch");
     let mut f = std::io::BufWriter::new(std::fs::File::create(&batch).unwrap());
     for p in &prefixes {
-        let gw = if p.contains(':') { "2001:2::2" } else { "198.18.0.2" };
+        let gw = if p.contains(':') {
+            "2001:2::2"
+        } else {
+            "198.18.0.2"
+        };
         writeln!(f, "route replace {p} via {gw} dev {port}").unwrap();
     }
     f.flush().unwrap();
@@ -277,8 +287,18 @@ routes = true
     // Followed: from the start of `ip -batch` to the last route in
     // softrouter (the kernel's own insertion is part of it).
     let (last4, last6) = (
-        prefixes.iter().rev().find(|p| !p.contains(':')).unwrap().clone(),
-        prefixes.iter().rev().find(|p| p.contains(':')).unwrap().clone(),
+        prefixes
+            .iter()
+            .rev()
+            .find(|p| !p.contains(':'))
+            .unwrap()
+            .clone(),
+        prefixes
+            .iter()
+            .rev()
+            .find(|p| p.contains(':'))
+            .unwrap()
+            .clone(),
     );
     let t = Instant::now();
     r.ip(&["-batch", batch.to_str().unwrap()]).unwrap();

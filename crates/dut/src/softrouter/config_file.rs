@@ -59,6 +59,17 @@ pub(super) fn dut_control() -> ControlTable {
     }
 }
 
+/// The DUT's metrics endpoint: the loopback of the DUT's own namespace
+/// (so never a port the operator's router holds), scraped by the
+/// control-latency sampler during trials.
+pub(super) const DUT_METRICS: &str = "127.0.0.1:9469";
+
+pub(super) fn dut_metrics() -> MetricsTable {
+    MetricsTable {
+        listen: DUT_METRICS.parse().expect("a socket address"),
+    }
+}
+
 /// The generated configuration for `bed` (the addressing plan's prefix
 /// lengths: /24 and /64, as `BedPort::dest_v4_net`).
 pub fn generate_config(bed: &Bed, k: &Knobs) -> ConfigFile {
@@ -110,6 +121,7 @@ pub fn generate_config(bed: &Bed, k: &Knobs) -> ConfigFile {
             })
             .collect(),
         control: Some(dut_control()),
+        metrics: Some(dut_metrics()),
         ..ConfigFile::default()
     }
 }
@@ -127,6 +139,7 @@ pub fn adapt_config(
     fast_path: Option<config::FastPath>,
 ) -> Result<ConfigFile> {
     file.control = Some(dut_control());
+    file.metrics = Some(dut_metrics());
     if fast_path.is_some() {
         file.router.get_or_insert_with(Default::default).fast_path = fast_path;
     }

@@ -39,7 +39,9 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context, Result};
-use config::file::{ConfigFile, ControlTable, NeighborTable, PortTable, RouteTable, RouterTable};
+use config::file::{
+    ConfigFile, ControlTable, MetricsTable, NeighborTable, PortTable, RouteTable, RouterTable,
+};
 use config::{Cidr, Driver, Mode, XdpMode};
 use dataplane::report::{Cycles, PortReport, Report};
 use dataplane::StageCycles;
@@ -58,6 +60,7 @@ use bench::plan::{DutProbe, DutSample, TrafficPlan};
 use bench::settings::{DutSettings, FastPathMode, Pattern, PortDriver, SoftrouterMode};
 
 mod config_file;
+mod control_latency;
 mod stats_file;
 
 pub use config_file::{adapt_config, generate_config, Knobs};
@@ -77,6 +80,8 @@ pub struct SoftrouterDut {
     config_text: String,
     config_source: String,
     stats_path: PathBuf,
+    /// Where its metrics endpoint listens (in its namespace), if anywhere.
+    metrics: Option<std::net::SocketAddr>,
     log_path: PathBuf,
     driver: String,
     /// `softrouter`, or `softrouter-noxdp` without the XDP tier.
@@ -268,6 +273,7 @@ impl SoftrouterDut {
             config_source,
             stats_path,
             log_path,
+            metrics: parsed.metrics,
             driver: driver.to_string(),
             name,
             backend: opts.backend,
@@ -359,6 +365,9 @@ impl Dut for SoftrouterDut {
             ns: dut_ns(&self.bed),
             ifaces: self.bed.dut_ifaces(),
             start: None,
+            control_socket: self.dir.join("ctl.sock"),
+            metrics: self.metrics,
+            sampler: None,
         })
     }
 

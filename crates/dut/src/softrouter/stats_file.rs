@@ -162,6 +162,10 @@ pub(super) struct SoftrouterProbe {
     pub(super) ns: Option<String>,
     pub(super) ifaces: Vec<String>,
     pub(super) start: Option<(Report, Vec<crate::bed::IfCounters>)>,
+    pub(super) control_socket: PathBuf,
+    pub(super) metrics: Option<std::net::SocketAddr>,
+    /// The control plane's answer times over the trial.
+    pub(super) sampler: Option<super::control_latency::ControlSampler>,
 }
 
 impl DutProbe for SoftrouterProbe {
@@ -169,6 +173,11 @@ impl DutProbe for SoftrouterProbe {
         let s = snapshot(self.pid, &self.stats_path)?;
         let c = if_counters(self.ns.as_deref(), &self.ifaces)?;
         self.start = Some((s, c));
+        self.sampler = Some(super::control_latency::ControlSampler::start(
+            self.control_socket.clone(),
+            self.metrics,
+            self.ns.clone(),
+        ));
         self.meter.begin()
     }
 
@@ -179,6 +188,7 @@ impl DutProbe for SoftrouterProbe {
             .context("softrouter probe: end() without begin()")?;
         let s1 = snapshot(self.pid, &self.stats_path)?;
         let c1 = if_counters(self.ns.as_deref(), &self.ifaces)?;
+        let control = self.sampler.take().map_or(Value::Null, |s| s.finish());
         let sr = stats_delta(&s0, &s1);
         let (sys, cpu) = self
             .meter
@@ -189,6 +199,7 @@ impl DutProbe for SoftrouterProbe {
                 "kind": "softrouter",
                 "softrouter": serde_json::to_value(&sr)?,
                 "interfaces": ifs,
+                "control_latency": control,
             }),
             cpu,
         );
