@@ -168,8 +168,76 @@ impl Collector for ReportCollector {
             None,
             workers.metric_type(),
         )?)?;
+        if let Some(cp) = &r.control_plane {
+            control_plane(&mut enc, cp)?;
+        }
         Ok(())
     }
+}
+
+/// One gauge family: (labels, value) rows under one name.
+fn gauges<L: prometheus_client::encoding::EncodeLabelSet>(
+    enc: &mut DescriptorEncoder,
+    name: &str,
+    help: &str,
+    rows: impl IntoIterator<Item = (L, i64)>,
+) -> std::fmt::Result {
+    let g = ConstGauge::new(0i64);
+    let mut m = enc.encode_descriptor(name, help, None, g.metric_type())?;
+    for (labels, v) in rows {
+        ConstGauge::new(v).encode(m.encode_family(&labels)?)?;
+    }
+    Ok(())
+}
+
+/// Routes, neighbours by state, and the kernel mirror.
+fn control_plane(
+    enc: &mut DescriptorEncoder,
+    cp: &dataplane::report::ControlPlane,
+) -> std::fmt::Result {
+    gauges(
+        enc,
+        "softrouter_routes",
+        "Routes installed (connected and local included)",
+        [
+            ([("family", "ipv4")], cp.routes_v4 as i64),
+            ([("family", "ipv6")], cp.routes_v6 as i64),
+        ],
+    )?;
+    gauges(
+        enc,
+        "softrouter_neighbors",
+        "Neighbour entries by state",
+        cp.neighbors
+            .iter()
+            .map(|(s, &n)| ([("state", s.clone())], n as i64)),
+    )?;
+    if let Some(k) = &cp.kernel_sync {
+        let following = ConstGauge::new(i64::from(k.following));
+        following.encode(enc.encode_descriptor(
+            "softrouter_kernel_sync_following",
+            "1 while the kernel routing table is followed",
+            None,
+            following.metric_type(),
+        )?)?;
+        gauges(
+            enc,
+            "softrouter_kernel_sync_routes",
+            "Kernel routes installed, and seen but not taken",
+            [
+                ([("what", "installed")], k.installed as i64),
+                ([("what", "skipped")], k.skipped as i64),
+            ],
+        )?;
+        let resyncs = ConstCounter::new(k.resyncs);
+        resyncs.encode(enc.encode_descriptor(
+            "softrouter_kernel_sync_resyncs",
+            "Times kernel events were lost and the table dumped again",
+            None,
+            resyncs.metric_type(),
+        )?)?;
+    }
+    Ok(())
 }
 
 /// The registry for `snapshot`.

@@ -17,6 +17,17 @@ fn report(rx: u64) -> Report {
     w.ports[1].tx_packets.add(rx - 1);
     let s = w.snapshot();
     Report {
+        control_plane: Some(dataplane::report::ControlPlane {
+            routes_v4: 7,
+            routes_v6: 3,
+            neighbors: [("reachable".to_string(), 2), ("static".to_string(), 1)].into(),
+            kernel_sync: Some(dataplane::report::KernelSyncState {
+                following: true,
+                installed: 4,
+                skipped: 1,
+                resyncs: 0,
+            }),
+        }),
         version: "0.1.0".into(),
         elapsed_s: 1.0,
         workers: 1,
@@ -81,6 +92,14 @@ fn a_scrape_shows_the_snapshot_of_that_moment() {
         "softrouter_workers 1",
         "softrouter_fast_path_forwarded_packets_total{port=\"in\"} 3",
         "softrouter_fast_path_punted_packets_total{port=\"in\",reason=\"ttl\"} 2",
+        "softrouter_routes{family=\"ipv4\"} 7",
+        "softrouter_routes{family=\"ipv6\"} 3",
+        "softrouter_neighbors{state=\"reachable\"} 2",
+        "softrouter_neighbors{state=\"static\"} 1",
+        "softrouter_kernel_sync_following 1",
+        "softrouter_kernel_sync_routes{what=\"installed\"} 4",
+        "softrouter_kernel_sync_routes{what=\"skipped\"} 1",
+        "softrouter_kernel_sync_resyncs_total 0",
         "# EOF",
     ] {
         assert!(page.contains(line), "missing {line:?} in\n{page}");

@@ -137,6 +137,37 @@ pub struct Report {
     pub totals: StatsSnapshot,
     /// Each worker's counters.
     pub per_worker: Vec<StatsSnapshot>,
+    /// Routes, neighbours and the kernel mirror, when the router runs
+    /// (absent from statistics written by capture-only tools).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub control_plane: Option<ControlPlane>,
+}
+
+/// The routing state at the moment of the report.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ControlPlane {
+    /// Routes installed (connected, local and the router's own included).
+    pub routes_v4: u64,
+    pub routes_v6: u64,
+    /// Neighbour entries by state (`reachable`, `stale`, `static`, ...).
+    pub neighbors: BTreeMap<String, u64>,
+    /// The kernel routing-table mirror, if `[kernel] routes` is on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel_sync: Option<KernelSyncState>,
+}
+
+/// Where the kernel mirror stands.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct KernelSyncState {
+    /// Following the kernel's events (false: its thread stopped).
+    pub following: bool,
+    /// Routes the mirror installed and holds now.
+    pub installed: u64,
+    /// Kernel routes seen and not taken (no gateway, foreign interface,
+    /// a configured prefix, a table that was full).
+    pub skipped: u64,
+    /// Times events were lost and the table dumped again.
+    pub resyncs: u64,
 }
 
 #[cfg(test)]
@@ -158,6 +189,7 @@ mod tests {
         w.cycles_packets.add(5);
         let s = w.snapshot();
         let r = Report {
+            control_plane: None,
             version: "0.1.0".into(),
             elapsed_s: 1.25,
             workers: 1,

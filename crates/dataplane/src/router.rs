@@ -388,6 +388,12 @@ impl Router {
         c.insert(prefix, t)
     }
 
+    /// Routes installed, IPv4 and IPv6 (every kind).
+    pub fn route_counts(&self) -> (usize, usize) {
+        let c = self.shared.control();
+        (c.lpm4.len(), c.lpm6.len())
+    }
+
     /// Whether a route for exactly `prefix` is installed (of any kind).
     pub fn has_route(&self, prefix: Cidr) -> bool {
         let c = self.shared.control();

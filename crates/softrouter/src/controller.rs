@@ -40,6 +40,8 @@ pub struct RouterControl {
     /// routes and neighbours (also serialises reloads).
     running: Mutex<Config>,
     configured: Configured,
+    /// The kernel mirror's state, once it runs.
+    kernel: std::sync::OnceLock<Arc<crate::kernel_sync::SyncStatus>>,
     router: Arc<Router>,
     ports: Vec<Arc<dyn Port>>,
     stats: Vec<Arc<WorkerStats>>,
@@ -61,6 +63,7 @@ impl RouterControl {
             cfg: cfg.clone(),
             running: Mutex::new(cfg.clone()),
             configured,
+            kernel: std::sync::OnceLock::new(),
             router,
             ports,
             stats,
@@ -69,28 +72,49 @@ impl RouterControl {
         }
     }
 
+    /// Registers the kernel mirror, for the statistics.
+    pub fn set_kernel_sync(&self, s: Arc<crate::kernel_sync::SyncStatus>) {
+        let _ = self.kernel.set(s);
+    }
+
     /// The statistics document of this moment.
     pub fn report(&self) -> report::Report {
-        report::build(
+        self.with_control_plane(report::build(
             &self.cfg,
             &self.ports,
             &self.stats,
             self.tier.as_deref(),
             self.started.elapsed(),
             &[],
-        )
+        ))
+    }
+
+    /// `r` with the routing state of this moment.
+    pub fn with_control_plane(&self, mut r: report::Report) -> report::Report {
+        let (routes_v4, routes_v6) = self.router.route_counts();
+        let mut neighbors = std::collections::BTreeMap::new();
+        for n in self.router.neighbors() {
+            *neighbors.entry(n.state.to_string()).or_insert(0u64) += 1;
+        }
+        r.control_plane = Some(dataplane::report::ControlPlane {
+            routes_v4: routes_v4 as u64,
+            routes_v6: routes_v6 as u64,
+            neighbors,
+            kernel_sync: self.kernel.get().map(|k| k.state()),
+        });
+        r
     }
 
     /// The statistics for a metrics scrape (direct reads, see
     /// [`report::build_direct`]).
     pub fn metrics_report(&self) -> report::Report {
-        report::build_direct(
+        self.with_control_plane(report::build_direct(
             &self.cfg,
             &self.ports,
             &self.stats,
             self.tier.as_deref(),
             self.started.elapsed(),
-        )
+        ))
     }
 
     fn port_name(&self, i: usize) -> String {

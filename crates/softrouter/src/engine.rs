@@ -207,7 +207,10 @@ pub fn run(cfg: &Config, opts: &RunOptions) -> Result<Report> {
     // next to a routing daemon comes up with its table), then followed.
     let _kernel = match cfg.kernel_routes {
         Some(table) => match KernelSync::start(cfg, table, router.clone(), configured) {
-            Ok(k) => Some(k),
+            Ok(k) => {
+                control.set_kernel_sync(k.status());
+                Some(k)
+            }
             Err(e) => {
                 stop.store(true, Ordering::SeqCst);
                 for h in handles {
@@ -273,7 +276,7 @@ pub fn run(cfg: &Config, opts: &RunOptions) -> Result<Report> {
         }
         if dump.swap(false, Ordering::SeqCst) {
             if let Some(path) = &opts.stats_json {
-                let r = report::build(cfg, &ports, &stats, tier.as_deref(), started.elapsed(), &[]);
+                let r = control.report();
                 // A statistics file that cannot be written is the
                 // operator's problem to fix, not a reason to stop routing.
                 match report::write(&r, path) {
@@ -320,7 +323,14 @@ pub fn run(cfg: &Config, opts: &RunOptions) -> Result<Report> {
         .chain(failure.iter().map(|f| format!("stopped: {f}")))
         .chain(errors.iter().cloned())
         .collect();
-    let mut r = report::build(cfg, &ports, &stats, tier.as_deref(), elapsed, &notes);
+    let mut r = control.with_control_plane(report::build(
+        cfg,
+        &ports,
+        &stats,
+        tier.as_deref(),
+        elapsed,
+        &notes,
+    ));
     r.sleeps = exits.iter().map(|e| e.sleeps).sum();
     let written = match &opts.stats_json {
         Some(path) => report::write(&r, path),

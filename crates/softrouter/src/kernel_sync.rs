@@ -23,7 +23,7 @@ use control::kernel::{KernelRoute, KernelRoutes, RouteAction, RouteEvent};
 use dataplane::Router;
 use std::collections::{HashMap, HashSet};
 use std::net::IpAddr;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -32,6 +32,27 @@ use std::time::{Duration, Instant};
 pub struct KernelSync {
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
+    status: Arc<SyncStatus>,
+}
+
+/// What the mirror reports (metrics, `ctl stats`), written by its thread.
+#[derive(Default)]
+pub struct SyncStatus {
+    following: AtomicBool,
+    installed: AtomicU64,
+    skipped: AtomicU64,
+    resyncs: AtomicU64,
+}
+
+impl SyncStatus {
+    pub fn state(&self) -> dataplane::report::KernelSyncState {
+        dataplane::report::KernelSyncState {
+            following: self.following.load(Ordering::Relaxed),
+            installed: self.installed.load(Ordering::Relaxed),
+            skipped: self.skipped.load(Ordering::Relaxed),
+            resyncs: self.resyncs.load(Ordering::Relaxed),
+        }
+    }
 }
 
 /// What the mirror holds and maps.
@@ -45,6 +66,7 @@ struct Mirror {
     /// Prefixes installed from the kernel.
     installed: HashSet<Cidr>,
     skipped: u64,
+    status: Arc<SyncStatus>,
 }
 
 impl KernelSync {
@@ -69,7 +91,9 @@ impl KernelSync {
             configured,
             installed: HashSet::new(),
             skipped: 0,
+            status: Arc::new(SyncStatus::default()),
         };
+        let status = m.status.clone();
         let t = Instant::now();
         let routes = src.dump().context("dumping the kernel routing table")?;
         let n = routes.len();
@@ -84,14 +108,24 @@ impl KernelSync {
         );
         let stop = Arc::new(AtomicBool::new(false));
         let s = stop.clone();
+        m.publish();
+        status.following.store(true, Ordering::Relaxed);
         let thread = std::thread::Builder::new()
             .name("kernel-sync".into())
-            .spawn(move || m.follow(&mut src, &s))
+            .spawn(move || {
+                m.follow(&mut src, &s);
+                m.status.following.store(false, Ordering::Relaxed);
+            })
             .context("spawning the kernel route sync")?;
         Ok(KernelSync {
             stop,
             thread: Some(thread),
+            status,
         })
+    }
+
+    pub fn status(&self) -> Arc<SyncStatus> {
+        self.status.clone()
     }
 }
 
@@ -105,6 +139,14 @@ impl Drop for KernelSync {
 }
 
 impl Mirror {
+    /// Makes the counts visible to the status readers.
+    fn publish(&self) {
+        let s = &self.status;
+        s.installed
+            .store(self.installed.len() as u64, Ordering::Relaxed);
+        s.skipped.store(self.skipped, Ordering::Relaxed);
+    }
+
     fn follow(&mut self, src: &mut KernelRoutes, stop: &AtomicBool) {
         // Changes are logged as a sum once a second: a routing daemon's
         // full table is a million events.
@@ -119,6 +161,7 @@ impl Mirror {
                 );
                 (added, removed, since) = (0, 0, Instant::now());
             }
+            self.publish();
             let events = match src.poll(Duration::from_millis(100)) {
                 Ok(e) => e,
                 Err(e) => {
@@ -135,6 +178,7 @@ impl Mirror {
                     }
                     RouteEvent::Resync => match src.dump() {
                         Ok(routes) => {
+                            self.status.resyncs.fetch_add(1, Ordering::Relaxed);
                             tracing::warn!("kernel route events lost: table dumped again");
                             self.reconcile(routes);
                         }

@@ -132,6 +132,7 @@ fn assemble(
         notes: notes.to_vec(),
         totals,
         per_worker,
+        control_plane: None,
     }
 }
 

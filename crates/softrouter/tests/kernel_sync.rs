@@ -156,6 +156,19 @@ routes = true
         f64::from(N) / converged.as_secs_f64()
     );
 
+    // The mirror's state in the statistics (and so in the metrics).
+    let Ok(Response::Ok { data: st }) = control::client::request(&sock, Request::Stats) else {
+        panic!("ctl stats failed");
+    };
+    let ks = &st["control_plane"]["kernel_sync"];
+    assert_eq!(ks["following"], true, "{ks}");
+    assert!(ks["installed"].as_u64().unwrap() >= u64::from(N), "{ks}");
+    assert!(
+        st["control_plane"]["routes_v4"].as_u64().unwrap() > u64::from(N),
+        "{}",
+        st["control_plane"]
+    );
+
     // Deletes are followed; the configured route stays whatever the
     // kernel does with its own copy.
     r.ip(&["route", "del", "198.19.250.0/24"]).unwrap();
