@@ -56,6 +56,10 @@ pub struct TrafficPlan {
     pub backend: TesterBackend,
     /// RX/TX queues to open per tester port (1 unless the veth has more).
     pub queues: u16,
+    /// The DUT switches frames (a bridge, a cross-connect): each frame is
+    /// addressed to the *receiving* tester port's MAC, as one host to
+    /// another on a LAN, instead of to the DUT's port (`peer_mac`).
+    pub l2: bool,
 }
 
 /// Measurements of the DUT taken around each trial: begin just before the

@@ -303,6 +303,7 @@ impl Bed {
             ipv6,
             backend,
             queues: self.queues.min(u32::from(u16::MAX)) as u16,
+            l2: false,
         }
     }
 

@@ -33,6 +33,7 @@
 //! helpers the launchers share stay `pub(crate)`.
 
 pub mod bed;
+pub mod bridge;
 pub mod command;
 pub mod external;
 pub mod linux;
@@ -129,6 +130,7 @@ pub fn start(settings: &DutSettings, pattern: Pattern, opts: &DutOptions) -> Res
             Box::new(softrouter::SoftrouterDut::start(settings, pattern, opts)?)
         }
         DutSettings::Linux { .. } => Box::new(linux::LinuxDut::start(settings, pattern, opts)?),
+        DutSettings::Bridge {} => Box::new(bridge::BridgeDut::start(pattern, opts)?),
         DutSettings::Command { .. } => {
             Box::new(command::CommandDut::start(settings, pattern, opts)?)
         }

@@ -318,3 +318,46 @@ fn bad_experiment_names_file_line_and_field() {
         "{e}"
     );
 }
+
+/// The Linux bridge as a DUT: the tester addresses frames to the far
+/// tester port, the bridge switches them (static entries: nothing
+/// flooded), and a low rate crosses without loss, counted on the bridge's
+/// ports.
+#[test]
+fn bridge_switches_the_testers_frames() {
+    if !testbed::require_root("bench bridge") {
+        return;
+    }
+    let _s = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let (r, _) = bench(
+        dir.path(),
+        "bridge",
+        &[
+            "--test",
+            "loss",
+            "--sizes",
+            "64",
+            "--ip",
+            "4",
+            "--max-rate-fps",
+            "20000",
+        ],
+    );
+    let run = &r["runs"][0];
+    assert_eq!(
+        run["meta"]["dut"]["config"]["kind"], "bridge",
+        "{}",
+        run["meta"]
+    );
+    let trials = run["tests"][0]["trials"].as_array().unwrap();
+    // The lowest load of the series (10 % of 20,000 frames/s) loses nothing.
+    let low = trials.last().unwrap();
+    let o = &low["outcome"];
+    assert_eq!(o["lost"], 0, "{low}");
+    assert!(o["sent"].as_u64().unwrap() > 0, "{low}");
+    assert!(
+        o["dut_stats"]["forwarded"].as_u64().unwrap() >= o["sent"].as_u64().unwrap(),
+        "the bridge's ports sent what crossed: {low}"
+    );
+}

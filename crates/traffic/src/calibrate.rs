@@ -138,6 +138,7 @@ pub fn wire_plan(
         flows_per_pair,
         ipv6,
         backend,
+        l2: false,
         queues: 1,
     })
 }

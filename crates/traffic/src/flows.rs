@@ -54,7 +54,7 @@ pub(super) fn plan_flows(plan: &TrafficPlan) -> Result<(Vec<Flow>, SendPorts)> {
             (sp.v4.into(), std::net::Ipv4Addr::from(d).into())
         };
         let base = Flow {
-            dst_mac: sp.peer_mac,
+            dst_mac: if plan.l2 { rp.mac } else { sp.peer_mac },
             src_mac: sp.mac,
             src_ip: src,
             dst_ip: dst,

@@ -15,6 +15,8 @@ named_enum! {
         Softrouter = "softrouter",
         /// The Linux kernel forwarding in the DUT namespace.
         Linux = "linux",
+        /// A Linux bridge in the DUT namespace (paper 001's L2 baseline).
+        Bridge = "bridge",
         /// Any command, started in the DUT namespace.
         Command = "command",
         /// An external device on named interfaces.
@@ -258,6 +260,10 @@ pub enum DutSettings {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         napi: Option<bool>,
     },
+    /// A Linux bridge over the DUT's ports in its namespace: the tester
+    /// addresses each frame to the receiving tester port (static
+    /// forwarding entries, so nothing is flooded).
+    Bridge {},
     /// Any command, started in the DUT namespace with its two interface
     /// names in `$SR_IF_IN`/`$SR_IF_OUT`.
     Command {
@@ -309,6 +315,7 @@ impl DutSettings {
         match self {
             DutSettings::Softrouter { .. } => DutKind::Softrouter,
             DutSettings::Linux { .. } => DutKind::Linux,
+            DutSettings::Bridge {} => DutKind::Bridge,
             DutSettings::Command { .. } => DutKind::Command,
             DutSettings::External { .. } => DutKind::External,
         }

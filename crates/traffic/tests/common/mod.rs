@@ -72,6 +72,7 @@ pub fn kernel_dut_plan(star: &Star, ipv6: bool, flows: u32, backend: TesterBacke
         ipv6,
         backend,
         queues: 1,
+        l2: false,
     }
 }
 

@@ -1,0 +1,175 @@
+//! A Linux bridge as the DUT (`--dut bridge`): paper 001's Table I has
+//! the Linux bridge beside Linux IP forwarding, the same kernel receive
+//! and transmit paths with an L2 lookup instead of the FIB's.
+//!
+//! Configured in the DUT namespace: `br0` over every DUT port, no
+//! addresses (`RouterMode::Bare`), STP off, and one static forwarding
+//! entry per tester port (its MAC on the DUT port it is cabled to), so
+//! the bridge never floods and never has to learn: the tester addresses
+//! each frame to the receiving tester port ([`TrafficPlan::l2`]), and in a
+//! one-way pattern the receiving port never sends a frame to learn from.
+//! GRO is on for the DUT ends when the xdp tester sends (its frames reach
+//! a veth only through NAPI; as for the Linux DUT).
+
+use anyhow::{bail, Context, Result};
+use serde_json::{json, Value};
+use testbed::link::format_mac;
+use testbed::RouterMode;
+
+use super::bed::{if_counters, Bed, IfCounters};
+use super::probe::{merge, CpuMeter, Direct};
+use super::{counters_since, describe_bed, dut_ns, named_counters, Dut, DutOptions};
+use bench::plan::{DutProbe, DutSample, TesterBackend, TrafficPlan};
+use bench::settings::Pattern;
+
+/// The bridge's name in the DUT namespace.
+const BRIDGE: &str = "br0";
+
+pub struct BridgeDut {
+    bed: Bed,
+    backend: TesterBackend,
+}
+
+impl BridgeDut {
+    pub fn start(pattern: Pattern, opts: &DutOptions) -> Result<Self> {
+        let placement = opts.rx_placement();
+        let mut bed = Bed::build(pattern, opts.queues, RouterMode::Bare, placement.as_ref())?;
+        let ns = bed.dut_ns("bridge")?;
+        let nsn = ns.name().to_string();
+        let ip = |args: &[&str]| {
+            ns.ip(args)
+                .with_context(|| format!("ip {} in namespace {nsn}", args.join(" ")))
+        };
+        ip(&[
+            "link",
+            "add",
+            BRIDGE,
+            "type",
+            "bridge",
+            "stp_state",
+            "0",
+            "forward_delay",
+            "0",
+        ])?;
+        for p in &bed.ports {
+            ip(&["link", "set", &p.dut_if, "master", BRIDGE])?;
+            if opts.backend.counts_in_xdp() {
+                ns.run(&["ethtool", "-K", &p.dut_if, "gro", "on"])
+                    .with_context(|| format!("ethtool -K {} gro on in {nsn}", p.dut_if))?;
+            }
+        }
+        ip(&["link", "set", BRIDGE, "up"])?;
+        for p in &bed.ports {
+            let mac = format_mac(&p.tester_mac);
+            ns.run(&[
+                "bridge", "fdb", "replace", &mac, "dev", &p.dut_if, "master", "static",
+            ])
+            .with_context(|| format!("bridge fdb replace {mac} dev {} in {nsn}", p.dut_if))?;
+        }
+        // Ready when every port is forwarding (STP off: at once; checked,
+        // not assumed).
+        let state = ns.run(&["bridge", "-j", "link", "show"])?;
+        let links: Value = serde_json::from_str(&state).context("parsing `bridge -j link`")?;
+        for p in &bed.ports {
+            let fwd = links
+                .as_array()
+                .into_iter()
+                .flatten()
+                .any(|l| l["ifname"] == p.dut_if.as_str() && l["state"] == "forwarding");
+            if !fwd {
+                bail!("bridge DUT: port {} is not forwarding: {state}", p.dut_if);
+            }
+        }
+        bed.thread_dut_napi()?;
+        Ok(BridgeDut {
+            bed,
+            backend: opts.backend,
+        })
+    }
+}
+
+impl Dut for BridgeDut {
+    fn kind(&self) -> &'static str {
+        "bridge"
+    }
+
+    fn plan(&self, ipv6: bool, flows_per_pair: u32) -> TrafficPlan {
+        TrafficPlan {
+            l2: true,
+            ..self.bed.plan(ipv6, flows_per_pair, self.backend)
+        }
+    }
+
+    fn probe(&self) -> Box<dyn DutProbe> {
+        Box::new(BridgeProbe {
+            meter: CpuMeter::new(Direct::Softirq),
+            ns: dut_ns(&self.bed).unwrap_or_default(),
+            ifaces: self.bed.dut_ifaces(),
+            start: None,
+        })
+    }
+
+    fn describe(&self) -> Value {
+        let own = json!({
+            "kind": "bridge",
+            "version": format!("Linux {} bridge", super::kernel_release()),
+            "bridge": BRIDGE,
+            "stp": false,
+            "fdb": "static, one entry per tester port",
+        });
+        merge(own, describe_bed(&self.bed))
+    }
+
+    fn bed(&self) -> &Bed {
+        &self.bed
+    }
+
+    fn stop(self: Box<Self>) -> Result<Value> {
+        let ns = dut_ns(&self.bed).unwrap_or_default();
+        let ifaces = self.bed.dut_ifaces();
+        let ifs = if_counters(Some(&ns), &ifaces).ok();
+        Ok(json!({
+            "kind": "bridge",
+            "interfaces": ifs.map(|c| named_counters(&ifaces, &c)),
+        }))
+    }
+}
+
+/// CPU and interface figures per trial; "forwarded" is what the DUT
+/// ports transmitted (a bridge has no forwarding counter of its own).
+struct BridgeProbe {
+    meter: CpuMeter,
+    ns: String,
+    ifaces: Vec<String>,
+    start: Option<Vec<IfCounters>>,
+}
+
+impl DutProbe for BridgeProbe {
+    fn begin(&mut self) -> Result<()> {
+        self.start = Some(if_counters(Some(&self.ns), &self.ifaces)?);
+        self.meter.begin()
+    }
+
+    fn end(&mut self) -> Result<DutSample> {
+        let c0 = self
+            .start
+            .take()
+            .context("bridge probe: end() without begin()")?;
+        let c1 = if_counters(Some(&self.ns), &self.ifaces)?;
+        let d = counters_since(&c1, &c0);
+        let fwd: u64 = d.iter().map(|c| c.tx_packets).sum();
+        let (sys, cpu) = self.meter.end(Some((fwd, "bridge ports' tx packets")))?;
+        let stats = merge(
+            json!({
+                "kind": "bridge",
+                "forwarded": fwd,
+                "interfaces": named_counters(&self.ifaces, &d),
+            }),
+            cpu,
+        );
+        Ok(DutSample {
+            sys: Some(sys),
+            dut_stats: Some(stats),
+        })
+    }
+}
