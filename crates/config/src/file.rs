@@ -17,7 +17,7 @@
 //! value's line for its messages); this model has the same tables and
 //! keys, which the tests below check key by key.
 
-use crate::{Cidr, Driver, FastPath, Mode, XdpMode};
+use crate::{Cidr, Driver, FastPath, Forwarding, Mode, XdpMode};
 use serde::{Deserialize, Serialize};
 use std::net::IpAddr;
 use std::path::PathBuf;
@@ -72,6 +72,8 @@ pub struct RouterTable {
     pub pool_frames: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub frame_size: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forwarding: Option<Forwarding>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ipv4_tbl8_groups: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

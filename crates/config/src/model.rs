@@ -68,6 +68,18 @@ pub enum FastPath {
     Off,
 }
 
+/// `[router] forwarding`: what the workers do with a frame.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Forwarding {
+    /// An IP router (the default).
+    Ip,
+    /// Port to port, no lookup (ports 0<->1, 2<->3, ...): the I/O
+    /// baseline of the papers (DPDK l2fwd's role); only the source MAC is
+    /// rewritten to the output port's.
+    CrossConnect,
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct Router {
     pub workers: usize,
@@ -78,6 +90,7 @@ pub struct Router {
     /// `--config`; empty: queues are dealt round-robin to workers.
     pub queue_map: Vec<QueueMap>,
     pub mode: Mode,
+    pub forwarding: Forwarding,
     /// The XDP tier on `afxdp` ports (`"xdp"`, the default) or not
     /// (`"off"`); other drivers have none.
     pub fast_path: FastPath,

@@ -210,6 +210,21 @@ pub fn validate(raw: RawConfig, text: &str, path: &Path) -> Result<Config, Confi
         &port_of,
     )?;
 
+    if router.forwarding == Forwarding::CrossConnect && ports.len() % 2 != 0 {
+        let span = raw
+            .router
+            .as_ref()
+            .and_then(|r| r.get_ref().forwarding.as_ref())
+            .map_or(0..0, |f| f.span());
+        return cx.err(
+            span,
+            format!(
+                "router: forwarding: a cross-connect pairs ports 0-1, 2-3, ...; {} ports cannot be paired",
+                ports.len()
+            ),
+        );
+    }
+
     let routes_file = raw
         .routes_file
         .as_ref()
@@ -327,7 +342,31 @@ fn router(
             }
         },
     };
+    let forwarding = match &r.forwarding {
+        None => Forwarding::Ip,
+        Some(f) => match f.get_ref().as_str() {
+            "ip" => Forwarding::Ip,
+            "cross-connect" => Forwarding::CrossConnect,
+            other => {
+                return cx.err(
+                    f.span(),
+                    format!(
+                        "router: forwarding: {} is not one of ip, cross-connect",
+                        excerpt(other)
+                    ),
+                )
+            }
+        },
+    };
     let fast_path = match &r.fast_path {
+        // The XDP tier routes: a cross-connect has nothing for it to do.
+        None if forwarding == Forwarding::CrossConnect => FastPath::Off,
+        Some(m) if forwarding == Forwarding::CrossConnect && m.get_ref() == "xdp" => {
+            return cx.err(
+                m.span(),
+                "router: fast_path: \"xdp\" routes in the driver; forwarding = \"cross-connect\" needs \"off\"",
+            )
+        }
         None => FastPath::Xdp,
         Some(m) => match m.get_ref().as_str() {
             "xdp" => FastPath::Xdp,
@@ -429,6 +468,7 @@ fn router(
         cores,
         queue_map,
         mode,
+        forwarding,
         fast_path,
         budget: cx.int(&r.budget, "router: budget", 1..=65536, 64)? as u32,
         icmp_rate: cx.int(&r.icmp_rate, "router: icmp_rate", 0..=1_000_000, 1000)? as u32,

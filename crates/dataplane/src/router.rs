@@ -344,6 +344,8 @@ impl<'a> RouterPlan<'a> {
             hints: (0..cfg.ports.len()).map(|_| PortHints::default()).collect(),
             gc_due_ms: AtomicU64::new(0),
             gc_interval_ms: limits.gc_interval_ms.max(1),
+            cross_connect: (cfg.router.forwarding == config::Forwarding::CrossConnect)
+                .then(|| (0..cfg.ports.len()).map(|i| i ^ 1).collect()),
         });
         Ok(Router { shared })
     }

@@ -138,6 +138,9 @@ pub struct Shared {
     /// When the next periodic neighbour collection is due.
     pub(crate) gc_due_ms: AtomicU64,
     pub(crate) gc_interval_ms: u64,
+    /// `[router] forwarding = "cross-connect"`: the output port of each
+    /// input port (0<->1, 2<->3, ...); `None`: route.
+    pub(crate) cross_connect: Option<Box<[usize]>>,
 }
 
 impl Shared {

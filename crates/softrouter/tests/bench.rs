@@ -89,9 +89,11 @@ fn bench(dir: &Path, dut: &str, extra: &[&str]) -> (serde_json::Value, String) {
             .iter()
             .map(|t| t["trials"].as_array().unwrap().len())
             .sum();
+        // The CSV's `dut` column is the run's name (softrouter-xc, ...).
+        let name = run["meta"]["dut"]["name"].as_str().unwrap_or(kind);
         let of_kind = csv_text
             .lines()
-            .filter(|l| l.starts_with(&format!("{kind},")))
+            .filter(|l| l.starts_with(&format!("{name},")))
             .count();
         assert_eq!(of_kind, trials, "one CSV row per trial of {kind}");
         rows += trials;
@@ -359,5 +361,76 @@ fn bridge_switches_the_testers_frames() {
     assert!(
         o["dut_stats"]["forwarded"].as_u64().unwrap() >= o["sent"].as_u64().unwrap(),
         "the bridge's ports sent what crossed: {low}"
+    );
+}
+
+/// softrouter as a cross-connect (`forwarding = "cross-connect"` in the
+/// router configuration the bench adapts): an L2 DUT named
+/// `softrouter-xc`, the tester's frames addressed to the far tester port
+/// and counted there; the lowest load is lossless.
+#[test]
+fn softrouter_cross_connect_is_an_l2_dut() {
+    if !testbed::require_root("bench softrouter cross-connect") {
+        return;
+    }
+    let _s = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let cfg_dir = tempfile::tempdir().unwrap();
+    let cfg = cfg_dir.path().join("xc.toml");
+    std::fs::write(
+        &cfg,
+        r#"
+[router]
+workers = 1
+mode = "interrupt"
+forwarding = "cross-connect"
+
+[[port]]
+name = "p0"
+driver = "afxdp"
+iface = "{if0}"
+addresses = ["198.18.0.1/24"]
+
+[[port]]
+name = "p1"
+driver = "afxdp"
+iface = "{if1}"
+addresses = ["198.18.1.1/24"]
+"#,
+    )
+    .unwrap();
+    let (r, _) = bench(
+        dir.path(),
+        "softrouter",
+        &[
+            "--router-config",
+            cfg.to_str().unwrap(),
+            "--test",
+            "loss",
+            "--sizes",
+            "64",
+            "--ip",
+            "4",
+            "--max-rate-fps",
+            "20000",
+        ],
+    );
+    let run = &r["runs"][0];
+    assert_eq!(
+        run["meta"]["dut"]["name"], "softrouter-xc",
+        "{}",
+        run["meta"]["dut"]
+    );
+    let low = run["tests"][0]["trials"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap();
+    let o = &low["outcome"];
+    assert_eq!(o["lost"], 0, "{low}");
+    let fwd = o["dut_stats"]["softrouter"]["forwarded"].as_u64().unwrap();
+    assert!(
+        fwd >= o["sent"].as_u64().unwrap(),
+        "crossed by the workers: {low}"
     );
 }

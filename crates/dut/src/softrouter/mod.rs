@@ -82,6 +82,8 @@ pub struct SoftrouterDut {
     stats_path: PathBuf,
     /// Where its metrics endpoint listens (in its namespace), if anywhere.
     metrics: Option<std::net::SocketAddr>,
+    /// `forwarding = "cross-connect"`: frames go to the far tester port.
+    l2: bool,
     log_path: PathBuf,
     driver: String,
     /// `softrouter`, or `softrouter-noxdp` without the XDP tier.
@@ -235,7 +237,12 @@ impl SoftrouterDut {
         // so only a router without it gets another name.
         let tier = parsed.router.fast_path == config::FastPath::Xdp
             && parsed.ports.iter().any(|p| p.driver == Driver::AfXdp);
-        let name = if tier {
+        // A cross-connect switches frames: the tester addresses them to
+        // the receiving tester port (an L2 plan), and tables name it.
+        let l2 = parsed.router.forwarding == config::Forwarding::CrossConnect;
+        let name = if l2 {
+            "softrouter-xc"
+        } else if tier {
             "softrouter"
         } else {
             "softrouter-noxdp"
@@ -274,6 +281,7 @@ impl SoftrouterDut {
             stats_path,
             log_path,
             metrics: parsed.metrics,
+            l2,
             driver: driver.to_string(),
             name,
             backend: opts.backend,
@@ -354,7 +362,10 @@ impl Dut for SoftrouterDut {
     }
 
     fn plan(&self, ipv6: bool, flows_per_pair: u32) -> TrafficPlan {
-        self.bed.plan(ipv6, flows_per_pair, self.backend)
+        TrafficPlan {
+            l2: self.l2,
+            ..self.bed.plan(ipv6, flows_per_pair, self.backend)
+        }
     }
 
     fn probe(&self) -> Box<dyn DutProbe> {
@@ -637,6 +648,7 @@ port = "out"
             ..StatsSnapshot::default()
         };
         Report {
+            control_plane: None,
             version: "0.1.0".into(),
             elapsed_s,
             workers: 1,
