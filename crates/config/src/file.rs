@@ -17,7 +17,7 @@
 //! value's line for its messages); this model has the same tables and
 //! keys, which the tests below check key by key.
 
-use crate::{Cidr, Driver, FastPath, Forwarding, Mode, XdpMode};
+use crate::{Cidr, Driver, FastPath, Forwarding, Mode, TxQueues, XdpMode};
 use serde::{Deserialize, Serialize};
 use std::net::IpAddr;
 use std::path::PathBuf;
@@ -74,6 +74,8 @@ pub struct RouterTable {
     pub frame_size: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub forwarding: Option<Forwarding>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tx_queues: Option<TxQueues>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ipv4_tbl8_groups: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -80,6 +80,20 @@ pub enum Forwarding {
     CrossConnect,
 }
 
+/// `[router] tx_queues`: how workers transmit on a port.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TxQueues {
+    /// Each worker its own TX queue on every port, touched by it alone
+    /// (the default; paper 002's fix).
+    PerWorker,
+    /// One TX path per port that every worker takes in turn, under a
+    /// lock held while it hands over a burst and kicks the queue: the
+    /// standard SMP kernel's shared TX ring, paper 002's bottleneck, kept
+    /// to show it.
+    Shared,
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct Router {
     pub workers: usize,
@@ -91,6 +105,7 @@ pub struct Router {
     pub queue_map: Vec<QueueMap>,
     pub mode: Mode,
     pub forwarding: Forwarding,
+    pub tx_queues: TxQueues,
     /// The XDP tier on `afxdp` ports (`"xdp"`, the default) or not
     /// (`"off"`); other drivers have none.
     pub fast_path: FastPath,

@@ -45,6 +45,7 @@ pub struct RawRouter {
     pub pool_frames: Option<S<i64>>,
     pub frame_size: Option<S<i64>>,
     pub forwarding: Option<S<String>>,
+    pub tx_queues: Option<S<String>>,
     pub ipv4_tbl8_groups: Option<S<i64>>,
     pub ipv6_tbl8_groups: Option<S<i64>>,
 }

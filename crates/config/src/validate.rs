@@ -358,6 +358,22 @@ fn router(
             }
         },
     };
+    let tx_queues = match &r.tx_queues {
+        None => TxQueues::PerWorker,
+        Some(t) => match t.get_ref().as_str() {
+            "per-worker" => TxQueues::PerWorker,
+            "shared" => TxQueues::Shared,
+            other => {
+                return cx.err(
+                    t.span(),
+                    format!(
+                        "router: tx_queues: {} is not one of per-worker, shared",
+                        excerpt(other)
+                    ),
+                )
+            }
+        },
+    };
     let fast_path = match &r.fast_path {
         // The XDP tier routes: a cross-connect has nothing for it to do.
         None if forwarding == Forwarding::CrossConnect => FastPath::Off,
@@ -469,6 +485,7 @@ fn router(
         queue_map,
         mode,
         forwarding,
+        tx_queues,
         fast_path,
         budget: cx.int(&r.budget, "router: budget", 1..=65536, 64)? as u32,
         icmp_rate: cx.int(&r.icmp_rate, "router: icmp_rate", 0..=1_000_000, 1000)? as u32,

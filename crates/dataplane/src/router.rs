@@ -346,6 +346,8 @@ impl<'a> RouterPlan<'a> {
             gc_interval_ms: limits.gc_interval_ms.max(1),
             cross_connect: (cfg.router.forwarding == config::Forwarding::CrossConnect)
                 .then(|| (0..cfg.ports.len()).map(|i| i ^ 1).collect()),
+            tx_locks: (cfg.router.tx_queues == config::TxQueues::Shared)
+                .then(|| (0..cfg.ports.len()).map(|_| Default::default()).collect()),
         });
         Ok(Router { shared })
     }

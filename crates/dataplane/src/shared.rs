@@ -141,6 +141,9 @@ pub struct Shared {
     /// `[router] forwarding = "cross-connect"`: the output port of each
     /// input port (0<->1, 2<->3, ...); `None`: route.
     pub(crate) cross_connect: Option<Box<[usize]>>,
+    /// `[router] tx_queues = "shared"`: one lock per port that a worker
+    /// holds while it transmits there; `None`: per-worker queues, no lock.
+    pub(crate) tx_locks: Option<Box<[std::sync::Mutex<()>]>>,
 }
 
 impl Shared {

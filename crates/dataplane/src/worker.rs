@@ -112,6 +112,7 @@ impl Worker {
             tx: Tx {
                 staged: (0..tx.len()).map(|_| Burst::new()).collect(),
                 queues: tx,
+                shared: shared.tx_locks.is_some().then(|| shared.clone()),
             },
             lpm4,
             lpm6,
@@ -373,6 +374,15 @@ impl Worker {
 struct Tx {
     queues: Vec<Box<dyn TxQueue>>,
     staged: Vec<Burst>,
+    /// Set with `tx_queues = "shared"`: the per-port TX locks live there.
+    shared: Option<Arc<Shared>>,
+}
+
+/// The port's shared-TX lock, held while a worker transmits there (see
+/// `config::TxQueues::Shared`); `None` with per-worker queues.
+fn tx_lock(shared: &Option<Arc<Shared>>, port: usize) -> Option<std::sync::MutexGuard<'_, ()>> {
+    let locks = shared.as_ref()?.tx_locks.as_ref()?;
+    Some(locks[port].lock().unwrap_or_else(|e| e.into_inner()))
 }
 
 impl Tx {
@@ -397,7 +407,10 @@ impl Tx {
         for b in bufs {
             bytes += u64::from(b.len);
         }
-        let n = self.queues[port].tx_burst(pool, bufs);
+        let n = {
+            let _held = tx_lock(&self.shared, port);
+            self.queues[port].tx_burst(pool, bufs)
+        };
         if n < bufs.len() {
             for b in &bufs[n..] {
                 bytes -= u64::from(b.len);
@@ -416,6 +429,7 @@ impl Tx {
     fn flush(&mut self, pool: &mut Pool, stats: &WorkerStats) {
         for p in 0..self.queues.len() {
             self.send_staged(pool, stats, p);
+            let _held = tx_lock(&self.shared, p);
             self.queues[p].flush(pool);
         }
     }

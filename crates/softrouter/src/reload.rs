@@ -190,6 +190,8 @@ fn restart_needed(a: &Config, b: &Config) -> Vec<String> {
     field("[router] cores", ra.cores != rb.cores);
     field("[[queue]]", ra.queue_map != rb.queue_map);
     field("[router] mode", ra.mode != rb.mode);
+    field("[router] forwarding", ra.forwarding != rb.forwarding);
+    field("[router] tx_queues", ra.tx_queues != rb.tx_queues);
     field("[router] fast_path", ra.fast_path != rb.fast_path);
     field("[router] budget", ra.budget != rb.budget);
     field("[router] icmp_rate", ra.icmp_rate != rb.icmp_rate);
