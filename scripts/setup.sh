@@ -13,6 +13,7 @@ packages=(
     linux-perf                   # perf stat for DUT cycle figures (optional)
     curl ca-certificates         # rustup, when the machine has no Rust yet
     python3                      # bench/ scripts summarise their JSON
+    openvswitch-switch           # the bench's ovs DUT (paper 001), user-space datapath
 )
 
 missing=()
@@ -41,6 +42,12 @@ if ! command -v cargo >/dev/null 2>&1; then
         echo "setup.sh: cargo not found and rustup unreachable; install Rust 1.95 first" >&2
         exit 1
     fi
+fi
+
+# Distribution daemons the tests start themselves, in namespaces, from
+# private folders: never the system-wide service.
+if [ -d /run/systemd/system ]; then
+    systemctl disable --now openvswitch-switch >/dev/null 2>&1 || true
 fi
 
 # BPF filesystem (AF_XDP maps are not pinned, but bpftool-style debugging wants it).

@@ -315,7 +315,7 @@ fn merge_dut_flags(args: &BenchArgs, kind: DutKind, d: &mut Table) {
             );
             put("rps", args.rps.as_ref().map(string));
         }
-        DutKind::Bridge => {}
+        DutKind::Bridge | DutKind::Ovs => {}
         DutKind::Command => put("command", args.command.clone().map(Value::String)),
         DutKind::External => put(
             "interfaces",
@@ -622,7 +622,7 @@ mod tests {
                     assert_eq!(*napi_budget, Some(64));
                     assert_eq!(*rps, Some(RpsMode::PerPort));
                 }
-                DutSettings::Bridge {} => {}
+                DutSettings::Bridge {} | DutSettings::Ovs {} => {}
                 DutSettings::Command { command, .. } => assert_eq!(command, "sleep 9"),
                 DutSettings::External { interfaces, .. } => assert_eq!(interfaces, &["a", "b"]),
             }

@@ -37,6 +37,7 @@ pub mod bridge;
 pub mod command;
 pub mod external;
 pub mod linux;
+pub mod ovs;
 pub mod probe;
 pub mod soak;
 pub mod softrouter;
@@ -131,6 +132,7 @@ pub fn start(settings: &DutSettings, pattern: Pattern, opts: &DutOptions) -> Res
         }
         DutSettings::Linux { .. } => Box::new(linux::LinuxDut::start(settings, pattern, opts)?),
         DutSettings::Bridge {} => Box::new(bridge::BridgeDut::start(pattern, opts)?),
+        DutSettings::Ovs {} => Box::new(ovs::OvsDut::start(pattern, opts)?),
         DutSettings::Command { .. } => {
             Box::new(command::CommandDut::start(settings, pattern, opts)?)
         }

@@ -364,6 +364,62 @@ fn bridge_switches_the_testers_frames() {
     );
 }
 
+/// Open vSwitch (user-space datapath) as a DUT: its daemons run in the
+/// DUT namespace from a private folder, switch the tester's frames by
+/// their flows, and are gone afterwards.
+#[test]
+fn ovs_switches_the_testers_frames() {
+    if !testbed::require_root("bench ovs") {
+        return;
+    }
+    if !std::path::Path::new("/usr/sbin/ovs-vswitchd").exists() {
+        eprintln!("ovs_switches_the_testers_frames: skipped (openvswitch-switch not installed: scripts/setup.sh installs it)");
+        return;
+    }
+    let _s = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let (r, _) = bench(
+        dir.path(),
+        "ovs",
+        &[
+            "--test",
+            "loss",
+            "--sizes",
+            "64",
+            "--ip",
+            "4",
+            "--max-rate-fps",
+            "5000",
+        ],
+    );
+    let run = &r["runs"][0];
+    assert!(
+        run["meta"]["dut"]["config"]["datapath"]
+            .as_str()
+            .unwrap()
+            .starts_with("netdev"),
+        "{}",
+        run["meta"]["dut"]
+    );
+    let low = run["tests"][0]["trials"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap();
+    let o = &low["outcome"];
+    assert_eq!(o["lost"], 0, "{low}");
+    assert!(o["dut_stats"]["forwarded"].as_u64().unwrap() >= o["sent"].as_u64().unwrap());
+    let left = std::process::Command::new("pgrep")
+        .args(["-f", "sr-ovs-"])
+        .output()
+        .unwrap();
+    assert!(
+        left.stdout.is_empty(),
+        "OVS daemons left behind: {}",
+        String::from_utf8_lossy(&left.stdout)
+    );
+}
+
 /// softrouter as a cross-connect (`forwarding = "cross-connect"` in the
 /// router configuration the bench adapts): an L2 DUT named
 /// `softrouter-xc`, the tester's frames addressed to the far tester port

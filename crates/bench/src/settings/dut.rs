@@ -17,6 +17,8 @@ named_enum! {
         Linux = "linux",
         /// A Linux bridge in the DUT namespace (paper 001's L2 baseline).
         Bridge = "bridge",
+        /// Open vSwitch (user-space datapath) in the DUT namespace.
+        Ovs = "ovs",
         /// Any command, started in the DUT namespace.
         Command = "command",
         /// An external device on named interfaces.
@@ -264,6 +266,9 @@ pub enum DutSettings {
     /// addresses each frame to the receiving tester port (static
     /// forwarding entries, so nothing is flooded).
     Bridge {},
+    /// Open vSwitch in the DUT namespace, its user-space (`netdev`)
+    /// datapath (no OVS kernel module here), one flow per tester port.
+    Ovs {},
     /// Any command, started in the DUT namespace with its two interface
     /// names in `$SR_IF_IN`/`$SR_IF_OUT`.
     Command {
@@ -316,6 +321,7 @@ impl DutSettings {
             DutSettings::Softrouter { .. } => DutKind::Softrouter,
             DutSettings::Linux { .. } => DutKind::Linux,
             DutSettings::Bridge {} => DutKind::Bridge,
+            DutSettings::Ovs {} => DutKind::Ovs,
             DutSettings::Command { .. } => DutKind::Command,
             DutSettings::External { .. } => DutKind::External,
         }
