@@ -343,6 +343,9 @@ impl<'a> RouterPlan<'a> {
             hints: (0..cfg.ports.len()).map(|_| PortHints::default()).collect(),
             gc_due_ms: AtomicU64::new(0),
             gc_interval_ms: limits.gc_interval_ms.max(1),
+            kernel: cfg
+                .kernel_local
+                .then(crate::kernel_neigh::KernelRequests::new),
         });
         Ok(Router { shared })
     }
@@ -384,7 +387,19 @@ impl Router {
         }
         let mut c = self.shared.control();
         let t = c.route_target(&self.shared.neigh, self.shared.ports.len(), via)?;
-        c.insert(prefix, t)
+        c.insert(prefix, t)?;
+        if let Some(k) = &self.shared.kernel {
+            // `[kernel] local`: unresolved gateways are the kernel's to
+            // resolve, asked at once rather than on the first packet.
+            let now_ms = self.shared.epoch.elapsed().as_millis() as u64;
+            for &(ip, port) in via {
+                let e = self.shared.neigh(c.hosts[&(port, ip)]);
+                if e.state() == crate::neighbor::STATE_INCOMPLETE && e.try_solicit(now_ms) {
+                    k.request(port, ip);
+                }
+            }
+        }
+        Ok(())
     }
 
     pub fn remove_route(&self, prefix: Cidr) -> Result<()> {

@@ -138,6 +138,9 @@ pub struct Shared {
     /// When the next periodic neighbour collection is due.
     pub(crate) gc_due_ms: AtomicU64,
     pub(crate) gc_interval_ms: u64,
+    /// `[kernel] local`: neighbours are the kernel's; what the workers
+    /// would solicit is asked of it here (see [`crate::kernel_neigh`]).
+    pub(crate) kernel: Option<crate::kernel_neigh::KernelRequests>,
 }
 
 impl Shared {

@@ -197,10 +197,12 @@ pub fn run(cfg: &Config, opts: &RunOptions) -> Result<Report> {
         }
     };
 
-    // The kernel's routes, dumped before "ready" (so a router started
-    // next to a routing daemon comes up with its table), then followed.
-    let _kernel = match cfg.kernel_routes {
-        Some(table) => match KernelSync::start(cfg, table, router.clone()) {
+    // The kernel's routes (and with `[kernel] local` its neighbours),
+    // dumped before "ready" (so a router started next to a routing daemon
+    // comes up with its table), then followed.
+    let want_kernel = cfg.kernel_routes.is_some() || cfg.kernel_local;
+    let _kernel = if want_kernel {
+        match KernelSync::start(cfg, router.clone()) {
             Ok(k) => Some(k),
             Err(e) => {
                 stop.store(true, Ordering::SeqCst);
@@ -209,8 +211,9 @@ pub fn run(cfg: &Config, opts: &RunOptions) -> Result<Report> {
                 }
                 return Err(e);
             }
-        },
-        None => None,
+        }
+    } else {
+        None
     };
 
     // Ready: the workers run and the control socket answers.

@@ -27,10 +27,11 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-/// Mirrors the kernel table while it lives.
+/// Mirrors the kernel table (and with `[kernel] local` its neighbours)
+/// while it lives.
 pub struct KernelSync {
     stop: Arc<AtomicBool>,
-    thread: Option<JoinHandle<()>>,
+    threads: Vec<JoinHandle<()>>,
 }
 
 /// What the mirror holds and maps.
@@ -48,7 +49,28 @@ struct Mirror {
 impl KernelSync {
     /// Dumps table `table` into `router` (returns when the dump is
     /// applied, so the router starts with it), then follows it.
-    pub fn start(cfg: &Config, table: u32, router: Arc<Router>) -> Result<KernelSync> {
+    pub fn start(cfg: &Config, router: Arc<Router>) -> Result<KernelSync> {
+        let stop = Arc::new(AtomicBool::new(false));
+        let mut threads = Vec::new();
+        if cfg.kernel_local {
+            threads.push(crate::kernel_neigh::start(
+                cfg,
+                router.clone(),
+                stop.clone(),
+            )?);
+        }
+        if let Some(table) = cfg.kernel_routes {
+            threads.push(Self::routes(cfg, table, router, stop.clone())?);
+        }
+        Ok(KernelSync { stop, threads })
+    }
+
+    fn routes(
+        cfg: &Config,
+        table: u32,
+        router: Arc<Router>,
+        stop: Arc<AtomicBool>,
+    ) -> Result<JoinHandle<()>> {
         let mut src = KernelRoutes::open(table).context("following the kernel routing table")?;
         let ports = cfg
             .ports
@@ -76,23 +98,17 @@ impl KernelSync {
             "kernel routes mirrored in {:.3} s",
             t.elapsed().as_secs_f64()
         );
-        let stop = Arc::new(AtomicBool::new(false));
-        let s = stop.clone();
-        let thread = std::thread::Builder::new()
+        std::thread::Builder::new()
             .name("kernel-sync".into())
-            .spawn(move || m.follow(&mut src, &s))
-            .context("spawning the kernel route sync")?;
-        Ok(KernelSync {
-            stop,
-            thread: Some(thread),
-        })
+            .spawn(move || m.follow(&mut src, &stop))
+            .context("spawning the kernel route sync")
     }
 }
 
 impl Drop for KernelSync {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
-        if let Some(t) = self.thread.take() {
+        for t in self.threads.drain(..) {
             let _ = t.join();
         }
     }
