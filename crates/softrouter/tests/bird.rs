@@ -1,0 +1,355 @@
+//! A real routing daemon drives softrouter (issue 10): Debian's BIRD 2 in
+//! namespaces `peer` | `router` | `sink`.
+//!
+//! softrouter owns the router's interfaces (afxdp, XDP tier) with
+//! `[kernel] routes = true` and `local = true`; the kernel has the same
+//! addresses. A BIRD in the router namespace holds a BGP session with a
+//! BIRD in the peer namespace *through softrouter's port* (its TCP reaches
+//! the kernel because of `local`), and exports what it learns to the
+//! kernel table, which softrouter mirrors. The peer announces N host
+//! routes (static, benchmarking space) with itself as next hop; UDP from
+//! the sink to a sample of them must reach the peer; when the peer
+//! withdraws them the traffic stops and the sink gets ICMP net
+//! unreachable from softrouter.
+//!
+//! Printed: the convergence, from `enable` of the peer's static protocol
+//! to softrouter holding all N routes, and the withdrawal likewise.
+//! N is `SR_BIRD_PREFIXES` (default [`DEFAULT_N`]).
+//!
+//! Needs root and `bird`/`birdc` (scripts/setup.sh installs bird2);
+//! skipped with a message otherwise.
+
+mod common;
+
+use std::net::{Ipv4Addr, SocketAddr, UdpSocket};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command};
+use std::time::{Duration, Instant};
+
+use common::RouterProcess;
+use control::protocol::{Request, Response};
+use testbed::three_hosts_addr::*;
+use testbed::{Netns, RouterMode, TopologyOptions};
+
+/// Prefixes announced unless `SR_BIRD_PREFIXES` says otherwise.
+const DEFAULT_N: u32 = 100_000;
+/// Destinations the traffic check sends to.
+const SAMPLES: u32 = 8;
+const UDP_PORT: u16 = 5003;
+
+/// The i-th announced host route: 198.18.1.0 upwards over 198.18.0.0/15,
+/// skipping the two links' /24s (198.18.0.0/24, 198.19.0.0/24).
+fn prefix(i: u32) -> Ipv4Addr {
+    let a = 0xc612_0100 + i;
+    Ipv4Addr::from(if a >= 0xc613_0000 { a + 256 } else { a })
+}
+
+/// A BIRD in a namespace, with its own configuration, control socket and
+/// pid file in `dir`; killed on drop (also when the test fails).
+struct Bird {
+    child: Child,
+    sock: PathBuf,
+}
+
+impl Bird {
+    fn start(ns: &Netns, dir: &Path, name: &str, conf: &str) -> Bird {
+        let file = |ext: &str| dir.join(format!("{name}.{ext}"));
+        std::fs::write(file("conf"), conf).unwrap();
+        let sock = file("ctl");
+        let (c, s, p) = (file("conf"), sock.clone(), file("pid"));
+        let child = ns
+            .command(
+                "bird",
+                &[
+                    "-f",
+                    "-c",
+                    c.to_str().unwrap(),
+                    "-s",
+                    s.to_str().unwrap(),
+                    "-P",
+                    p.to_str().unwrap(),
+                ],
+            )
+            .stdin(std::process::Stdio::null())
+            .spawn()
+            .expect("starting bird");
+        let bird = Bird { child, sock };
+        wait_for(&format!("{name} BIRD up"), Duration::from_secs(10), || {
+            bird.birdc(&["show", "status"]).contains("Daemon is up")
+        });
+        bird
+    }
+
+    fn birdc(&self, args: &[&str]) -> String {
+        let out = Command::new("birdc")
+            .arg("-s")
+            .arg(&self.sock)
+            .args(args)
+            .output()
+            .expect("birdc");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+}
+
+impl Drop for Bird {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn wait_for(what: &str, timeout: Duration, mut f: impl FnMut() -> bool) -> Duration {
+    let t = Instant::now();
+    while !f() {
+        assert!(t.elapsed() < timeout, "{what}: not within {timeout:?}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    t.elapsed()
+}
+
+fn show(sock: &Path, prefix: Option<String>) -> Vec<serde_json::Value> {
+    let req = Request::RouteShow {
+        prefix,
+        longest: None,
+    };
+    match control::client::request(sock, req) {
+        Ok(Response::Ok { data }) => data.as_array().cloned().unwrap_or_default(),
+        _ => Vec::new(),
+    }
+}
+
+/// softrouter's routes through the peer.
+fn via_peer(sock: &Path) -> usize {
+    show(sock, None)
+        .iter()
+        .filter(|r| r["via"][0]["address"] == SENDER_V4)
+        .count()
+}
+
+fn has(sock: &Path, i: u32) -> bool {
+    !show(sock, Some(format!("{}/32", prefix(i)))).is_empty()
+}
+
+/// Runs `f` on a thread that has entered namespace `ns`.
+fn in_ns<T: Send + 'static>(
+    ns: &str,
+    f: impl FnOnce() -> T + Send + 'static,
+) -> std::thread::JoinHandle<T> {
+    let path = format!("/var/run/netns/{ns}");
+    std::thread::spawn(move || {
+        let file = std::fs::File::open(&path).expect("netns file");
+        use std::os::fd::AsRawFd;
+        // SAFETY: a valid namespace fd, this thread only.
+        let rc = unsafe { libc::setns(file.as_raw_fd(), libc::CLONE_NEWNET) };
+        assert_eq!(rc, 0, "setns: {}", std::io::Error::last_os_error());
+        f()
+    })
+}
+
+/// Sends 10 datagrams from the sink to each sample and counts, per
+/// sample, those the peer received; and the ICMP errors the sink's
+/// sockets (IP_RECVERR) saw.
+fn traffic(peer: &str, sink: &str, samples: &[Ipv4Addr]) -> (Vec<usize>, usize) {
+    let n = samples.len();
+    let receiver = in_ns(peer, move || {
+        let s = UdpSocket::bind(("0.0.0.0", UDP_PORT)).unwrap();
+        s.set_read_timeout(Some(Duration::from_millis(1500)))
+            .unwrap();
+        let mut got = vec![0; n];
+        let mut buf = [0u8; 64];
+        while let Ok(len) = s.recv(&mut buf) {
+            if len > 0 && (buf[0] as usize) < n {
+                got[buf[0] as usize] += 1;
+            }
+        }
+        got
+    });
+    std::thread::sleep(Duration::from_millis(200));
+    let dsts = samples.to_vec();
+    let errors = in_ns(sink, move || {
+        let mut errors = 0;
+        for (k, d) in dsts.iter().enumerate() {
+            let s = UdpSocket::bind("0.0.0.0:0").unwrap();
+            let on: libc::c_int = 1;
+            // SAFETY: setsockopt with a valid int option.
+            unsafe {
+                libc::setsockopt(
+                    std::os::fd::AsRawFd::as_raw_fd(&s),
+                    libc::IPPROTO_IP,
+                    libc::IP_RECVERR,
+                    &on as *const libc::c_int as *const libc::c_void,
+                    4,
+                )
+            };
+            s.connect(SocketAddr::from((*d, UDP_PORT))).unwrap();
+            s.set_read_timeout(Some(Duration::from_millis(20))).unwrap();
+            for _ in 0..10 {
+                let _ = s.send(&[k as u8; 32]);
+                let mut b = [0u8; 64];
+                if let Err(e) = s.recv(&mut b) {
+                    if e.raw_os_error() == Some(libc::ENETUNREACH) {
+                        errors += 1;
+                    }
+                }
+            }
+        }
+        errors
+    })
+    .join()
+    .unwrap();
+    (receiver.join().unwrap(), errors)
+}
+
+#[test]
+fn bird_drives_softrouter_over_bgp_through_its_port() {
+    if !testbed::require_root("BIRD over softrouter") {
+        return;
+    }
+    if Command::new("bird").arg("--version").output().is_err() {
+        eprintln!("BIRD over softrouter: skipped (no bird; scripts/setup.sh installs bird2)");
+        return;
+    }
+    let n: u32 = std::env::var("SR_BIRD_PREFIXES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(DEFAULT_N);
+    assert!((SAMPLES..=130_000).contains(&n), "SR_BIRD_PREFIXES {n}");
+    // The router's kernel interfaces carry softrouter's addresses (the
+    // kernel answers ARP and BGP for them); it forwards nothing itself.
+    let th = testbed::three_hosts_with(TopologyOptions {
+        queues: 1,
+        router: RouterMode::Kernel,
+        ip_forward: false,
+    })
+    .unwrap();
+    let (peer, r, sink) = (th.sender(), th.router(), th.receiver());
+    // GRO gives the outer ends the NAPI that takes redirected XDP frames.
+    for (ns, ifname) in [(peer, &th.sender_if), (sink, &th.receiver_if)] {
+        let out = ns.exec(&["ethtool", "-K", ifname, "gro", "on"]).unwrap();
+        assert!(out.status.success(), "gro on {ifname}");
+    }
+    let dir = std::env::temp_dir().join(format!("sr-bird-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let sock = dir.join("sr.sock");
+    let cfg = format!(
+        r#"
+[router]
+workers = 1
+mode = "interrupt"
+fast_path = "xdp"
+
+[[port]]
+name = "in"
+driver = "afxdp"
+iface = "{rin}"
+addresses = ["{ROUTER_IN_V4}/24", "{ROUTER_IN_V6}/64"]
+
+[[port]]
+name = "out"
+driver = "afxdp"
+iface = "{rout}"
+addresses = ["{ROUTER_OUT_V4}/24", "{ROUTER_OUT_V6}/64"]
+
+[control]
+socket = "{sock}"
+
+[kernel]
+routes = true
+local = true
+"#,
+        rin = th.router_in,
+        rout = th.router_out,
+        sock = sock.display()
+    );
+    let router = RouterProcess::start(r, "bird", &cfg);
+    wait_for("softrouter ready", Duration::from_secs(20), || {
+        !show(&sock, Some(format!("{ROUTER_IN_V4}/32"))).is_empty()
+    });
+
+    let session = "connect delay time 1; connect retry time 1; error wait time 1, 2;";
+    let router_bird = Bird::start(
+        r,
+        &dir,
+        "router",
+        &format!(
+            "router id {ROUTER_IN_V4};\nprotocol device {{ scan time 1; }}\n\
+             protocol kernel {{ ipv4 {{ import none; export all; }}; }}\n\
+             protocol bgp peer {{ local {ROUTER_IN_V4} as 65001; neighbor {SENDER_V4} as 65002; \
+             {session} ipv4 {{ import all; export none; }}; }}\n"
+        ),
+    );
+    let mut conf = format!(
+        "router id {SENDER_V4};\nprotocol device {{ scan time 1; }}\n\
+         protocol bgp uplink {{ local {SENDER_V4} as 65002; neighbor {ROUTER_IN_V4} as 65001; \
+         {session} ipv4 {{ import none; export all; }}; }}\n\
+         protocol static static1 {{ disabled; ipv4;\n"
+    );
+    for i in 0..n {
+        conf.push_str(&format!("route {}/32 blackhole;\n", prefix(i)));
+    }
+    conf.push_str("}\n");
+    let peer_bird = Bird::start(peer, &dir, "peer", &conf);
+    // The session's TCP to 198.18.0.1 is the kernel's (XDP_PASS).
+    wait_for("BGP session established", Duration::from_secs(30), || {
+        router_bird
+            .birdc(&["show", "protocols", "peer"])
+            .contains("Established")
+    });
+
+    // Announce: time to softrouter holding every route.
+    let t = Instant::now();
+    assert!(peer_bird.birdc(&["enable", "static1"]).contains("enabled"));
+    let samples: Vec<u32> = (0..SAMPLES).map(|k| k * (n / SAMPLES)).collect();
+    let timeout = Duration::from_secs(30 + u64::from(n) / 500);
+    wait_for(&format!("{n} routes in softrouter"), timeout, || {
+        has(&sock, n - 1) && samples.iter().all(|&i| has(&sock, i)) && via_peer(&sock) == n as usize
+    });
+    let announced = t.elapsed();
+    eprintln!(
+        "BIRD: {n} prefixes over BGP into softrouter in {:.2} s ({:.0} routes/s)",
+        announced.as_secs_f64(),
+        f64::from(n) / announced.as_secs_f64()
+    );
+
+    // The samples reach the peer, through softrouter (the peer holds them
+    // as local addresses to receive them).
+    let dsts: Vec<Ipv4Addr> = samples.iter().map(|&i| prefix(i)).collect();
+    for d in &dsts {
+        peer.ip(&["route", "add", "local", &format!("{d}/32"), "dev", "lo"])
+            .unwrap();
+    }
+    let (got, errors) = traffic(peer.name(), sink.name(), &dsts);
+    assert!(
+        got.iter().all(|&g| g >= 9) && errors == 0,
+        "datagrams per sample {got:?}, errors {errors}"
+    );
+
+    // Withdraw: the routes go, the traffic stops with ICMP unreachable.
+    let t = Instant::now();
+    assert!(peer_bird
+        .birdc(&["disable", "static1"])
+        .contains("disabled"));
+    wait_for("withdrawal in softrouter", timeout, || via_peer(&sock) == 0);
+    eprintln!(
+        "BIRD: {n} withdrawals into softrouter in {:.2} s",
+        t.elapsed().as_secs_f64()
+    );
+    let (got, errors) = traffic(peer.name(), sink.name(), &dsts);
+    assert!(
+        got.iter().all(|&g| g == 0) && errors >= dsts.len(),
+        "after the withdrawal: datagrams per sample {got:?}, net unreachable {errors}"
+    );
+
+    drop(peer_bird);
+    drop(router_bird);
+    let stats = router.stop();
+    dataplane::assert_accounting(&stats);
+    let port_in = &stats["ports"][0];
+    let to_kernel = port_in["fast_path"]["to_kernel"].as_u64().unwrap_or(0);
+    assert!(
+        to_kernel > 0,
+        "the BGP session went to the kernel: {port_in}"
+    );
+    eprintln!("port in: {to_kernel} frames to the kernel (BGP, ARP)");
+    let _ = std::fs::remove_dir_all(&dir);
+}
