@@ -10,7 +10,11 @@
 //! routes (static, benchmarking space) with itself as next hop; UDP from
 //! the sink to a sample of them must reach the peer; when the peer
 //! withdraws them the traffic stops and the sink gets ICMP net
-//! unreachable from softrouter.
+//! unreachable from softrouter. Next hops nobody has resolved (a kernel
+//! route's gateway, a connected host) are resolved by the kernel at
+//! softrouter's request (`NTF_USE`): the workers send no ARP or ND. Ping
+//! to the router is answered by softrouter. Once over IPv4, once over
+//! IPv6 (session, prefixes and next hops in 2001:2::/48).
 //!
 //! Printed: the convergence, from `enable` of the peer's static protocol
 //! to softrouter holding all N routes, and the withdrawal likewise.
@@ -21,7 +25,7 @@
 
 mod common;
 
-use std::net::{Ipv4Addr, SocketAddr, UdpSocket};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, UdpSocket};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 use std::time::{Duration, Instant};
@@ -37,11 +41,67 @@ const DEFAULT_N: u32 = 100_000;
 const SAMPLES: u32 = 8;
 const UDP_PORT: u16 = 5003;
 
-/// The i-th announced host route: 198.18.1.0 upwards over 198.18.0.0/15,
-/// skipping the two links' /24s (198.18.0.0/24, 198.19.0.0/24).
-fn prefix(i: u32) -> Ipv4Addr {
-    let a = 0xc612_0100 + i;
-    Ipv4Addr::from(if a >= 0xc613_0000 { a + 256 } else { a })
+/// One address family's addresses and words.
+#[derive(Clone, Copy)]
+struct Family {
+    v6: bool,
+    peer: &'static str,
+    router: &'static str,
+    /// Sink-side hosts that never sent anything: a kernel route's
+    /// gateway, and a connected host (resolved by the kernel on demand).
+    gateway: &'static str,
+    host: &'static str,
+    /// The kernel route through `gateway` (clear of the announced ones).
+    via_gateway: (&'static str, &'static str),
+}
+
+const V4: Family = Family {
+    v6: false,
+    peer: SENDER_V4,
+    router: ROUTER_IN_V4,
+    gateway: "198.19.0.3",
+    host: "198.19.0.4",
+    via_gateway: ("198.19.250.0/24", "198.19.250.5"),
+};
+
+const V6: Family = Family {
+    v6: true,
+    peer: SENDER_V6,
+    router: ROUTER_IN_V6,
+    gateway: "2001:2:0:1::3",
+    host: "2001:2:0:1::4",
+    via_gateway: ("2001:2:0:fa::/64", "2001:2:0:fa::5"),
+};
+
+impl Family {
+    fn name(self) -> &'static str {
+        if self.v6 {
+            "ipv6"
+        } else {
+            "ipv4"
+        }
+    }
+
+    fn host_len(self) -> u8 {
+        if self.v6 {
+            128
+        } else {
+            32
+        }
+    }
+
+    /// The i-th announced host route. IPv4: 198.18.1.0 upwards over
+    /// 198.18.0.0/15, skipping the two links' /24s; IPv6: in
+    /// 2001:2:0:100::/64.
+    fn prefix(self, i: u32) -> IpAddr {
+        if self.v6 {
+            let base: u128 = "2001:2:0:100::".parse::<Ipv6Addr>().unwrap().into();
+            IpAddr::V6((base + u128::from(i)).into())
+        } else {
+            let a = 0xc612_0100 + i;
+            IpAddr::V4(Ipv4Addr::from(if a >= 0xc613_0000 { a + 256 } else { a }))
+        }
+    }
 }
 
 /// A BIRD in a namespace, with its own configuration, control socket and
@@ -118,16 +178,24 @@ fn show(sock: &Path, prefix: Option<String>) -> Vec<serde_json::Value> {
     }
 }
 
-/// softrouter's routes through the peer.
-fn via_peer(sock: &Path) -> usize {
+/// softrouter's routes through the peer (by address: IPv4; IPv6, whose
+/// BGP next hop may be the peer's link-local address: every /128 with a
+/// next hop).
+fn via_peer(sock: &Path, f: Family) -> usize {
     show(sock, None)
         .iter()
-        .filter(|r| r["via"][0]["address"] == SENDER_V4)
+        .filter(|r| {
+            let p = r["prefix"].as_str().unwrap_or("");
+            match f.v6 {
+                false => r["via"][0]["address"] == f.peer,
+                true => p.ends_with("/128") && r["via"][0]["address"].is_string(),
+            }
+        })
         .count()
 }
 
-fn has(sock: &Path, i: u32) -> bool {
-    !show(sock, Some(format!("{}/32", prefix(i)))).is_empty()
+fn has(sock: &Path, f: Family, i: u32) -> bool {
+    !show(sock, Some(format!("{}/{}", f.prefix(i), f.host_len()))).is_empty()
 }
 
 /// Runs `f` on a thread that has entered namespace `ns`.
@@ -146,13 +214,19 @@ fn in_ns<T: Send + 'static>(
     })
 }
 
-/// Sends 10 datagrams from the sink to each sample and counts, per
-/// sample, those the peer received; and the ICMP errors the sink's
-/// sockets (IP_RECVERR) saw.
-fn traffic(peer: &str, sink: &str, samples: &[Ipv4Addr]) -> (Vec<usize>, usize) {
-    let n = samples.len();
-    let receiver = in_ns(peer, move || {
-        let s = UdpSocket::bind(("0.0.0.0", UDP_PORT)).unwrap();
+/// Sends 10 datagrams from namespace `from` to each of `dsts` and counts,
+/// per destination, those namespace `to` received; and the ICMP net
+/// unreachable errors the senders' sockets (IP_RECVERR) saw.
+fn traffic(from: &str, to: &str, dsts: &[IpAddr]) -> (Vec<usize>, usize) {
+    let n = dsts.len();
+    let v6 = dsts[0].is_ipv6();
+    let any: IpAddr = if v6 {
+        Ipv6Addr::UNSPECIFIED.into()
+    } else {
+        Ipv4Addr::UNSPECIFIED.into()
+    };
+    let receiver = in_ns(to, move || {
+        let s = UdpSocket::bind((any, UDP_PORT)).unwrap();
         s.set_read_timeout(Some(Duration::from_millis(1500)))
             .unwrap();
         let mut got = vec![0; n];
@@ -165,23 +239,28 @@ fn traffic(peer: &str, sink: &str, samples: &[Ipv4Addr]) -> (Vec<usize>, usize) 
         got
     });
     std::thread::sleep(Duration::from_millis(200));
-    let dsts = samples.to_vec();
-    let errors = in_ns(sink, move || {
+    let dsts = dsts.to_vec();
+    let errors = in_ns(from, move || {
         let mut errors = 0;
         for (k, d) in dsts.iter().enumerate() {
-            let s = UdpSocket::bind("0.0.0.0:0").unwrap();
+            let s = UdpSocket::bind((any, 0)).unwrap();
+            let (level, opt) = if v6 {
+                (libc::IPPROTO_IPV6, libc::IPV6_RECVERR)
+            } else {
+                (libc::IPPROTO_IP, libc::IP_RECVERR)
+            };
             let on: libc::c_int = 1;
             // SAFETY: setsockopt with a valid int option.
             unsafe {
                 libc::setsockopt(
                     std::os::fd::AsRawFd::as_raw_fd(&s),
-                    libc::IPPROTO_IP,
-                    libc::IP_RECVERR,
+                    level,
+                    opt,
                     &on as *const libc::c_int as *const libc::c_void,
                     4,
                 )
             };
-            s.connect(SocketAddr::from((*d, UDP_PORT))).unwrap();
+            s.connect(SocketAddr::new(*d, UDP_PORT)).unwrap();
             s.set_read_timeout(Some(Duration::from_millis(20))).unwrap();
             for _ in 0..10 {
                 let _ = s.send(&[k as u8; 32]);
@@ -200,11 +279,24 @@ fn traffic(peer: &str, sink: &str, samples: &[Ipv4Addr]) -> (Vec<usize>, usize) 
     (receiver.join().unwrap(), errors)
 }
 
+/// Serial: each scenario runs softrouter, two BIRDs and 100k routes.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 #[test]
-fn bird_drives_softrouter_over_bgp_through_its_port() {
-    if !testbed::require_root("BIRD over softrouter") {
+fn bird_drives_softrouter_over_bgp_ipv4() {
+    scenario(V4);
+}
+
+#[test]
+fn bird_drives_softrouter_over_bgp_ipv6() {
+    scenario(V6);
+}
+
+fn scenario(f: Family) {
+    if !testbed::require_root(&format!("BIRD over softrouter, {}", f.name())) {
         return;
     }
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     if Command::new("bird").arg("--version").output().is_err() {
         eprintln!("BIRD over softrouter: skipped (no bird; scripts/setup.sh installs bird2)");
         return;
@@ -267,29 +359,32 @@ local = true
     });
 
     let session = "connect delay time 1; connect retry time 1; error wait time 1, 2;";
+    let (fam, peer_ip, router_ip) = (f.name(), f.peer, f.router);
     let router_bird = Bird::start(
         r,
         &dir,
         "router",
         &format!(
             "router id {ROUTER_IN_V4};\nprotocol device {{ scan time 1; }}\n\
-             protocol kernel {{ ipv4 {{ import none; export all; }}; }}\n\
-             protocol bgp peer {{ local {ROUTER_IN_V4} as 65001; neighbor {SENDER_V4} as 65002; \
-             {session} ipv4 {{ import all; export none; }}; }}\n"
+             protocol kernel {{ {fam} {{ import none; export all; }}; }}\n\
+             protocol bgp peer {{ local {router_ip} as 65001; neighbor {peer_ip} as 65002; \
+             {session} {fam} {{ import all; export none; }}; }}\n"
         ),
     );
     let mut conf = format!(
         "router id {SENDER_V4};\nprotocol device {{ scan time 1; }}\n\
-         protocol bgp uplink {{ local {SENDER_V4} as 65002; neighbor {ROUTER_IN_V4} as 65001; \
-         {session} ipv4 {{ import none; export all; }}; }}\n\
-         protocol static static1 {{ disabled; ipv4;\n"
+         protocol bgp uplink {{ local {peer_ip} as 65002; neighbor {router_ip} as 65001; \
+         {session} {fam} {{ import none; export all; }}; }}\n\
+         protocol static static1 {{ disabled; {fam};\n"
     );
+    let len = f.host_len();
     for i in 0..n {
-        conf.push_str(&format!("route {}/32 blackhole;\n", prefix(i)));
+        conf.push_str(&format!("route {}/{len} blackhole;\n", f.prefix(i)));
     }
     conf.push_str("}\n");
     let peer_bird = Bird::start(peer, &dir, "peer", &conf);
-    // The session's TCP to 198.18.0.1 is the kernel's (XDP_PASS).
+    // The session's TCP to the router's address is the kernel's
+    // (XDP_PASS), as are ARP / ND for it.
     wait_for("BGP session established", Duration::from_secs(30), || {
         router_bird
             .birdc(&["show", "protocols", "peer"])
@@ -302,26 +397,63 @@ local = true
     let samples: Vec<u32> = (0..SAMPLES).map(|k| k * (n / SAMPLES)).collect();
     let timeout = Duration::from_secs(30 + u64::from(n) / 500);
     wait_for(&format!("{n} routes in softrouter"), timeout, || {
-        has(&sock, n - 1) && samples.iter().all(|&i| has(&sock, i)) && via_peer(&sock) == n as usize
+        has(&sock, f, n - 1)
+            && samples.iter().all(|&i| has(&sock, f, i))
+            && via_peer(&sock, f) == n as usize
     });
     let announced = t.elapsed();
     eprintln!(
-        "BIRD: {n} prefixes over BGP into softrouter in {:.2} s ({:.0} routes/s)",
+        "BIRD {fam}: {n} prefixes over BGP into softrouter in {:.2} s ({:.0} routes/s)",
         announced.as_secs_f64(),
         f64::from(n) / announced.as_secs_f64()
     );
 
     // The samples reach the peer, through softrouter (the peer holds them
     // as local addresses to receive them).
-    let dsts: Vec<Ipv4Addr> = samples.iter().map(|&i| prefix(i)).collect();
+    let dsts: Vec<IpAddr> = samples.iter().map(|&i| f.prefix(i)).collect();
     for d in &dsts {
-        peer.ip(&["route", "add", "local", &format!("{d}/32"), "dev", "lo"])
+        let host = format!("{d}/{len}");
+        peer.ip(&["route", "add", "local", &host, "dev", "lo"])
             .unwrap();
     }
-    let (got, errors) = traffic(peer.name(), sink.name(), &dsts);
+    let (got, errors) = traffic(sink.name(), peer.name(), &dsts);
     assert!(
         got.iter().all(|&g| g >= 9) && errors == 0,
         "datagrams per sample {got:?}, errors {errors}"
+    );
+
+    // Next hops nobody has resolved yet are the kernel's to resolve: a
+    // kernel route's gateway (asked when the route is installed) and a
+    // connected host (asked by the workers on the first packet).
+    let sink_if = &th.receiver_if;
+    let plen = if f.v6 { 64 } else { 24 };
+    for a in [f.gateway, f.host] {
+        sink.add_addr(sink_if, &format!("{a}/{plen}")).unwrap();
+    }
+    let (net, beyond) = f.via_gateway;
+    sink.ip(&[
+        "route",
+        "add",
+        "local",
+        &format!("{beyond}/{len}"),
+        "dev",
+        "lo",
+    ])
+    .unwrap();
+    r.ip(&["route", "add", net, "via", f.gateway]).unwrap();
+    wait_for(
+        "the kernel route in softrouter",
+        Duration::from_secs(10),
+        || !show(&sock, Some(net.into())).is_empty(),
+    );
+    let far: Vec<IpAddr> = [beyond, f.host]
+        .iter()
+        .map(|a| a.parse().unwrap())
+        .collect();
+    let (got, errors) = traffic(peer.name(), sink.name(), &far);
+    assert!(
+        got.iter().all(|&g| g >= 9) && errors == 0,
+        "via a gateway and to a host the kernel resolved: {got:?}, errors {errors}"
     );
 
     // Withdraw: the routes go, the traffic stops with ICMP unreachable.
@@ -329,16 +461,24 @@ local = true
     assert!(peer_bird
         .birdc(&["disable", "static1"])
         .contains("disabled"));
-    wait_for("withdrawal in softrouter", timeout, || via_peer(&sock) == 0);
+    wait_for("withdrawal in softrouter", timeout, || {
+        via_peer(&sock, f) == 0
+    });
     eprintln!(
-        "BIRD: {n} withdrawals into softrouter in {:.2} s",
+        "BIRD {fam}: {n} withdrawals into softrouter in {:.2} s",
         t.elapsed().as_secs_f64()
     );
-    let (got, errors) = traffic(peer.name(), sink.name(), &dsts);
+    let (got, errors) = traffic(sink.name(), peer.name(), &dsts);
     assert!(
         got.iter().all(|&g| g == 0) && errors >= dsts.len(),
         "after the withdrawal: datagrams per sample {got:?}, net unreachable {errors}"
     );
+
+    // Echo requests to the router stay softrouter's.
+    let ping = peer
+        .exec(&["ping", "-n", "-c", "2", "-i", "0.2", "-W", "2", router_ip])
+        .unwrap();
+    assert!(ping.status.success(), "ping {router_ip}");
 
     drop(peer_bird);
     drop(router_bird);
@@ -346,10 +486,12 @@ local = true
     dataplane::assert_accounting(&stats);
     let port_in = &stats["ports"][0];
     let to_kernel = port_in["fast_path"]["to_kernel"].as_u64().unwrap_or(0);
+    let local = port_in["local"].as_u64().unwrap_or(0);
     assert!(
         to_kernel > 0,
         "the BGP session went to the kernel: {port_in}"
     );
-    eprintln!("port in: {to_kernel} frames to the kernel (BGP, ARP)");
+    assert!(local >= 2, "the echo requests were softrouter's: {port_in}");
+    eprintln!("port in: {to_kernel} frames to the kernel, {local} answered by softrouter");
     let _ = std::fs::remove_dir_all(&dir);
 }
