@@ -13,7 +13,7 @@ use anyhow::{Context, Result};
 use config::Config;
 use control::kernel_neigh::{KernelNeighbours, NeighEvent};
 use dataplane::Router;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::net::IpAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Receiver;
@@ -32,6 +32,9 @@ struct NeighMirror {
     ifindex: HashMap<usize, u32>,
     /// What the kernel holds, of softrouter's ports.
     known: HashMap<(usize, IpAddr), [u8; 6]>,
+    /// The configuration's static neighbours: the configuration wins, as
+    /// for routes, so the kernel's view of them is ignored.
+    configured: HashSet<(usize, IpAddr)>,
     requests: Receiver<(usize, IpAddr)>,
 }
 
@@ -54,6 +57,7 @@ pub fn start(cfg: &Config, router: Arc<Router>, stop: Arc<AtomicBool>) -> Result
         ports,
         ifindex,
         known: HashMap::new(),
+        configured: cfg.neighbors.iter().map(|n| (n.port, n.address)).collect(),
         requests,
     };
     let dump = src.dump().context("dumping the kernel's neighbour table")?;
@@ -100,6 +104,16 @@ impl NeighMirror {
     }
 
     fn apply(&mut self, ev: NeighEvent) {
+        let port_ip = |ifindex, ip| Some((*self.ports.get(&ifindex)?, ip));
+        let key = match &ev {
+            NeighEvent::Set { ifindex, ip, .. } | NeighEvent::Gone { ifindex, ip } => {
+                port_ip(*ifindex, *ip)
+            }
+            NeighEvent::Resync => None,
+        };
+        if key.is_none_or(|k| self.configured.contains(&k)) {
+            return;
+        }
         match ev {
             NeighEvent::Set { ifindex, ip, mac } => {
                 let Some(&port) = self.ports.get(&ifindex) else {
