@@ -15,6 +15,9 @@
 //!
 //! One thread applies the dump, then every change, through the router's
 //! single writer (the same calls `softrouter ctl route` makes).
+//!
+//! With `[kernel] local` a sibling thread follows the kernel's neighbours
+//! (`crate::kernel_neigh`, docs/control.md).
 
 use anyhow::{Context, Result};
 use config::{Cidr, Config};
@@ -47,22 +50,26 @@ struct Mirror {
 }
 
 impl KernelSync {
-    /// Dumps table `table` into `router` (returns when the dump is
-    /// applied, so the router starts with it), then follows it.
+    /// With `[kernel] local`, follows the kernel's neighbours
+    /// (`crate::kernel_neigh`); with `routes`, dumps the table into
+    /// `router`, then follows it. Returns when the dumps are applied, so
+    /// the router starts with them. Neighbours first: the dumped routes'
+    /// gateways then find their MACs known.
     pub fn start(cfg: &Config, router: Arc<Router>) -> Result<KernelSync> {
-        let stop = Arc::new(AtomicBool::new(false));
-        let mut threads = Vec::new();
+        // Built first, so a failure below stops what already runs.
+        let mut k = KernelSync {
+            stop: Arc::new(AtomicBool::new(false)),
+            threads: Vec::new(),
+        };
         if cfg.kernel_local {
-            threads.push(crate::kernel_neigh::start(
-                cfg,
-                router.clone(),
-                stop.clone(),
-            )?);
+            let t = crate::kernel_neigh::start(cfg, router.clone(), k.stop.clone())?;
+            k.threads.push(t);
         }
         if let Some(table) = cfg.kernel_routes {
-            threads.push(Self::routes(cfg, table, router, stop.clone())?);
+            let t = Self::routes(cfg, table, router, k.stop.clone())?;
+            k.threads.push(t);
         }
-        Ok(KernelSync { stop, threads })
+        Ok(k)
     }
 
     fn routes(
