@@ -454,8 +454,9 @@ static __always_inline int is_local(__u32 entry)
 
 /* An IPv4 packet for the kernel: multicast or limited broadcast, or to a
  * local address and not an unfragmented ICMP echo request (those stay
- * the workers', so ping answers are softrouter's). Anything malformed is
- * the workers' to judge and count. */
+ * the workers', so ping answers are softrouter's). A frame too short for
+ * its header or of another version stays the workers' to judge and count;
+ * the kernel checks the rest (checksum, lengths) of what it takes. */
 static __always_inline int kernel_v4(void *data, void *end)
 {
 	__u8 *ip = data + ETH_LEN;
