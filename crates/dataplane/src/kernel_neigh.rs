@@ -17,6 +17,11 @@
 //! * an entry the kernel deletes or fails goes through
 //!   [`Router::forget_kernel_neighbor`]: a connected host's entry goes
 //!   with its host route, a gateway's starts resolving again.
+//! * the kernel sends nothing to the neighbours softrouter forwards to, so
+//!   it would never notice one die: the entries in use
+//!   ([`Router::kernel_in_use`]) are handed to it again now and then
+//!   (`NTF_USE` once more), which makes it confirm a STALE entry with its
+//!   own probes, and fail it when they go unanswered.
 
 use crate::router::Router;
 use anyhow::{bail, Result};
@@ -72,6 +77,23 @@ impl Router {
         };
         sh.neigh(id).set_kernel(mac);
         Ok(true)
+    }
+
+    /// The entries holding a MAC as STATIC (the kernel's, or configured)
+    /// that a fast path sent to within the last `window_ms`.
+    pub fn kernel_in_use(&self, window_ms: u64) -> Vec<(usize, IpAddr)> {
+        let sh = self.shared();
+        let now_ms = sh.epoch().elapsed().as_millis() as u64;
+        let c = sh.control();
+        c.hosts
+            .iter()
+            .filter(|(_, &id)| {
+                let e = sh.neigh(id);
+                e.state() == crate::neighbor::STATE_STATIC
+                    && now_ms.saturating_sub(e.used_ms()) < window_ms
+            })
+            .map(|(&k, _)| k)
+            .collect()
     }
 
     /// The kernel no longer has `ip` on `port` (deleted or failed): a

@@ -296,6 +296,12 @@ impl NeighEntry {
         self.dynamic.load(Ordering::Relaxed)
     }
 
+    /// When a fast path (either tier) last sent to it, on the workers'
+    /// clock (ms; refreshed at most once a second).
+    pub fn used_ms(&self) -> u64 {
+        self.used_ms.load(Ordering::Relaxed)
+    }
+
     /// The start of the current probe round of a STALE (or aged
     /// REACHABLE) entry, if one is running: a `since_ms` left over from
     /// before the last confirmation does not count.

@@ -46,6 +46,11 @@ fn unresolved_next_hops_are_asked_of_the_kernel_and_use_its_answer() {
     let n = r.router.neighbors();
     let g = n.iter().find(|n| n.address == ip("198.19.0.9")).unwrap();
     assert_eq!((g.state, g.mac), ("static", Some(KMAC)));
+    // In use: handed to the kernel again to confirm.
+    assert!(r
+        .router
+        .kernel_in_use(60_000)
+        .contains(&(1, ip("198.19.0.9"))));
 
     // The kernel forgot it: the gateway resolves again, through the
     // kernel, a solicitation interval later.

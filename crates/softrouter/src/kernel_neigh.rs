@@ -7,7 +7,9 @@
 //! router's away. What the router wants resolved (its workers' and its
 //! new routes' unresolved gateways) arrives on its request queue: answered
 //! from the table when the kernel knows the address, else asked of the
-//! kernel with `NTF_USE`, whose answer comes back as an event.
+//! kernel with `NTF_USE`, whose answer comes back as an event. Every
+//! [`CONFIRM`] the entries in use are handed to the kernel again, so that
+//! it probes them as it would its own and fails the dead ones.
 
 use anyhow::{Context, Result};
 use config::Config;
@@ -19,11 +21,17 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Receiver;
 use std::sync::Arc;
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// How long the thread waits for kernel events before it serves the
 /// router's requests: the delay a worker's first request may see.
 const POLL: Duration = Duration::from_millis(10);
+/// How often the neighbours softrouter sends to are handed to the kernel
+/// again (`NTF_USE`), so that it confirms them with its own probes (a
+/// STALE entry: DELAY, then PROBE) and fails the dead ones. A dead next
+/// hop is noticed within the kernel's reachable time plus this plus its
+/// probes (Linux: 15 to 45 s + 5 s + 3 s by default).
+const CONFIRM: Duration = Duration::from_secs(5);
 
 struct NeighMirror {
     router: Arc<Router>,
@@ -71,7 +79,22 @@ pub fn start(cfg: &Config, router: Arc<Router>, stop: Arc<AtomicBool>) -> Result
 
 impl NeighMirror {
     fn follow(&mut self, src: &mut KernelNeighbours, stop: &AtomicBool) {
+        let mut confirmed = Instant::now();
         while !stop.load(Ordering::Relaxed) {
+            if confirmed.elapsed() >= CONFIRM {
+                confirmed = Instant::now();
+                let window = CONFIRM.as_millis() as u64 + 1000;
+                for (port, ip) in self.router.kernel_in_use(window) {
+                    match self.ifindex.get(&port) {
+                        Some(&i) if !self.configured.contains(&(port, ip)) => {
+                            if let Err(e) = src.resolve(i, ip) {
+                                tracing::debug!("confirming {ip} (port {port}): {e}");
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+            }
             let events = match src.poll(POLL) {
                 Ok(e) => e,
                 Err(e) => {

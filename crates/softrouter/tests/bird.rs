@@ -12,7 +12,9 @@
 //! withdraws them the traffic stops and the sink gets ICMP net
 //! unreachable from softrouter. Next hops nobody has resolved (a kernel
 //! route's gateway, a connected host) are resolved by the kernel at
-//! softrouter's request (`NTF_USE`): the workers send no ARP or ND. Ping
+//! softrouter's request (`NTF_USE`): the workers send no ARP or ND; when
+//! the sink stops answering for the gateway, the kernel's probes fail it
+//! and softrouter forgets its MAC (printed: how long that took). Ping
 //! to the router is answered by softrouter. Once over IPv4, once over
 //! IPv6 (session, prefixes and next hops in 2001:2::/48).
 //!
@@ -87,6 +89,26 @@ impl Family {
             128
         } else {
             32
+        }
+    }
+
+    /// The index of an announced host route (the inverse of
+    /// [`Family::prefix`]).
+    fn index(self, a: IpAddr) -> Option<u32> {
+        match a {
+            IpAddr::V6(a) if self.v6 => {
+                let base: u128 = "2001:2:0:100::".parse::<Ipv6Addr>().unwrap().into();
+                u32::try_from(u128::from(a).checked_sub(base)?).ok()
+            }
+            IpAddr::V4(a) if !self.v6 => {
+                let a = u32::from(a);
+                match a {
+                    0xc612_0100..0xc613_0000 => Some(a - 0xc612_0100),
+                    0xc613_0100.. => Some(a - 256 - 0xc612_0100),
+                    _ => None,
+                }
+            }
+            _ => None,
         }
     }
 
@@ -178,18 +200,18 @@ fn show(sock: &Path, prefix: Option<String>) -> Vec<serde_json::Value> {
     }
 }
 
-/// softrouter's routes through the peer (by address: IPv4; IPv6, whose
-/// BGP next hop may be the peer's link-local address: every /128 with a
-/// next hop).
-fn via_peer(sock: &Path, f: Family) -> usize {
+/// How many of the N announced prefixes softrouter has a route for (other
+/// host routes, such as the entries of connected hosts, do not count).
+fn announced(sock: &Path, f: Family, n: u32) -> usize {
     show(sock, None)
         .iter()
-        .filter(|r| {
-            let p = r["prefix"].as_str().unwrap_or("");
-            match f.v6 {
-                false => r["via"][0]["address"] == f.peer,
-                true => p.ends_with("/128") && r["via"][0]["address"].is_string(),
-            }
+        .filter_map(|r| r["prefix"].as_str()?.split_once('/'))
+        .filter(|(a, len)| {
+            len.parse() == Ok(f.host_len())
+                && a.parse()
+                    .ok()
+                    .and_then(|a| f.index(a))
+                    .is_some_and(|i| i < n)
         })
         .count()
 }
@@ -228,11 +250,23 @@ fn converge(sock: &Path, f: Family, n: u32, t: Instant, present: bool) -> (Durat
             return false;
         }
         probed = t.elapsed();
-        let count = via_peer(sock, f);
+        let count = announced(sock, f, n);
         confirmed = t.elapsed();
         count == if present { n as usize } else { 0 }
     });
     (probed, confirmed)
+}
+
+/// softrouter's neighbour state for `ip` (`None`: no entry).
+fn neigh_state(sock: &Path, ip: &str) -> Option<String> {
+    match control::client::request(sock, Request::NeighShow) {
+        Ok(Response::Ok { data }) => data
+            .as_array()?
+            .iter()
+            .find(|n| n["address"] == ip)
+            .and_then(|n| n["state"].as_str().map(String::from)),
+        _ => None,
+    }
 }
 
 /// Runs `f` on a thread that has entered namespace `ns`.
@@ -251,17 +285,21 @@ fn in_ns<T: Send + 'static>(
     })
 }
 
+/// The unspecified address of `a`'s family.
+fn any(a: IpAddr) -> IpAddr {
+    match a {
+        IpAddr::V4(_) => Ipv4Addr::UNSPECIFIED.into(),
+        IpAddr::V6(_) => Ipv6Addr::UNSPECIFIED.into(),
+    }
+}
+
 /// Sends 10 datagrams from namespace `from` to each of `dsts` and counts,
 /// per destination, those namespace `to` received; and the ICMP net
 /// unreachable errors the senders' sockets (IP_RECVERR) saw.
 fn traffic(from: &str, to: &str, dsts: &[IpAddr]) -> (Vec<usize>, usize) {
     let n = dsts.len();
     let v6 = dsts[0].is_ipv6();
-    let any: IpAddr = if v6 {
-        Ipv6Addr::UNSPECIFIED.into()
-    } else {
-        Ipv4Addr::UNSPECIFIED.into()
-    };
+    let any = any(dsts[0]);
     let receiver = in_ns(to, move || {
         let s = UdpSocket::bind((any, UDP_PORT)).unwrap();
         s.set_read_timeout(Some(Duration::from_millis(1500)))
@@ -390,6 +428,16 @@ local = true
         rout = th.router_out,
         sock = sock.display()
     );
+    // Short neighbour timers on the sink's side, so that a dead next hop
+    // is noticed within the test (the kernel's probes decide it).
+    let nd = if f.v6 { "ipv6" } else { "ipv4" };
+    for (key, value) in [
+        ("base_reachable_time_ms", "1000"),
+        ("delay_first_probe_time", "1"),
+    ] {
+        r.sysctl(&format!("net.{nd}.neigh.{}.{key}", th.router_out), value)
+            .unwrap();
+    }
     let router = RouterProcess::start(r, "bird", &cfg);
     wait_for("softrouter ready", Duration::from_secs(20), || {
         !show(&sock, Some(format!("{ROUTER_IN_V4}/32"))).is_empty()
@@ -487,6 +535,32 @@ local = true
     assert!(
         got.iter().all(|&g| g >= 9) && errors == 0,
         "via a gateway and to a host the kernel resolved: {got:?}, errors {errors}"
+    );
+
+    // A next hop that dies is noticed: the kernel, handed the entries in
+    // use again and again, probes the gateway once its entry is STALE,
+    // fails it when the sink stops answering for the address, and
+    // softrouter forgets its MAC.
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let (go, to) = (stop.clone(), SocketAddr::new(far[0], UDP_PORT));
+    let trickle = in_ns(peer.name(), move || {
+        let s = UdpSocket::bind(SocketAddr::new(any(to.ip()), 0)).unwrap();
+        while !go.load(std::sync::atomic::Ordering::Relaxed) {
+            let _ = s.send_to(&[0; 32], to);
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    });
+    assert_eq!(neigh_state(&sock, f.gateway).as_deref(), Some("static"));
+    let gone = format!("{}/{plen}", f.gateway);
+    sink.ip(&["addr", "del", &gone, "dev", sink_if]).unwrap();
+    let dead = wait_for("the dead gateway failed", Duration::from_secs(40), || {
+        neigh_state(&sock, f.gateway).is_none_or(|s| s != "static")
+    });
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    trickle.join().unwrap();
+    eprintln!(
+        "BIRD {fam}: a dead next hop forgotten after {:.1} s (reachable time 1 s)",
+        dead.as_secs_f64()
     );
 
     // Withdraw: the routes go, the traffic stops with ICMP unreachable.
