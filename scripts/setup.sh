@@ -14,6 +14,7 @@ packages=(
     curl ca-certificates         # rustup, when the machine has no Rust yet
     python3                      # bench/ scripts summarise their JSON
     openvswitch-switch           # the bench's ovs DUT (paper 001), user-space datapath
+    bird2                        # the control-plane test: BGP over softrouter's port (tests/bird.rs)
 )
 
 missing=()
@@ -28,6 +29,12 @@ if [ "${#missing[@]}" -gt 0 ]; then
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq
     apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# The distro's BIRD would run in the root namespace and program its table;
+# the tests start their own, in namespaces.
+if [ -d /run/systemd/system ] && systemctl is-enabled --quiet bird 2>/dev/null; then
+    systemctl disable --now bird
 fi
 
 # Rust: the workspace pins rust-version; rustup provides cargo on the machine.

@@ -190,7 +190,8 @@ pub struct MetricsTable {
     pub listen: std::net::SocketAddr,
 }
 
-/// `[kernel]`: mirror a kernel routing table.
+/// `[kernel]`: mirror a kernel routing table; share the router's
+/// addresses with the kernel's stack (`local`).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct KernelTable {
@@ -198,6 +199,8 @@ pub struct KernelTable {
     pub routes: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub table: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub local: Option<bool>,
 }
 
 #[cfg(test)]

@@ -21,6 +21,12 @@ pub struct Config {
     /// The kernel routing table softrouter mirrors (`[kernel] routes =
     /// true`, `table`, default main = 254), if any.
     pub kernel_routes: Option<u32>,
+    /// `[kernel] local = true`: traffic to the router's addresses that
+    /// softrouter does not answer itself (everything but ICMP echo
+    /// requests), ARP and ND go to the kernel's stack on the same
+    /// interface, and neighbours come from the kernel's table (design in
+    /// docs/control.md). Needs the XDP tier on every live port.
+    pub kernel_local: bool,
 }
 
 /// The control socket's place and who may use it.

@@ -115,4 +115,5 @@ pub struct RawMetrics {
 pub struct RawKernel {
     pub routes: Option<S<bool>>,
     pub table: Option<S<i64>>,
+    pub local: Option<S<bool>>,
 }

@@ -273,6 +273,8 @@ pub fn validate(raw: RawConfig, text: &str, path: &Path) -> Result<Config, Confi
         }
     };
 
+    let kernel_local = kernel_local(&cx, &raw, &router, &ports)?;
+
     Ok(Config {
         source: path.to_path_buf(),
         router,
@@ -283,7 +285,46 @@ pub fn validate(raw: RawConfig, text: &str, path: &Path) -> Result<Config, Confi
         control,
         metrics,
         kernel_routes,
+        kernel_local,
     })
+}
+
+/// `[kernel] local`: the XDP program is what hands the router's own
+/// traffic to the kernel, so every port must be an `afxdp` port served by
+/// the tier (a pcap or mem port has no kernel interface to share, and on
+/// an afpacket port, or with the tier off, the workers would see ARP, ND
+/// and TCP to the router besides the kernel).
+fn kernel_local(
+    cx: &Ctx,
+    raw: &RawConfig,
+    router: &Router,
+    ports: &[Port],
+) -> Result<bool, ConfigError> {
+    let Some(local) = raw.kernel.as_ref().and_then(|k| k.get_ref().local.as_ref()) else {
+        return Ok(false);
+    };
+    if !*local.get_ref() {
+        return Ok(false);
+    }
+    if router.fast_path != FastPath::Xdp {
+        return cx.err(
+            local.span(),
+            "kernel: local: needs the XDP tier ([router] fast_path = \"xdp\"), which hands \
+             the kernel its share of the router's traffic",
+        );
+    }
+    if let Some(p) = ports.iter().find(|p| p.driver != Driver::AfXdp) {
+        return cx.err(
+            local.span(),
+            format!(
+                "kernel: local: needs the XDP tier on every port, but port {:?} has driver {} \
+                 (only afxdp ports share their addresses with the kernel)",
+                p.name,
+                format!("{:?}", p.driver).to_lowercase()
+            ),
+        );
+    }
+    Ok(true)
 }
 
 /// `[control]`: the socket (default [`DEFAULT_CONTROL_SOCKET`], `"off"`

@@ -421,3 +421,36 @@ fn runtime_routes_are_judged_like_file_routes() {
     assert!(err("198.20.0.0/16", &["203.0.113.9"]).starts_with("route 198.20.0.0/16: via: "));
     assert!(err("nonsense", &["198.19.0.2"]).starts_with("route: prefix: "));
 }
+
+/// `[kernel] local` hands the router's own traffic to the kernel from the
+/// XDP program: without the tier on every port it is refused, naming the
+/// field and its line.
+#[test]
+fn kernel_local_needs_the_xdp_tier_on_every_port() {
+    let live = "[[port]]\nname = \"e0\"\ndriver = \"afxdp\"\niface = \"veth0\"\n\
+                [[port]]\nname = \"e1\"\ndriver = \"afxdp\"\niface = \"veth1\"\n";
+    let kernel = "[kernel]\nroutes = true\nlocal = true\n";
+    let c = parse(&format!("{live}{kernel}")).unwrap();
+    assert!(c.kernel_local);
+    assert_eq!(c.kernel_routes, Some(254));
+    assert!(!parse(live).unwrap().kernel_local);
+    assert!(
+        !parse(&format!("{live}[kernel]\nlocal = false\n"))
+            .unwrap()
+            .kernel_local
+    );
+
+    let off = format!("[router]\nfast_path = \"off\"\n{live}{kernel}");
+    let e = parse(&off).unwrap_err();
+    assert_eq!(e.line, 13, "{e}");
+    assert!(e.message.starts_with("kernel: local: "), "{e}");
+    assert!(e.message.contains("fast_path = \"xdp\""), "{e}");
+
+    let mixed = live.replacen("\"afxdp\"", "\"afpacket\"", 1);
+    let e = parse(&format!("{mixed}{kernel}")).unwrap_err();
+    assert_eq!(e.line, 11, "{e}");
+    assert!(e.message.contains("port \"e0\" has driver afpacket"), "{e}");
+
+    let e = parse(&format!("{EXAMPLE}\n{kernel}")).unwrap_err();
+    assert!(e.message.contains("port \"p0\" has driver pcap"), "{e}");
+}

@@ -179,7 +179,7 @@ impl KernelRoutes {
 }
 
 /// The netlink messages in one datagram.
-fn messages(mut b: &[u8]) -> io::Result<Vec<NetlinkMessage<RouteNetlinkMessage>>> {
+pub(crate) fn messages(mut b: &[u8]) -> io::Result<Vec<NetlinkMessage<RouteNetlinkMessage>>> {
     let mut out = Vec::new();
     while b.len() >= 16 {
         let m = NetlinkMessage::<RouteNetlinkMessage>::deserialize(b)
@@ -274,7 +274,7 @@ fn ip(a: &RouteAddress) -> Option<IpAddr> {
     }
 }
 
-fn set_rcvbuf_force(s: &Socket, bytes: usize) -> io::Result<()> {
+pub(crate) fn set_rcvbuf_force(s: &Socket, bytes: usize) -> io::Result<()> {
     let v = bytes as libc::c_int;
     // SAFETY: setsockopt with a valid int option.
     let r = unsafe {

@@ -19,6 +19,7 @@
 
 pub mod client;
 pub mod kernel;
+pub mod kernel_neigh;
 pub mod metrics;
 pub mod protocol;
 pub mod server;

@@ -93,6 +93,12 @@ impl Collector for ReportCollector {
                     .map(|(k, v)| ([("port", p.name.clone()), ("reason", k.clone())], *v))
             }),
         )?;
+        counters(
+            &mut enc,
+            "softrouter_fast_path_to_kernel_packets",
+            "Frames the XDP tier passed to the kernel's stack ([kernel] local), by port",
+            tier().map(|(p, f)| ([("port", p.name.clone())], f.to_kernel)),
+        )?;
         port_counter(
             &mut enc,
             "softrouter_port_rx_bytes",

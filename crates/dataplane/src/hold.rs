@@ -264,6 +264,10 @@ pub(crate) fn solicit(
     let NextHopKind::Gateway(ip) = nh.get(id).kind else {
         return;
     };
+    if let Some(k) = &cx.shared.kernel {
+        // `[kernel] local`: the answer would be the kernel's; ask it.
+        return k.request(port, ip);
+    }
     let pc = &cx.shared.ports[port];
     let mac = pc.mac;
     let src = match ip {

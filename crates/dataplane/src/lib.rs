@@ -52,6 +52,7 @@ mod hold;
 mod icmp;
 mod input;
 pub mod inspect;
+pub mod kernel_neigh;
 mod local;
 mod neigh_table;
 pub mod neighbor;

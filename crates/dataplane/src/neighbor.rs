@@ -296,6 +296,12 @@ impl NeighEntry {
         self.dynamic.load(Ordering::Relaxed)
     }
 
+    /// When a fast path (either tier) last sent to it, on the workers'
+    /// clock (ms; refreshed at most once a second).
+    pub fn used_ms(&self) -> u64 {
+        self.used_ms.load(Ordering::Relaxed)
+    }
+
     /// The start of the current probe round of a STALE (or aged
     /// REACHABLE) entry, if one is running: a `since_ms` left over from
     /// before the last confirmation does not count.
@@ -380,6 +386,25 @@ impl NeighEntry {
         self.dynamic.store(false, Ordering::Relaxed);
         self.word
             .store(word(mac_to_u64(mac), STATE_STATIC, gen), Ordering::Release);
+    }
+
+    /// A MAC from the kernel's neighbour table (`[kernel] local`): STATIC,
+    /// since the kernel confirms and ages it, but `dynamic` is kept, so a
+    /// connected host's entry still goes when the kernel forgets it. A
+    /// dead entry stays dead; the same MAC changes nothing.
+    pub fn set_kernel(&self, mac: [u8; 6]) {
+        let w = self.word.load(Ordering::Acquire);
+        let m = mac_to_u64(mac);
+        match state_of(w) {
+            STATE_DEAD => return,
+            STATE_STATIC if w & MAC_MASK == m => return,
+            _ => {}
+        }
+        self.since_ms.store(0, Ordering::Relaxed);
+        self.word.store(
+            word(m, STATE_STATIC, (w >> GEN_SHIFT) + 1),
+            Ordering::Release,
+        );
     }
 
     /// Makes a dynamic entry permanent (a route now uses it).

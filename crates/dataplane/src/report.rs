@@ -76,6 +76,11 @@ pub struct FastPathPort {
     /// the port's `output_drops`).
     #[serde(default)]
     pub xmit_drops: u64,
+    /// Frames passed to the kernel's stack (`[kernel] local`: the router's
+    /// traffic the workers do not answer, ARP, ND, multicast); the
+    /// workers never see them, so they are in no identity.
+    #[serde(default)]
+    pub to_kernel: u64,
     /// Frames handed to the workers, by reason (non-zero).
     pub punted: BTreeMap<String, u64>,
     /// The program may redirect to this port now (its driver takes XDP

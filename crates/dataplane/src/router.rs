@@ -348,6 +348,9 @@ impl<'a> RouterPlan<'a> {
                 .then(|| (0..cfg.ports.len()).map(|i| i ^ 1).collect()),
             tx_locks: (cfg.router.tx_queues == config::TxQueues::Shared)
                 .then(|| (0..cfg.ports.len()).map(|_| Default::default()).collect()),
+            kernel: cfg
+                .kernel_local
+                .then(crate::kernel_neigh::KernelRequests::new),
         });
         Ok(Router { shared })
     }
@@ -389,7 +392,19 @@ impl Router {
         }
         let mut c = self.shared.control();
         let t = c.route_target(&self.shared.neigh, self.shared.ports.len(), via)?;
-        c.insert(prefix, t)
+        c.insert(prefix, t)?;
+        if let Some(k) = &self.shared.kernel {
+            // `[kernel] local`: unresolved gateways are the kernel's to
+            // resolve, asked at once rather than on the first packet.
+            let now_ms = self.shared.epoch.elapsed().as_millis() as u64;
+            for &(ip, port) in via {
+                let e = self.shared.neigh(c.hosts[&(port, ip)]);
+                if e.state() == crate::neighbor::STATE_INCOMPLETE && e.try_solicit(now_ms) {
+                    k.request(port, ip);
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Routes installed, IPv4 and IPv6 (every kind).

@@ -144,6 +144,9 @@ pub struct Shared {
     /// `[router] tx_queues = "shared"`: one lock per port that a worker
     /// holds while it transmits there; `None`: per-worker queues, no lock.
     pub(crate) tx_locks: Option<Box<[std::sync::Mutex<()>]>>,
+    /// `[kernel] local`: neighbours are the kernel's; what the workers
+    /// would solicit is asked of it here (see [`crate::kernel_neigh`]).
+    pub(crate) kernel: Option<crate::kernel_neigh::KernelRequests>,
 }
 
 impl Shared {

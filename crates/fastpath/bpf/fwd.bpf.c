@@ -27,6 +27,11 @@
  *   written out below with the same constants, on the same fields.
  * - Counters per CPU and port: forwarded (ingress and egress) and punted
  *   by reason; user space merges them into the router's statistics.
+ * - With `[kernel] local` (FP_PORT_KERNEL_LOCAL) the kernel's stack on
+ *   the same interface and addresses takes the router's traffic that the
+ *   workers do not answer (BGP's TCP, OSPF), ARP, ND and link-local
+ *   traffic (XDP_PASS, counted FP_TO_KERNEL), so a routing daemon runs
+ *   beside softrouter; echo requests stay the workers'.
  *
  * Names and constants follow `packet` and `fib` (fwd.h), so the C and the
  * Rust can be read side by side.
@@ -434,6 +439,69 @@ static __always_inline int forward_v6(struct xdp_md *ctx, struct fp_counters *ci
 	return send(ctx, cin, &v, ETH_LEN + IPV6_LEN + plen);
 }
 
+/* ---- [kernel] local: the kernel's share of the router's traffic ---- */
+
+/* The LPM entry names one of the router's own addresses. */
+static __always_inline int is_local(__u32 entry)
+{
+	int bad = 0;
+	if (!(entry & ENTRY_VALID))
+		return 0;
+	__u32 id = resolve(entry & ENTRY_PAYLOAD, 0, &bad);
+	__u64 nh = u64_at(&nh_desc, id, &bad);
+	return !bad && (nh & NH_VALID) && ((nh >> 32) & 7) == NH_KIND_LOCAL;
+}
+
+/* An IPv4 packet for the kernel: multicast or limited broadcast, or to a
+ * local address and not an unfragmented ICMP echo request (those stay
+ * the workers', so ping answers are softrouter's). A frame too short for
+ * its header or of another version stays the workers' to judge and count;
+ * the kernel checks the rest (checksum, lengths) of what it takes. */
+static __always_inline int kernel_v4(void *data, void *end)
+{
+	__u8 *ip = data + ETH_LEN;
+	if ((void *)(ip + IPV4_LEN) > end || ip[0] >> 4 != 4)
+		return 0;
+	__u32 dst = load32(ip + 16);
+	if (dst >> 28 == 14 || dst == 0xffffffff)
+		return 1;
+	int bad = 0;
+	__u32 e = lookup4(dst, &bad);
+	if (bad || !is_local(e))
+		return 0;
+	if (ip[9] != PROTO_ICMP || (load16(ip + 6) & 0x3fff))
+		return 1;
+	__u8 *icmp = ip + (ip[0] & 0xf) * 4;
+	if ((void *)(icmp + 1) > end)
+		return 1;
+	return icmp[0] != ICMP_ECHO;
+}
+
+/* IPv6: multicast (ND, OSPFv3, MLD), link-local unicast (the workers have
+ * no link-local address; BGP and OSPFv3 use the kernel's), or a local
+ * address unless an ICMPv6 echo request directly follows the header. */
+static __always_inline int kernel_v6(void *data, void *end)
+{
+	__u8 *ip = data + ETH_LEN;
+	if ((void *)(ip + IPV6_LEN + 1) > end || ip[0] >> 4 != 6)
+		return 0;
+	if (ip[24] == 0xff || (ip[24] == 0xfe && (ip[25] & 0xc0) == 0x80))
+		return 1;
+	__u8 d[16];
+	__builtin_memcpy(d, ip + 24, 16);
+	int bad = 0;
+	__u32 e = lookup6(d, &bad);
+	if (bad || !is_local(e))
+		return 0;
+	return ip[6] != PROTO_ICMPV6 || ip[IPV6_LEN] != ICMPV6_ECHO_REQUEST;
+}
+
+static __always_inline int to_kernel(struct fp_counters *cin)
+{
+	cin->c[FP_TO_KERNEL]++;
+	return XDP_PASS;
+}
+
 SEC("xdp")
 int sr_fwd(struct xdp_md *ctx)
 {
@@ -455,9 +523,17 @@ int sr_fwd(struct xdp_md *ctx)
 	/* Only unicast to this port, from a unicast source (replies and ICMP
 	 * errors go back to it): broadcast, multicast, other hosts' frames
 	 * are the workers' (ARP, ND, the drop counters). */
+	int kernel = p->flags & FP_PORT_KERNEL_LOCAL;
+	/* With [kernel] local, broadcast and multicast (ARP requests, ND,
+	 * OSPF, RA) from a unicast source are the kernel's. */
+	if (kernel && (eth[0] & 1) && !(eth[6] & 1))
+		return to_kernel(cin);
 	if (!mac_eq(eth, p->mac) || (eth[6] & 1))
 		return punt(ctx, cin, in_port, FP_PUNT_L2);
 	__u16 type = load16(eth + 12);
+	if (kernel && (type == ETH_ARP || (type == ETH_IPV4 && kernel_v4(data, end)) ||
+		       (type == ETH_IPV6 && kernel_v6(data, end))))
+		return to_kernel(cin);
 	if (type == ETH_IPV4)
 		return forward_v4(ctx, cin, in_port);
 	if (type == ETH_IPV6)

@@ -19,8 +19,13 @@
 #define ETH_IPV6 0x86dd
 #define IPV4_LEN 20
 #define IPV6_LEN 40
+#define ETH_ARP 0x0806
+#define PROTO_ICMP 1
 #define PROTO_TCP 6
 #define PROTO_UDP 17
+#define PROTO_ICMPV6 58
+#define ICMP_ECHO 8
+#define ICMPV6_ECHO_REQUEST 128
 #define IPV6_NH_HOP_BY_HOP 0
 
 /* fib::entry: valid | ext | 30-bit payload. */
@@ -81,6 +86,10 @@ struct fp_port {
  * for a veth, its peer can receive them). Without it, traffic to the port
  * goes through the workers. */
 #define FP_PORT_XDP_TX 1
+/* `[kernel] local`: the kernel's stack on this interface takes what the
+ * workers do not answer for the router's addresses (all but ICMP echo
+ * requests), every ARP and ND frame, link-local unicast and multicast. */
+#define FP_PORT_KERNEL_LOCAL 2
 
 /* fastpath::layout::Clock: the workers' clock, so both tiers age
  * neighbours alike (now_ms = (monotonic - epoch_ns) / 1e6 + offset_ms). */
@@ -111,6 +120,7 @@ enum fp_counter {
 	FP_PUNT_EGRESS,    /* egress port cannot take XDP frames */
 	FP_PUNT_TABLE,     /* an id beyond a table (writer bug or resize) */
 	FP_XMIT_DROPS,     /* redirected here, dropped by the driver (egress port) */
+	FP_TO_KERNEL,      /* FP_PORT_KERNEL_LOCAL: passed to the kernel's stack */
 	FP_NCOUNTERS,
 };
 

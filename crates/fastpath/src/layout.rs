@@ -25,6 +25,10 @@ pub struct PortSlot {
 
 /// The port takes redirected XDP frames (`FP_PORT_XDP_TX`).
 pub const PORT_XDP_TX: u32 = 1;
+/// `[kernel] local` (`FP_PORT_KERNEL_LOCAL`): the program passes the
+/// kernel's share of the router's own traffic (all but ICMP echo
+/// requests), ARP, ND, link-local and multicast to the kernel's stack.
+pub const PORT_KERNEL_LOCAL: u32 = 2;
 
 /// `struct fp_clock`: the workers' clock, so both tiers age neighbours
 /// alike.
@@ -90,10 +94,13 @@ pub enum Counter {
     /// Redirected to this port and dropped by its driver (counted on the
     /// egress port by the `xdp_devmap_xmit` tracepoint program).
     XmitDrops,
+    /// Passed to the kernel's stack (`[kernel] local`); neither forwarded
+    /// nor punted, the workers never see them.
+    ToKernel,
 }
 
 /// Number of counters (`FP_NCOUNTERS`).
-pub const NCOUNTERS: usize = Counter::XmitDrops as usize + 1;
+pub const NCOUNTERS: usize = Counter::ToKernel as usize + 1;
 
 impl Counter {
     /// Every punt reason, with its name in the statistics.
@@ -148,4 +155,4 @@ unsafe impl aya::Pod for PortSlot {}
 const _: () = assert!(std::mem::size_of::<PortSlot>() == 16);
 const _: () = assert!(std::mem::size_of::<Clock>() == 24);
 const _: () = assert!(std::mem::size_of::<Counters>() == NCOUNTERS * 8);
-const _: () = assert!(NCOUNTERS == 17);
+const _: () = assert!(NCOUNTERS == 18);

@@ -22,7 +22,7 @@ use anyhow::{anyhow, bail, Context, Result};
 use aya::maps::{DevMap, HashMap as BpfHashMap, PerCpuArray, XskMap};
 use aya::programs::{Xdp, XdpMode};
 
-pub use layout::{Clock, Counter, Counters, Identity, PortSlot, PORT_XDP_TX};
+pub use layout::{Clock, Counter, Counters, Identity, PortSlot, PORT_KERNEL_LOCAL, PORT_XDP_TX};
 pub use memory::MapMemory;
 
 /// The program object (`bpf/fwd.bpf.c`).

@@ -11,7 +11,9 @@ use std::net::{Ipv4Addr, Ipv6Addr};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
 
 use fastpath::layout::neigh::{STATE_REACHABLE, STATE_SHIFT, STATE_STATIC};
-use fastpath::{Clock, Counter, Counters, FastPath, PortSlot, Sizes, PORT_XDP_TX};
+use fastpath::{
+    Clock, Counter, Counters, FastPath, PortSlot, Sizes, PORT_KERNEL_LOCAL, PORT_XDP_TX,
+};
 use fib::memory::{Region, Zeroed};
 use fib::{
     lpm4, lpm6, Lpm4Config, Lpm4Reader, Lpm4Writer, Lpm6Config, Lpm6Reader, Lpm6Writer, NextHop,
@@ -480,6 +482,118 @@ fn punts_what_the_workers_must_decide_unchanged_and_counted() {
     assert_eq!(b.run(&v4(dst(7), 1, 64, 18, 0)).0, bpf::XDP_PASS);
     assert_eq!(b.counters(0).get(Counter::PuntEgress), 1);
     assert_eq!(b.run(&base).0, bpf::XDP_REDIRECT);
+}
+
+/// `[kernel] local` (PORT_KERNEL_LOCAL): the kernel's stack takes the
+/// router's traffic the workers do not answer (TCP, UDP, echo replies,
+/// even at TTL 1, as eBGP and OSPF send it), ARP, ND, multicast and
+/// link-local unicast; echo requests stay the workers'; forwarding does
+/// not change. Without the flag the same frames are punted as before.
+#[test]
+fn kernel_local_passes_the_kernels_share_and_keeps_echo() {
+    if !root("kernel_local_passes_the_kernels_share_and_keeps_echo") {
+        return;
+    }
+    let mut b = Bed::new(16, 64);
+    let gw = b.gateway(1, STATE_REACHABLE);
+    let local = b.other(NextHopKind::Local);
+    b.w4.insert(p4("198.19.1.0/24"), Target::next_hop(gw))
+        .unwrap();
+    b.w4.insert(p4("198.18.0.1/32"), Target::next_hop(local))
+        .unwrap();
+    b.w6.insert(p6("2001:2::1/128"), Target::next_hop(local))
+        .unwrap();
+    let me = Ipv4Addr::new(198, 18, 0, 1);
+    let me6: Ipv6Addr = "2001:2::1".parse().unwrap();
+    // IPv4 with protocol `proto`, the first two bytes after the header
+    // being `word` (ICMP type and code).
+    let v4p = |proto: u8, word: u16, ttl: u8| {
+        let mut f = v4(me, word, ttl, 18, 0);
+        f[14 + 9] = proto;
+        f[24..26].fill(0);
+        let c = checksum(&f[14..34]);
+        f[24..26].copy_from_slice(&c.to_be_bytes());
+        f
+    };
+    let v6p = |dst: Ipv6Addr, next: u8, word: u16| {
+        let mut f = v6(dst, word, 64, 18);
+        f[14 + 6] = next;
+        f
+    };
+    let multicast = |mut f: Vec<u8>, mac: [u8; 6]| {
+        f[0..6].copy_from_slice(&mac);
+        f
+    };
+    let mut arp = v4(me, 1, 64, 18, 0);
+    arp[12..14].copy_from_slice(&[8, 6]);
+    let ospf = {
+        let mut f = v4(Ipv4Addr::new(224, 0, 0, 5), 1, 1, 18, 0);
+        f[14 + 9] = 89;
+        f[24..26].fill(0);
+        let c = checksum(&f[14..34]);
+        f[24..26].copy_from_slice(&c.to_be_bytes());
+        multicast(f, [1, 0, 0x5e, 0, 0, 5])
+    };
+    let kernel: Vec<(&str, Vec<u8>, Counter)> = vec![
+        ("TCP (BGP)", v4p(6, 179, 64), Counter::PuntLocal),
+        ("TCP at TTL 1 (eBGP)", v4p(6, 179, 1), Counter::PuntTtl),
+        ("UDP", v4p(17, 5000, 64), Counter::PuntLocal),
+        ("echo reply", v4p(1, 0, 64), Counter::PuntLocal),
+        (
+            "ARP request",
+            multicast(arp.clone(), [0xff; 6]),
+            Counter::PuntL2,
+        ),
+        ("ARP reply", arp, Counter::PuntNotIp),
+        ("OSPF hello", ospf, Counter::PuntL2),
+        ("IPv6 TCP", v6p(me6, 6, 179), Counter::PuntLocal),
+        (
+            "IPv6 NS",
+            multicast(
+                v6p("ff02::1:ff00:1".parse().unwrap(), 58, 135 << 8),
+                [0x33, 0x33, 0xff, 0, 0, 1],
+            ),
+            Counter::PuntL2,
+        ),
+        (
+            "IPv6 link-local unicast",
+            v6p("fe80::1".parse().unwrap(), 6, 179),
+            Counter::PuntHeader,
+        ),
+    ];
+    let workers: Vec<(&str, Vec<u8>, Counter)> = vec![
+        ("echo request", v4p(1, 8 << 8, 64), Counter::PuntLocal),
+        (
+            "IPv6 echo request",
+            v6p(me6, 58, 128 << 8),
+            Counter::PuntLocal,
+        ),
+        (
+            "another host's MAC",
+            multicast(v4p(6, 179, 64), [2, 0, 0, 0, 0, 9]),
+            Counter::PuntL2,
+        ),
+    ];
+    for flags in [PORT_XDP_TX, PORT_XDP_TX | PORT_KERNEL_LOCAL] {
+        b.port(0, ROUTER_MAC, flags);
+        let on = flags & PORT_KERNEL_LOCAL != 0;
+        for (what, f, reason) in kernel.iter().chain(&workers) {
+            let to_kernel = on && kernel.iter().any(|k| k.0 == *what);
+            let before = b.counters(0);
+            let (act, out) = b.run(f);
+            assert_eq!(act, bpf::XDP_PASS, "{what}");
+            assert_eq!(&out, f, "{what}: unchanged");
+            let after = b.counters(0);
+            let (k, p) = (Counter::ToKernel, *reason);
+            assert_eq!(
+                (after.get(k) - before.get(k), after.get(p) - before.get(p)),
+                if to_kernel { (1, 0) } else { (0, 1) },
+                "{what}, kernel local {on}: to the kernel, else punted as {reason:?}"
+            );
+        }
+        let (act, _) = b.run(&v4(Ipv4Addr::new(198, 19, 1, 9), 1, 64, 18, 0));
+        assert_eq!(act, bpf::XDP_REDIRECT, "kernel local {on}: forwarding");
+    }
 }
 
 /// Random routes (next hops and ECMP groups) and destinations: every

@@ -203,12 +203,16 @@ pub fn run(cfg: &Config, opts: &RunOptions) -> Result<Report> {
         }
     };
 
-    // The kernel's routes, dumped before "ready" (so a router started
-    // next to a routing daemon comes up with its table), then followed.
-    let _kernel = match cfg.kernel_routes {
-        Some(table) => match KernelSync::start(cfg, table, router.clone(), configured) {
+    // The kernel's routes (and with `[kernel] local` its neighbours),
+    // dumped before "ready" (so a router started next to a routing daemon
+    // comes up with its table), then followed.
+    let want_kernel = cfg.kernel_routes.is_some() || cfg.kernel_local;
+    let _kernel = if want_kernel {
+        match KernelSync::start(cfg, router.clone(), configured) {
             Ok(k) => {
-                control.set_kernel_sync(k.status());
+                if cfg.kernel_routes.is_some() {
+                    control.set_kernel_sync(k.status());
+                }
                 Some(k)
             }
             Err(e) => {
@@ -218,8 +222,9 @@ pub fn run(cfg: &Config, opts: &RunOptions) -> Result<Report> {
                 }
                 return Err(e);
             }
-        },
-        None => None,
+        }
+    } else {
+        None
     };
 
     // Ready: the workers run and the control socket answers.

@@ -15,6 +15,9 @@
 //!
 //! One thread applies the dump, then every change, through the router's
 //! single writer (the same calls `softrouter ctl route` makes).
+//!
+//! With `[kernel] local` a sibling thread follows the kernel's neighbours
+//! (`crate::kernel_neigh`, docs/control.md).
 
 use crate::controller::Configured;
 use anyhow::{Context, Result};
@@ -28,10 +31,12 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-/// Mirrors the kernel table while it lives.
+/// Mirrors the kernel table (and with `[kernel] local` its neighbours)
+/// while it lives.
 pub struct KernelSync {
     stop: Arc<AtomicBool>,
-    thread: Option<JoinHandle<()>>,
+    threads: Vec<JoinHandle<()>>,
+    /// The route mirror's state (the neighbour follower has none yet).
     status: Arc<SyncStatus>,
 }
 
@@ -70,14 +75,50 @@ struct Mirror {
 }
 
 impl KernelSync {
-    /// Dumps table `table` into `router` (returns when the dump is
-    /// applied, so the router starts with it), then follows it.
-    pub fn start(
+    /// With `[kernel] local`, follows the kernel's neighbours
+    /// (`crate::kernel_neigh`); with `routes`, dumps the table into
+    /// `router`, then follows it. Returns when the dumps are applied, so
+    /// the router starts with them. Neighbours first: the dumped routes'
+    /// gateways then find their MACs known. `configured`: the file's
+    /// prefixes, which the mirror never touches.
+    pub fn start(cfg: &Config, router: Arc<Router>, configured: Configured) -> Result<KernelSync> {
+        // Built first, so a failure below stops what already runs.
+        let mut k = KernelSync {
+            stop: Arc::new(AtomicBool::new(false)),
+            threads: Vec::new(),
+            status: Arc::new(SyncStatus::default()),
+        };
+        if cfg.kernel_local {
+            let t = crate::kernel_neigh::start(cfg, router.clone(), k.stop.clone())?;
+            k.threads.push(t);
+        }
+        if let Some(table) = cfg.kernel_routes {
+            let t = Self::routes(
+                cfg,
+                table,
+                router,
+                configured,
+                k.status.clone(),
+                k.stop.clone(),
+            )?;
+            k.threads.push(t);
+        }
+        Ok(k)
+    }
+
+    /// The route mirror's state.
+    pub fn status(&self) -> Arc<SyncStatus> {
+        self.status.clone()
+    }
+
+    fn routes(
         cfg: &Config,
         table: u32,
         router: Arc<Router>,
         configured: Configured,
-    ) -> Result<KernelSync> {
+        status: Arc<SyncStatus>,
+        stop: Arc<AtomicBool>,
+    ) -> Result<JoinHandle<()>> {
         let mut src = KernelRoutes::open(table).context("following the kernel routing table")?;
         let ports = cfg
             .ports
@@ -91,9 +132,8 @@ impl KernelSync {
             configured,
             installed: HashSet::new(),
             skipped: 0,
-            status: Arc::new(SyncStatus::default()),
+            status: status.clone(),
         };
-        let status = m.status.clone();
         let t = Instant::now();
         let routes = src.dump().context("dumping the kernel routing table")?;
         let n = routes.len();
@@ -106,33 +146,22 @@ impl KernelSync {
             "kernel routes mirrored in {:.3} s",
             t.elapsed().as_secs_f64()
         );
-        let stop = Arc::new(AtomicBool::new(false));
-        let s = stop.clone();
         m.publish();
         status.following.store(true, Ordering::Relaxed);
-        let thread = std::thread::Builder::new()
+        std::thread::Builder::new()
             .name("kernel-sync".into())
             .spawn(move || {
-                m.follow(&mut src, &s);
+                m.follow(&mut src, &stop);
                 m.status.following.store(false, Ordering::Relaxed);
             })
-            .context("spawning the kernel route sync")?;
-        Ok(KernelSync {
-            stop,
-            thread: Some(thread),
-            status,
-        })
-    }
-
-    pub fn status(&self) -> Arc<SyncStatus> {
-        self.status.clone()
+            .context("spawning the kernel route sync")
     }
 }
 
 impl Drop for KernelSync {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
-        if let Some(t) = self.thread.take() {
+        for t in self.threads.drain(..) {
             let _ = t.join();
         }
     }

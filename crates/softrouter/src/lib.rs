@@ -9,6 +9,7 @@ pub mod controller;
 pub mod ctl;
 pub mod engine;
 pub mod iflock;
+pub mod kernel_neigh;
 pub mod kernel_sync;
 pub mod neigh_log;
 pub mod ports;

@@ -228,7 +228,10 @@ fn restart_needed(a: &Config, b: &Config) -> Vec<String> {
     field("[routes_file]", a.routes_file != b.routes_file);
     field("[control]", a.control != b.control);
     field("[metrics]", a.metrics != b.metrics);
-    field("[kernel]", a.kernel_routes != b.kernel_routes);
+    field(
+        "[kernel]",
+        a.kernel_routes != b.kernel_routes || a.kernel_local != b.kernel_local,
+    );
     out
 }
 

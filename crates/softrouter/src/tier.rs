@@ -28,7 +28,7 @@ use anyhow::{Context, Result};
 use config::{Config, Driver, FastPath as FastPathMode};
 use dataplane::report::FastPathPort;
 use dataplane::{Router, RouterPlan, TableSizes};
-use fastpath::{Clock, Counter, FastPath, PortSlot, PORT_XDP_TX};
+use fastpath::{Clock, Counter, FastPath, PortSlot, PORT_KERNEL_LOCAL, PORT_XDP_TX};
 use netio::afxdp::{SharedProgram, XdpMode};
 use std::os::fd::OwnedFd;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -61,6 +61,8 @@ pub struct Tier {
     xskmap: Arc<OwnedFd>,
     /// Router ports the program is attached to (the `afxdp` ones).
     served: Vec<bool>,
+    /// `[kernel] local`: the flag every served port's slot carries.
+    kernel_local: bool,
 }
 
 impl Tier {
@@ -96,6 +98,7 @@ impl Tier {
             prog: Arc::new(prog),
             xskmap: Arc::new(xskmap),
             served,
+            kernel_local: cfg.kernel_local,
         }))
     }
 
@@ -167,6 +170,7 @@ impl Tier {
             fp: Mutex::new(fp),
             ports,
             all_generic,
+            kernel_local: self.kernel_local,
             reader: router.external_reader(),
             stop: AtomicBool::new(false),
         });
@@ -204,6 +208,7 @@ struct Inner {
     fp: Mutex<FastPath>,
     ports: Vec<TierPort>,
     all_generic: bool,
+    kernel_local: bool,
     reader: fib::ExternalReader,
     stop: AtomicBool,
 }
@@ -299,7 +304,12 @@ impl Inner {
                 let slot = PortSlot {
                     mac: p.mac,
                     mtu: p.mtu,
-                    flags: if want { PORT_XDP_TX } else { 0 },
+                    flags: if want { PORT_XDP_TX } else { 0 }
+                        | if self.kernel_local {
+                            PORT_KERNEL_LOCAL
+                        } else {
+                            0
+                        },
                     _pad: 0,
                 };
                 fp.set_port(i as u32, a.ifindex, slot)
@@ -336,6 +346,7 @@ impl RunningTier {
             tx_packets: c.get(Counter::Tx),
             tx_bytes: c.get(Counter::TxBytes),
             xmit_drops: c.get(Counter::XmitDrops),
+            to_kernel: c.get(Counter::ToKernel),
             punted: Counter::PUNTS
                 .iter()
                 .map(|&(k, name)| (name.to_string(), c.get(k)))

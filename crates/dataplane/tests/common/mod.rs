@@ -118,8 +118,18 @@ impl Rig {
     /// [`Rig::new`] with explicit neighbour limits.
     pub fn with_limits(text: &str, inputs: Vec<Vec<Vec<u8>>>, limits: NeighLimits) -> Rig {
         let cfg = config::parse(text, Path::new("test.toml")).unwrap();
-        let infos = infos(&cfg);
-        let router = Router::with_neighbor_limits(&cfg, &infos, limits).unwrap();
+        Rig::with_config(&cfg, inputs, limits)
+    }
+
+    /// [`Rig::with_limits`] from a configuration already read (a test
+    /// may set what a pcap configuration cannot, e.g. `kernel_local`).
+    pub fn with_config(
+        cfg: &config::Config,
+        inputs: Vec<Vec<Vec<u8>>>,
+        limits: NeighLimits,
+    ) -> Rig {
+        let infos = infos(cfg);
+        let router = Router::with_neighbor_limits(cfg, &infos, limits).unwrap();
         let mut rig = Rig {
             router,
             ports: Vec::new(),
