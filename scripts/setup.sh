@@ -13,6 +13,7 @@ packages=(
     linux-perf                   # perf stat for DUT cycle figures (optional)
     curl ca-certificates         # rustup, when the machine has no Rust yet
     python3                      # bench/ scripts summarise their JSON
+    chromium                     # tests/report.rs renders `softrouter report`'s page headless
 )
 
 missing=()

@@ -114,6 +114,14 @@ impl Cell {
         }
     }
 
+    /// Long text that may wrap (options, lists).
+    fn wrap(t: impl Into<String>) -> Cell {
+        Cell {
+            text: t.into(),
+            class: "w",
+        }
+    }
+
     fn num(t: impl Into<String>) -> Cell {
         Cell {
             text: t.into(),
@@ -177,7 +185,8 @@ h1{font-size:1.6em;margin:.8em 0 .3em}h2{font-size:1.35em;border-bottom:2px soli
 .tbl{overflow-x:auto;margin:.4em 0 1em}
 table{border-collapse:collapse;font-size:13px}
 caption{text-align:left;font-weight:600;padding:2px 0}
-th,td{padding:3px 8px;border-bottom:1px solid #e3e3e3;text-align:left;vertical-align:top}
+th,td{padding:3px 8px;border-bottom:1px solid #e3e3e3;text-align:left;vertical-align:top;white-space:nowrap}
+td.w{white-space:normal;min-width:16em}
 th{background:#f3f3f3;white-space:nowrap}
 td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 td.lb{color:#9a4a00;font-weight:700}

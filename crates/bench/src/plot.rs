@@ -73,16 +73,30 @@ fn render(runs: &[RunResults], with_throughput: bool, with_latency: bool) -> Str
         r#"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{h}" viewBox="0 0 {W} {h}" font-family="sans-serif" font-size="12">"#
     );
     let _ = writeln!(s, r#"<rect width="100%" height="100%" fill="white"/>"#);
-    // Legend.
+    // Legend: each entry as wide as its text (about 7 px a character at
+    // 12 px), so long DUT names and versions do not run into each other.
+    let mut x = LEFT;
     for (i, r) in runs.iter().enumerate() {
-        let x = LEFT + i as f64 * 160.0;
+        let d = &r.meta.dut;
+        // The version often starts with the name ("softrouter 0.1.0").
+        let text = if d.version.starts_with(d.label()) || d.version.is_empty() {
+            d.version.clone()
+        } else {
+            format!("{} {}", d.label(), d.version)
+        };
+        let text = if text.is_empty() {
+            d.label().to_string()
+        } else {
+            text
+        };
         let _ = writeln!(
             s,
             r#"<rect x="{x}" y="12" width="12" height="12" fill="{}"/><text x="{}" y="22">{}</text>"#,
             COLOURS[i % COLOURS.len()],
             x + 16.0,
-            esc(&format!("{} {}", r.meta.dut.label(), r.meta.dut.version))
+            esc(&text)
         );
+        x += 16.0 + 7.0 * text.chars().count() as f64 + 20.0;
     }
     let mut tp = Vec::new();
     for (i, r) in runs.iter().enumerate() {
@@ -308,7 +322,9 @@ pub(crate) fn nice_ceiling(v: f64) -> f64 {
 }
 
 pub(crate) fn fmt_num(v: f64) -> String {
-    if v >= 100.0 {
+    if v == 0.0 {
+        "0".into()
+    } else if v >= 100.0 {
         format!("{v:.0}")
     } else if v >= 1.0 {
         format!("{v:.2}")
@@ -371,7 +387,10 @@ mod tests {
             run("linux", 120_000.0, 150_000.0, false),
         ]);
         assert!(s.starts_with("<svg") && s.trim_end().ends_with("</svg>"));
-        assert!(s.contains(">softrouter ") && s.contains(">linux "));
+        assert!(
+            s.contains(">softrouter<") && s.contains(">linux<"),
+            "legend"
+        );
         assert!(
             s.contains("64 v4 softrouter NDR: &gt;= 0.180"),
             "lower bound marked"

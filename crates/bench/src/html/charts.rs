@@ -12,7 +12,7 @@ use crate::plot::{fmt_num, nice_ceiling, COLOURS};
 
 const W: f64 = 760.0;
 const LEFT: f64 = 60.0;
-const RIGHT: f64 = 20.0;
+const RIGHT: f64 = 60.0;
 
 /// One line: its name and points (x, y, hollow).
 pub(super) struct LineSeries {

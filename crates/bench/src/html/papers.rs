@@ -58,7 +58,11 @@ fn lookup(p: &PaperValue, run: &RunResults) -> (Option<f64>, bool) {
             let Some(s) = test(TestKind::Throughput).and_then(|t| t.throughput_summary()) else {
                 return (None, false);
             };
-            let g = if p.metric == "ndr_mpps" { &s.ndr } else { &s.pdr };
+            let g = if p.metric == "ndr_mpps" {
+                &s.ndr
+            } else {
+                &s.pdr
+            };
             (g.fps.map(|f| f / 1e6), g.lower_bound)
         }
         "cycles_per_packet" => (

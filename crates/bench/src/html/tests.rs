@@ -7,8 +7,8 @@ use serde_json::json;
 
 use super::*;
 use crate::results::{DutInfo, RunMeta, RunResults, TestResult};
-use crate::search::{LatencyResult, LossPoint, LossSeriesResult, TrialOutcome, TrialRecord};
 use crate::search::TrialSpec;
+use crate::search::{LatencyResult, LossPoint, LossSeriesResult, TrialOutcome, TrialRecord};
 use crate::settings::Settings;
 use crate::sizes::FrameSize;
 use crate::sysstat::{CpuAvailability, IrqRate, SoftirqRate, SysStats};
@@ -31,8 +31,7 @@ fn trial(rate: f64, softrouter: bool) -> TrialRecord {
             "forwarded": 1000, "fast_path_forwarded": 250,
             "drops": {"no_route": 3}
         });
-        stats["control_latency"] =
-            json!({"stats": {"count": 40, "errors": 0, "p50_ms": 0.5, "p99_ms": 2.25, "max_ms": 3.0}});
+        stats["control_latency"] = json!({"stats": {"count": 40, "errors": 0, "p50_ms": 0.5, "p99_ms": 2.25, "max_ms": 3.0}});
     }
     TrialRecord {
         purpose: "search".into(),
@@ -170,22 +169,35 @@ fn every_section_is_there() {
         assert!(p.contains(h), "{h} missing");
     }
     // The header: date, host, kernel, DUT names and versions, notes.
-    for s in ["2026-11-25T17:00:00Z", "bench-host", "6.1.0-test", "linux", "Notes of"] {
+    for s in [
+        "2026-11-25T17:00:00Z",
+        "bench-host",
+        "6.1.0-test",
+        "linux",
+        "Notes of",
+    ] {
         assert!(p.contains(s), "{s} missing");
     }
     // Charts: throughput and latency bars, a loss line, stacked stages.
-    assert_eq!(p.matches("<svg").count(), 5, "tp, latency, loss, cycles, cpu time");
+    assert_eq!(
+        p.matches("<svg").count(),
+        5,
+        "tp, latency, loss, cycles, cpu time"
+    );
     assert!(p.contains("<polyline"));
     assert!(p.contains("softrouter 64 v4: workers, 1000 pkts"));
     assert!(p.contains("<h3>The DUT's own statistics</h3>"));
     assert!(p.contains("no_route: 3") && p.contains("<td class=\"n\">2.25</td>"));
     assert!(p.contains("<td class=\"n\">25.0</td>"), "a quarter via XDP");
     assert!(p.contains("linux 64 v4: DUT CPUs"));
-    assert!(p.contains("4321") && p.contains("777"), "IRQ and NET_RX rates");
+    assert!(
+        p.contains("4321") && p.contains("777"),
+        "IRQ and NET_RX rates"
+    );
     // Percentiles.
     assert!(p.contains("<td class=\"n\">12.0</td><td class=\"n\">40.0</td>"));
     // The comparison's ratio (first / last), here a bound.
-    assert!(p.contains("NDR softrouter/linux"));
+    assert!(p.contains("ratio: softrouter/linux"));
     assert!(p.contains("1.50 (bound)"), "{p}");
 }
 
@@ -194,7 +206,10 @@ fn lower_bounds_are_marked() {
     let p = page("report", &experiment("softrouter"), &[]);
     assert!(p.contains("<td class=\"n lb\">≥ 0.1800 (tester-limited)</td>"));
     assert!(p.contains("<td class=\"n lb\">≥ 0.1980 (tester-limited)</td>"));
-    assert!(p.contains("<td class=\"n\">0.1200</td>"), "linux's NDR is exact");
+    assert!(
+        p.contains("<td class=\"n\">0.1200</td>"),
+        "linux's NDR is exact"
+    );
     // In the chart, in plain sight and in the tooltip.
     assert!(p.contains(">≥</text>"));
     assert!(p.contains("64 v4 softrouter NDR: &gt;= 0.180"));
@@ -220,7 +235,9 @@ fn text_from_the_results_is_escaped() {
 #[test]
 fn self_contained() {
     let p = page("report", &experiment("softrouter"), &[]);
-    for bad in ["http://", "https://", "<script", "<link", "<img", "@import", "url("] {
+    for bad in [
+        "http://", "https://", "<script", "<link", "<img", "@import", "url(",
+    ] {
         assert!(!p.contains(bad), "{bad} in the page");
     }
     assert!(p.contains("default-src 'none'"));
@@ -278,7 +295,14 @@ fn papers_beside_measured_values() {
     // No rows: the section says where they come from.
     let mut none = sample("softrouter");
     none.runs[0].settings.paper.clear();
-    let p = page("r", &[Experiment { name: "x".into(), results: none }], &[]);
+    let p = page(
+        "r",
+        &[Experiment {
+            name: "x".into(),
+            results: none,
+        }],
+        &[],
+    );
     assert!(p.contains("No published figures given"));
 }
 
