@@ -237,9 +237,10 @@ fn panel(
             if lower {
                 let _ = writeln!(
                     s,
-                    r#"<text x="{:.1}" y="{:.1}" text-anchor="middle" font-weight="bold">≥</text>"#,
+                    r#"<text x="{:.1}" y="{:.1}" text-anchor="middle" font-size="11" font-weight="bold">≥{}</text>"#,
                     x + (bar_w - 2.0) / 2.0,
-                    y - 3.0
+                    y - 3.0,
+                    fmt_num(v)
                 );
             }
         }

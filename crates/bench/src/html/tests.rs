@@ -211,7 +211,7 @@ fn lower_bounds_are_marked() {
         "linux's NDR is exact"
     );
     // In the chart, in plain sight and in the tooltip.
-    assert!(p.contains(">≥</text>"));
+    assert!(p.contains(">≥0.180</text>"), "above the bar");
     assert!(p.contains("64 v4 softrouter NDR: &gt;= 0.180"));
     // Tester-limited loss points hollow.
     assert!(p.contains("(tester-limited)</title></circle>"));
