@@ -467,11 +467,52 @@ pub(super) fn cpu(out: &mut String, runs: &[RunResults]) {
 /// Interrupt and softirq rates, and CPU availability.
 pub(super) fn interrupts(out: &mut String, runs: &[RunResults]) {
     let mut rows = Vec::new();
+    // Charts: interrupts by line (the busiest lines of all trials, the
+    // rest as "other"), network softirqs by kind; both add up to totals.
+    let mut lines: Vec<String> = Vec::new();
+    for r in runs {
+        for (_, _, tr) in figure_trials(r) {
+            for i in tr.outcome.sys.iter().flat_map(|s| &s.irqs).take(3) {
+                if lines.len() < 5 && !lines.contains(&i.irq) && i.irq != "ERR" && i.irq != "MIS" {
+                    lines.push(i.irq.clone());
+                }
+            }
+        }
+    }
+    let mut irq_rows = Vec::new();
+    let mut softirq_rows = Vec::new();
     for r in runs {
         for (label, at, tr) in figure_trials(r) {
             let Some(s) = tr.outcome.sys.as_ref() else {
                 continue;
             };
+            let name = format!("{} {label}", r.meta.dut.label());
+            let mut segments: Vec<(String, f64)> = lines
+                .iter()
+                .map(|l| {
+                    let v = s.irqs.iter().find(|i| &i.irq == l).map_or(0.0, |i| i.per_s);
+                    (l.clone(), v)
+                })
+                .collect();
+            let known: f64 = segments.iter().map(|x| x.1).sum();
+            segments.push(("other".into(), (s.irq_total_per_s - known).max(0.0)));
+            irq_rows.push(StackRow {
+                label: name.clone(),
+                segments,
+            });
+            softirq_rows.push(StackRow {
+                label: name,
+                segments: vec![
+                    (
+                        "NET_RX".into(),
+                        s.softirqs.iter().map(|c| c.net_rx_per_s).sum(),
+                    ),
+                    (
+                        "NET_TX".into(),
+                        s.softirqs.iter().map(|c| c.net_tx_per_s).sum(),
+                    ),
+                ],
+            });
             let top = s
                 .irqs
                 .iter()
@@ -505,6 +546,23 @@ pub(super) fn interrupts(out: &mut String, runs: &[RunResults]) {
         return;
     }
     out.push_str("<h3>Interrupts and softirqs</h3>\n");
+    let mut kinds: Vec<&str> = lines.iter().map(String::as_str).collect();
+    kinds.push("other");
+    figure(
+        out,
+        &charts::stacked("interrupts per second, by line", &irq_rows, &kinds),
+        "host-wide, over the trial at the NDR; the busiest lines by their \
+         /proc/interrupts id (RES: rescheduling, LOC: local timer, CAL: function call)",
+    );
+    figure(
+        out,
+        &charts::stacked(
+            "network softirqs per second, all CPUs",
+            &softirq_rows,
+            &["NET_RX", "NET_TX"],
+        ),
+        "/proc/softirqs over the trial at the NDR",
+    );
     table(
         out,
         "host-wide rates over the trial at the NDR (/proc/interrupts, /proc/softirqs, /proc/stat)",

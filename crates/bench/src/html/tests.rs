@@ -178,12 +178,14 @@ fn every_section_is_there() {
     ] {
         assert!(p.contains(s), "{s} missing");
     }
-    // Charts: throughput and latency bars, a loss line, stacked stages.
+    // Charts: throughput and latency bars, a loss line, stacked stages,
+    // CPU time, interrupts and softirqs.
     assert_eq!(
         p.matches("<svg").count(),
-        5,
-        "tp, latency, loss, cycles, cpu time"
+        7,
+        "tp, latency, loss, cycles, cpu time, irqs, softirqs"
     );
+    assert!(p.contains("interrupts per second, by line") && p.contains(">LOC</text>"));
     assert!(p.contains("<polyline"));
     assert!(p.contains("softrouter 64 v4: workers, 1000 pkts"));
     assert!(p.contains("<h3>The DUT's own statistics</h3>"));
