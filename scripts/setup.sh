@@ -15,6 +15,7 @@ packages=(
     python3                      # bench/ scripts summarise their JSON
     openvswitch-switch           # the bench's ovs DUT (paper 001), user-space datapath
     bird2                        # the control-plane test: BGP over softrouter's port (tests/bird.rs)
+    chromium                     # tests/report.rs renders `softrouter report`'s page headless
 )
 
 missing=()

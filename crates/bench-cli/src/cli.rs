@@ -99,6 +99,10 @@ pub struct BenchArgs {
     /// SVG chart of throughput (and latency) per frame size, all DUTs in one.
     #[arg(long, value_name = "FILE")]
     pub plot: Option<PathBuf>,
+    /// HTML report of the run (as `softrouter report` writes it): one
+    /// self-contained page, every DUT, with the experiment's `[[paper]]` rows.
+    #[arg(long, value_name = "FILE")]
+    pub report: Option<PathBuf>,
     /// softrouter DUT: worker threads.
     #[arg(long)]
     pub workers: Option<u32>,
@@ -273,6 +277,7 @@ fn merge_flags(args: &BenchArgs, t: &mut Table) -> Result<()> {
         ("json", &args.json),
         ("csv", &args.csv),
         ("plot", &args.plot),
+        ("report", &args.report),
     ] {
         put(k, v.as_ref().map(|p| string(p.display())));
     }
@@ -539,6 +544,8 @@ mod tests {
             "r.csv",
             "--plot",
             "r.svg",
+            "--report",
+            "r.html",
             "--tester",
             "afpacket",
             "--no-pin",
@@ -600,6 +607,7 @@ mod tests {
             assert_eq!(s.json.as_deref(), Some(Path::new("r.json")));
             assert_eq!(s.csv.as_deref(), Some(Path::new("r.csv")));
             assert_eq!(s.plot.as_deref(), Some(Path::new("r.svg")));
+            assert_eq!(s.report.as_deref(), Some(Path::new("r.html")));
             assert_eq!(s.tester, TesterBackend::AfPacket);
             assert!(!s.pin_cpus && !s.soak);
             match &s.dut {

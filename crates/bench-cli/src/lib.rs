@@ -4,7 +4,8 @@
 //!   parsed into typed [`bench::settings::Settings`];
 //! - [`run`]: one run of the bench as those settings describe it: CPU
 //!   placement, the tester's calibration, each DUT on a fresh testbed with
-//!   its tests, and the outputs (tables, JSON, CSV, chart).
+//!   its tests, and the outputs (tables, JSON, CSV, chart, HTML report);
+//! - [`report`]: `softrouter report`, the HTML page of results files.
 //!
 //! Why a crate of its own: it is the one part that uses every other part
 //! of the bench, and the one the `softrouter` binary links, behind its
@@ -14,4 +15,5 @@
 //! ([`run::run`]).
 
 pub mod cli;
+pub mod report;
 pub mod run;

@@ -1,6 +1,6 @@
 //! One run of `softrouter bench`: CPU placement, the tester's calibration,
 //! each DUT on a fresh testbed with its tests, and the outputs (tables,
-//! one JSON file, one CSV file, one chart).
+//! one JSON file, one CSV file, one chart, one HTML report).
 //!
 //! Why apart from the CLI: `cli` turns arguments into [`Settings`]; this
 //! module does the work those settings describe, so the command line can
@@ -90,6 +90,18 @@ pub fn run(runs: &[Settings], opts: &RunOptions) -> Result<BenchResults> {
         std::fs::write(p, bench::plot::svg(&results.runs))
             .with_context(|| format!("writing {}", p.display()))?;
         eprintln!("softrouter bench: chart in {}", p.display());
+    }
+    if let Some(p) = &first.report {
+        let name = first
+            .json
+            .as_deref()
+            .map_or_else(|| "this run".to_string(), crate::report::name_of);
+        let exp = bench::html::Experiment {
+            name,
+            results: results.clone(),
+        };
+        crate::report::write(p, "softrouter bench report", &[exp], &[])?;
+        eprintln!("softrouter bench: report in {}", p.display());
     }
     dut::soak::stop();
     Ok(results)

@@ -30,10 +30,12 @@
 //! - [`throughput`]: the NDR and PDR from one MLRsearch-style search.
 //! - [`sim`]: a simulated DUT (and tester) implementing `Trial`.
 //! - [`results`]: the results schema, JSON/CSV writers; [`report`]:
-//!   terminal tables; [`plot`]: SVG charts.
+//!   terminal tables; [`plot`]: SVG charts; [`html`]: the HTML report
+//!   (`softrouter report`), one self-contained page.
 //! - [`suite`]: the tests of a `Settings` in order, against one `Trial`.
 
 pub mod analyzer;
+pub mod html;
 pub use tester::frame;
 pub mod plan;
 pub mod plot;

@@ -17,7 +17,7 @@ const PANEL_H: f64 = 260.0;
 const LEFT: f64 = 70.0;
 const RIGHT: f64 = 20.0;
 const TOP: f64 = 40.0;
-const COLOURS: [&str; 6] = [
+pub(crate) const COLOURS: [&str; 6] = [
     "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b",
 ];
 
@@ -34,8 +34,27 @@ struct Series {
     bars: Vec<Bar>,
 }
 
-/// The chart for one or more runs (e.g. softrouter and linux side by side).
+/// The chart for one or more runs (e.g. softrouter and linux side by side):
+/// throughput and, when measured, latency.
 pub fn svg(runs: &[RunResults]) -> String {
+    render(runs, true, true)
+}
+
+/// The throughput panel alone (the HTML report's throughput section).
+pub fn throughput_svg(runs: &[RunResults]) -> String {
+    render(runs, true, false)
+}
+
+/// The latency panel alone, `None` when no run measured latency.
+pub fn latency_svg(runs: &[RunResults]) -> Option<String> {
+    let labels = size_labels(runs);
+    runs.iter()
+        .any(|r| labels.iter().any(|l| latency(r, l).is_some()))
+        .then(|| render(runs, false, true))
+}
+
+/// The throughput panel and/or the latency panel (when measured).
+fn render(runs: &[RunResults], with_throughput: bool, with_latency: bool) -> String {
     let labels = size_labels(runs);
     let max: Vec<Option<f64>> = labels
         .iter()
@@ -45,25 +64,39 @@ pub fn svg(runs: &[RunResults]) -> String {
         .iter()
         .map(|r| labels.iter().map(|l| latency(r, l)).collect())
         .collect();
-    let has_lat = lat.iter().flatten().any(|v| v.is_some());
-    let panels = if has_lat { 2.0 } else { 1.0 };
+    let has_lat = with_latency && lat.iter().flatten().any(|v| v.is_some());
+    let panels = f64::from(u8::from(has_lat) + u8::from(with_throughput));
     let h = TOP + panels * (PANEL_H + 60.0) + 30.0;
     let mut s = String::new();
     let _ = writeln!(
         s,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{h}" font-family="sans-serif" font-size="12">"#
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{h}" viewBox="0 0 {W} {h}" font-family="sans-serif" font-size="12">"#
     );
     let _ = writeln!(s, r#"<rect width="100%" height="100%" fill="white"/>"#);
-    // Legend.
+    // Legend: each entry as wide as its text (about 7 px a character at
+    // 12 px), so long DUT names and versions do not run into each other.
+    let mut x = LEFT;
     for (i, r) in runs.iter().enumerate() {
-        let x = LEFT + i as f64 * 160.0;
+        let d = &r.meta.dut;
+        // The version often starts with the name ("softrouter 0.1.0").
+        let text = if d.version.starts_with(d.label()) || d.version.is_empty() {
+            d.version.clone()
+        } else {
+            format!("{} {}", d.label(), d.version)
+        };
+        let text = if text.is_empty() {
+            d.label().to_string()
+        } else {
+            text
+        };
         let _ = writeln!(
             s,
             r#"<rect x="{x}" y="12" width="12" height="12" fill="{}"/><text x="{}" y="22">{}</text>"#,
             COLOURS[i % COLOURS.len()],
             x + 16.0,
-            esc(&format!("{} {}", r.meta.dut.label(), r.meta.dut.version))
+            esc(&text)
         );
+        x += 16.0 + 7.0 * text.chars().count() as f64 + 20.0;
     }
     let mut tp = Vec::new();
     for (i, r) in runs.iter().enumerate() {
@@ -80,15 +113,22 @@ pub fn svg(runs: &[RunResults]) -> String {
         }
     }
     let ticks: Vec<Option<f64>> = max.iter().map(|m| m.map(|v| v / 1e6)).collect();
-    panel(
-        &mut s,
-        TOP,
-        "throughput, Mpps (solid: NDR, outline: PDR; pale/dashed: lower bound; tick: tester maximum)",
-        &labels,
-        &tp,
-        &ticks,
-    );
+    if with_throughput {
+        panel(
+            &mut s,
+            TOP,
+            "throughput, Mpps (solid: NDR, outline: PDR; pale/dashed, \u{2265}: lower bound; tick: tester maximum)",
+            &labels,
+            &tp,
+            &ticks,
+        );
+    }
     if has_lat {
+        let y0 = if with_throughput {
+            TOP + PANEL_H + 60.0
+        } else {
+            TOP
+        };
         let med: Vec<Series> = lat
             .iter()
             .zip(runs)
@@ -112,7 +152,7 @@ pub fn svg(runs: &[RunResults]) -> String {
             .collect();
         panel(
             &mut s,
-            TOP + PANEL_H + 60.0,
+            y0,
             "median latency, us (tick: highest p99)",
             &labels,
             &med,
@@ -192,6 +232,17 @@ fn panel(
                     fmt_num(v)
                 ))
             );
+            // A lower bound is also marked in plain sight, not only by
+            // shade and in the tooltip.
+            if lower {
+                let _ = writeln!(
+                    s,
+                    r#"<text x="{:.1}" y="{:.1}" text-anchor="middle" font-size="11" font-weight="bold">≥{}</text>"#,
+                    x + (bar_w - 2.0) / 2.0,
+                    y - 3.0,
+                    fmt_num(v)
+                );
+            }
         }
         if let Some(t) = ticks[j] {
             let y = y_of(t);
@@ -259,7 +310,7 @@ fn latency(r: &RunResults, label: &str) -> Option<(f64, f64)> {
 }
 
 /// 1, 2 or 5 times a power of ten at or above `v`.
-fn nice_ceiling(v: f64) -> f64 {
+pub(crate) fn nice_ceiling(v: f64) -> f64 {
     if v <= 0.0 || !v.is_finite() {
         return 1.0;
     }
@@ -271,8 +322,10 @@ fn nice_ceiling(v: f64) -> f64 {
         .unwrap_or(10.0 * p)
 }
 
-fn fmt_num(v: f64) -> String {
-    if v >= 100.0 {
+pub(crate) fn fmt_num(v: f64) -> String {
+    if v == 0.0 {
+        "0".into()
+    } else if v >= 100.0 {
         format!("{v:.0}")
     } else if v >= 1.0 {
         format!("{v:.2}")
@@ -335,7 +388,10 @@ mod tests {
             run("linux", 120_000.0, 150_000.0, false),
         ]);
         assert!(s.starts_with("<svg") && s.trim_end().ends_with("</svg>"));
-        assert!(s.contains(">softrouter ") && s.contains(">linux "));
+        assert!(
+            s.contains(">softrouter<") && s.contains(">linux<"),
+            "legend"
+        );
         assert!(
             s.contains("64 v4 softrouter NDR: &gt;= 0.180"),
             "lower bound marked"

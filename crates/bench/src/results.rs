@@ -414,11 +414,10 @@ fn compare(runs: &[RunResults]) -> Vec<ComparisonRow> {
         .collect()
 }
 
-/// DUT cycles per forwarded packet (`dut_stats.cpu.soak_cycles_per_packet`,
-/// else `dut_cycles_per_packet`, see `dut::probe`) in the trial of a
-/// throughput test whose rate is the NDR (else the highest-rate loss-free
-/// trial): the DUT's cost at its throughput.
-pub fn dut_cycles_at_throughput(t: &TestResult) -> Option<f64> {
+/// The trial of a throughput test whose rate is the NDR (else the
+/// highest-rate loss-free trial): where the DUT's figures at its
+/// throughput (CPU, cycles, interrupts) come from.
+pub fn trial_at_throughput(t: &TestResult) -> Option<&TrialRecord> {
     let ndr = t
         .trials
         .iter()
@@ -429,13 +428,21 @@ pub fn dut_cycles_at_throughput(t: &TestResult) -> Option<f64> {
             .filter(|tr| tr.outcome.lost == 0 && tr.outcome.sent > 0)
             .max_by(|a, b| a.spec.rate_fps.total_cmp(&b.spec.rate_fps))
     })
-    .and_then(|tr| tr.outcome.dut_stats.as_ref())
-    .and_then(|d| {
-        let c = &d["cpu"];
-        c["soak_cycles_per_packet"]
-            .as_f64()
-            .or_else(|| c["dut_cycles_per_packet"].as_f64())
-    })
+}
+
+/// DUT cycles per forwarded packet (`dut_stats.cpu.soak_cycles_per_packet`,
+/// else `dut_cycles_per_packet`, see `dut::probe`) in the trial of a
+/// throughput test whose rate is the NDR (else the highest-rate loss-free
+/// trial): the DUT's cost at its throughput.
+pub fn dut_cycles_at_throughput(t: &TestResult) -> Option<f64> {
+    trial_at_throughput(t)
+        .and_then(|tr| tr.outcome.dut_stats.as_ref())
+        .and_then(|d| {
+            let c = &d["cpu"];
+            c["soak_cycles_per_packet"]
+                .as_f64()
+                .or_else(|| c["dut_cycles_per_packet"].as_f64())
+        })
 }
 
 /// One CSV row per trial of `r`.

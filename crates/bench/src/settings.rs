@@ -35,6 +35,7 @@
 
 mod dut;
 mod error;
+mod paper;
 mod values;
 
 use std::path::{Path, PathBuf};
@@ -45,6 +46,7 @@ use crate::sizes::FrameSize;
 
 pub use dut::{DutKind, DutSettings, FastPathMode, MacAddr, PortDriver, RpsMode, SoftrouterMode};
 pub use error::SettingsError;
+pub use paper::{PaperValue, PapersFile};
 pub use values::{IpVersion, Pattern, Preset, TestKind, TesterBackend};
 
 /// Every benchmark option. Field docs give the defaults.
@@ -126,6 +128,13 @@ pub struct Settings {
     pub csv: Option<PathBuf>,
     /// SVG chart of every DUT's results.
     pub plot: Option<PathBuf>,
+    /// HTML report of every DUT's results (`bench::html`).
+    pub report: Option<PathBuf>,
+    /// Published figures of papers that this experiment reproduces
+    /// (`[[paper]]` rows, see [`PaperValue`]); the report sets them
+    /// beside the measured ones.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub paper: Vec<PaperValue>,
 }
 
 impl Default for Settings {
@@ -167,6 +176,8 @@ impl Default for Settings {
             json: None,
             csv: None,
             plot: None,
+            report: None,
+            paper: Vec::new(),
         }
     }
 }
@@ -292,6 +303,9 @@ impl Settings {
         }
         if self.link_bps.is_some_and(|r| !(r > 0.0 && r.is_finite())) {
             return bad("link_bps", "must be positive".into());
+        }
+        for (i, p) in self.paper.iter().enumerate() {
+            p.validate().map_err(|m| (format!("paper.{i}"), m))?;
         }
         if self.soak && !self.pin_cpus {
             return bad(
@@ -552,6 +566,18 @@ interfaces = ["a", "b", "c", "d"]
             json: Some("r.json".into()),
             csv: Some("r.csv".into()),
             plot: Some("r.svg".into()),
+            report: Some("r.html".into()),
+            paper: vec![PaperValue {
+                paper: "000".into(),
+                figure: "Fig. 4".into(),
+                metric: "ndr_mpps".into(),
+                size: "64".into(),
+                ip: None,
+                dut: Some("linux".into()),
+                published: 1.25,
+                unit: "Mpps".into(),
+                measured: None,
+            }],
         };
         s.validate().unwrap();
         let text = s.to_toml();

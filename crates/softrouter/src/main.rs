@@ -1,4 +1,5 @@
-//! `softrouter`: run the router, check a configuration, or benchmark.
+//! `softrouter`: run the router, check a configuration, benchmark, or
+//! report on benchmark results.
 //!
 //! Exit codes of `run` and `check-config`: 0 done (a signal, `--duration`,
 //! or the end of the capture input); 1 a failure at start (a port that
@@ -72,6 +73,10 @@ enum Command {
     /// softrouter vs Linux suite).
     #[cfg(feature = "bench")]
     Bench(Box<bench_cli::cli::BenchArgs>),
+    /// One self-contained HTML page from bench results files (exit 2: a
+    /// file that cannot be read or parsed).
+    #[cfg(feature = "bench")]
+    Report(bench_cli::report::ReportArgs),
 }
 
 /// Longest `--duration`: about 31 years, far below where a `Duration`
@@ -165,5 +170,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::Ctl(args) => Ok(softrouter::ctl::run(args)),
         #[cfg(feature = "bench")]
         Command::Bench(args) => bench_cli::cli::run(*args),
+        #[cfg(feature = "bench")]
+        Command::Report(args) => Ok(bench_cli::report::run(args)),
     }
 }

@@ -1,0 +1,706 @@
+//! The sections of one experiment in the HTML report.
+//!
+//! Why each section reads the results as they are: the page explains a
+//! run, it does not re-derive it; a figure that was not measured prints
+//! `n/a`, and a lower bound says so in the cell, not only in a colour.
+
+use std::fmt::Write as _;
+
+use serde_json::Value;
+
+use super::charts::{self, LineSeries, StackRow};
+use super::{esc, figure, table, Cell};
+use crate::results::{trial_at_throughput, BenchResults, RunResults, TestResult, TestValue};
+use crate::search::TrialRecord;
+use crate::settings::TestKind;
+use crate::throughput::GoalResult;
+
+fn mpps(f: f64) -> String {
+    format!("{:.4}", f / 1e6)
+}
+
+fn us(ns: f64) -> String {
+    format!("{:.1}", ns / 1e3)
+}
+
+fn opt(v: Option<f64>, f: impl Fn(f64) -> String) -> String {
+    v.map_or_else(|| "n/a".into(), f)
+}
+
+/// The run's settings, metadata, DUTs and notes.
+pub(super) fn header(out: &mut String, r: &BenchResults) {
+    let Some(first) = r.runs.first() else {
+        out.push_str("<p class=\"note\">This file holds no run.</p>\n");
+        return;
+    };
+    let m = &first.meta;
+    let s = &first.settings;
+    let list = |v: Vec<String>| v.join(", ");
+    let secs = |v: Option<f64>| v.map_or("preset".into(), |v| format!("{v} s"));
+    let rows: Vec<(&str, String)> = vec![
+        ("date", m.started.clone()),
+        ("host", m.host.clone()),
+        ("kernel", m.kernel.clone()),
+        ("tool", format!("{} {}", m.tool, m.tool_version)),
+        (
+            "DUTs",
+            list(
+                r.runs
+                    .iter()
+                    .map(|r| format!("{} {}", r.meta.dut.label(), r.meta.dut.version))
+                    .collect(),
+            ),
+        ),
+        (
+            "tests",
+            list(s.tests.iter().map(|t| t.to_string()).collect()),
+        ),
+        (
+            "sizes",
+            list(s.sizes.iter().map(|t| t.to_string()).collect()),
+        ),
+        (
+            "traffic",
+            format!(
+                "IP version {}, {}, {} flow(s), {} queue(s), tester {}",
+                s.ip, s.pattern, s.flows, s.queues, s.tester
+            ),
+        ),
+        (
+            "durations",
+            format!(
+                "preset {}; trials {}, pauses {}, drain {}, latency {}, final {}",
+                s.preset,
+                secs(s.trial_seconds),
+                secs(s.pause_seconds),
+                secs(s.drain_seconds),
+                secs(s.latency_seconds),
+                secs(s.confirm_seconds)
+            ),
+        ),
+        (
+            "search",
+            format!(
+                "NDR loss {} %, PDR loss {} %, resolution {} % of the maximum rate",
+                s.ndr_loss_pct, s.pdr_loss_pct, s.resolution_pct
+            ),
+        ),
+        ("maximum rate", m.max_rate_source.clone()),
+        ("frames", m.frame_format.clone()),
+        (
+            "CPUs",
+            format!(
+                "pinned: {}, soakers: {}",
+                if s.pin_cpus { "yes" } else { "no" },
+                if s.soak { "yes" } else { "no" }
+            ),
+        ),
+    ];
+    out.push_str("<dl class=\"meta\">\n");
+    for (k, v) in rows {
+        let _ = writeln!(out, "<dt>{}</dt><dd>{}</dd>", esc(k), esc(&v));
+    }
+    out.push_str("</dl>\n");
+    let duts: Vec<Vec<Cell>> = r
+        .runs
+        .iter()
+        .map(|r| {
+            let d = &r.meta.dut;
+            vec![
+                Cell::text(d.label()),
+                Cell::text(&d.kind),
+                Cell::text(&d.version),
+                Cell::text(&r.meta.started),
+                Cell::wrap(serde_json::to_string(&r.settings.dut).unwrap_or_default()),
+            ]
+        })
+        .collect();
+    table(
+        out,
+        "devices under test",
+        &["DUT", "kind", "version", "started", "options"],
+        &duts,
+    );
+    for r in &r.runs {
+        if r.meta.notes.is_empty() {
+            continue;
+        }
+        let _ = writeln!(
+            out,
+            "<p class=\"note\">Notes of {}:</p>\n<ul class=\"notes\">",
+            esc(r.meta.dut.label())
+        );
+        for n in &r.meta.notes {
+            let _ = writeln!(out, "<li>{}</li>", esc(n));
+        }
+        out.push_str("</ul>\n");
+    }
+}
+
+fn tests_of(r: &RunResults, kind: TestKind) -> impl Iterator<Item = &TestResult> {
+    r.tests.iter().filter(move |t| t.test == kind)
+}
+
+/// A goal's rate; a lower bound as `>= x` in a marked cell, with why.
+fn goal_cell(g: &GoalResult) -> Cell {
+    match g.fps {
+        None => Cell::num("-"),
+        Some(f) if g.tester_limited => Cell::lower_bound(format!("≥ {} (tester-limited)", mpps(f))),
+        Some(f) if g.lower_bound => Cell::lower_bound(format!("≥ {} (maximum passed)", mpps(f))),
+        Some(f) => Cell::num(mpps(f)),
+    }
+}
+
+/// NDR and PDR per DUT and size, with the tester's maximum.
+pub(super) fn throughput(out: &mut String, runs: &[RunResults]) {
+    let mut rows = Vec::new();
+    for r in runs {
+        for t in tests_of(r, TestKind::Throughput) {
+            let Some(s) = t.throughput_summary() else {
+                continue;
+            };
+            let pct = |g: &GoalResult| opt(g.pct_of_max, |p| format!("{p:.1}"));
+            rows.push(vec![
+                Cell::text(r.meta.dut.label()),
+                Cell::text(t.label()),
+                goal_cell(&s.ndr),
+                goal_cell(&s.pdr),
+                Cell::num(mpps(s.max_rate_fps)),
+                Cell::num(pct(&s.ndr)),
+                Cell::num(pct(&s.pdr)),
+            ]);
+        }
+    }
+    if rows.is_empty() {
+        return;
+    }
+    out.push_str("<h3>Throughput</h3>\n");
+    figure(
+        out,
+        &crate::plot::throughput_svg(runs),
+        "NDR (zero loss) and PDR (partial drop) per frame size and DUT, Mpps per port; \
+         the dashed tick is the tester's maximum rate; ≥ marks a lower bound \
+         (the tester, not the DUT, set the figure)",
+    );
+    table(
+        out,
+        "throughput, Mpps per port",
+        &[
+            "DUT",
+            "size",
+            "NDR Mpps",
+            "PDR Mpps",
+            "tester max Mpps",
+            "NDR % of max",
+            "PDR % of max",
+        ],
+        &rows,
+    );
+}
+
+/// Latency percentiles per DUT and size.
+pub(super) fn latency(out: &mut String, runs: &[RunResults]) {
+    let mut rows = Vec::new();
+    for r in runs {
+        for t in tests_of(r, TestKind::Latency) {
+            let TestValue::Latency(l) = &t.result else {
+                continue;
+            };
+            let m = &l.mean;
+            let had = |v: f64| (m.count > 0).then_some(v);
+            let rate = l
+                .trials
+                .first()
+                .or(t.trials.first())
+                .map(|tr| tr.spec.rate_fps);
+            let mut note = Vec::new();
+            if l.tester_limited > 0 {
+                note.push(format!("{} tester-limited", l.tester_limited));
+            }
+            if l.with_loss > 0 {
+                note.push(format!("{} with loss", l.with_loss));
+            }
+            rows.push(vec![
+                Cell::text(r.meta.dut.label()),
+                Cell::text(t.label()),
+                Cell::num(opt(rate, mpps)),
+                Cell::num(opt(had(m.min_ns as f64), us)),
+                Cell::num(opt(had(m.mean_ns), us)),
+                Cell::num(opt(had(m.median_ns as f64), us)),
+                Cell::num(opt(had(m.p99_ns as f64), us)),
+                Cell::num(opt(had(m.p999_ns as f64), us)),
+                Cell::num(opt(had(m.max_ns as f64), us)),
+                Cell::num(opt(m.ipdv_mean_abs_ns.filter(|_| m.count > 0), us)),
+                Cell::num(l.repetitions.len().to_string()),
+                Cell::text(note.join(", ")),
+            ]);
+        }
+    }
+    if rows.is_empty() {
+        return;
+    }
+    out.push_str("<h3>Latency</h3>\n");
+    if let Some(svg) = crate::plot::latency_svg(runs) {
+        figure(
+            out,
+            &svg,
+            "median latency per frame size and DUT, µs; the tick is the highest p99",
+        );
+    }
+    table(
+        out,
+        "latency, µs (mean of the repetitions)",
+        &[
+            "DUT", "size", "at Mpps", "min", "mean", "median", "p99", "p99.9", "max", "IPDV",
+            "reps", "note",
+        ],
+        &rows,
+    );
+}
+
+/// Loss against offered load, one chart per size, one line per DUT.
+pub(super) fn loss(out: &mut String, runs: &[RunResults]) {
+    let mut labels: Vec<String> = Vec::new();
+    for r in runs {
+        for t in tests_of(r, TestKind::Loss) {
+            if !labels.contains(&t.label()) {
+                labels.push(t.label());
+            }
+        }
+    }
+    if labels.is_empty() {
+        return;
+    }
+    out.push_str("<h3>Loss against offered load</h3>\n");
+    for label in &labels {
+        let series: Vec<LineSeries> = runs
+            .iter()
+            .filter_map(|r| {
+                let t = tests_of(r, TestKind::Loss).find(|t| &t.label() == label)?;
+                let TestValue::Loss(l) = &t.result else {
+                    return None;
+                };
+                Some(LineSeries {
+                    name: r.meta.dut.label().to_string(),
+                    points: l
+                        .points
+                        .iter()
+                        .map(|p| (p.load_pct, p.loss_pct, p.tester_limited))
+                        .collect(),
+                })
+            })
+            .collect();
+        figure(
+            out,
+            &charts::lines(
+                &format!("{label}: loss %, against offered load % of the maximum rate"),
+                &series,
+            ),
+            &format!(
+                "{label}: frame loss per offered load (RFC 2544 26.3); hollow points: \
+                 the tester did not reach the offered rate"
+            ),
+        );
+    }
+}
+
+/// The figures behind the CPU and interrupt sections: per run and size,
+/// the trial at the NDR of a throughput test (else the first latency
+/// trial), with what it was.
+fn figure_trials(r: &RunResults) -> Vec<(String, &'static str, &TrialRecord)> {
+    let mut v: Vec<(String, &'static str, &TrialRecord)> = Vec::new();
+    for t in tests_of(r, TestKind::Throughput) {
+        if let Some(tr) = trial_at_throughput(t) {
+            v.push((t.label(), "NDR", tr));
+        }
+    }
+    for t in tests_of(r, TestKind::Latency) {
+        if v.iter().any(|(l, _, _)| *l == t.label()) {
+            continue;
+        }
+        if let Some(tr) = t.trials.first() {
+            v.push((t.label(), "latency", tr));
+        }
+    }
+    v
+}
+
+fn num(v: &Value) -> Option<f64> {
+    v.as_f64()
+}
+
+/// CPU time and cycles per packet, softrouter's by stage.
+pub(super) fn cpu(out: &mut String, runs: &[RunResults]) {
+    let mut cycles = Vec::new();
+    let mut time = Vec::new();
+    let mut rows = Vec::new();
+    for r in runs {
+        let dut = r.meta.dut.label();
+        for (label, at, tr) in figure_trials(r) {
+            let Some(d) = tr.outcome.dut_stats.as_ref() else {
+                continue;
+            };
+            let c = &d["cpu"];
+            let stages = &d["softrouter"]["cycles_per_packet"];
+            let sr = &d["softrouter"];
+            // The workers' cycles cover only the packets they handled,
+            // not those the XDP tier forwarded: say how many, and leave
+            // out a handful (a few punted frames) that would stand for
+            // the whole trial's cost.
+            let n = sr["cycles"]["packets"].as_u64().unwrap_or(0);
+            let fwd = sr["forwarded"].as_u64().unwrap_or(0);
+            if stages.is_object() && n > 0 && n.saturating_mul(100) >= fwd {
+                cycles.push(StackRow {
+                    label: format!("{dut} {label}: workers, {n} pkts"),
+                    segments: ["rx", "process", "tx"]
+                        .iter()
+                        .map(|k| (k.to_string(), num(&stages[*k]).unwrap_or(0.0)))
+                        .collect(),
+                });
+            }
+            let whole = num(&c["soak_cycles_per_packet"]).or(num(&c["dut_cycles_per_packet"]));
+            if let Some(w) = whole {
+                cycles.push(StackRow {
+                    label: format!("{dut} {label}: DUT CPUs"),
+                    segments: vec![("DUT CPUs".to_string(), w)],
+                });
+            }
+            let interval = num(&c["interval_s"]).filter(|&i| i > 0.0);
+            if let Some(i) = interval {
+                time.push(StackRow {
+                    label: format!("{dut} {label}"),
+                    segments: ["user", "system", "irq", "softirq"]
+                        .iter()
+                        .map(|k| {
+                            let s = num(&c[format!("machine_{k}_s")]).unwrap_or(0.0);
+                            (k.to_string(), s / i * 100.0)
+                        })
+                        .collect(),
+                });
+            }
+            let cyc = |k: &str| opt(num(&c[k]), |v| format!("{v:.0}"));
+            let cpu_s = |k: &str| opt(num(&c[k]), |v| format!("{v:.3}"));
+            let soak_busy = c["soak"].as_array().map(|v| {
+                v.iter()
+                    .map(|x| format!("{}: {:.0} %", x["cpu"], num(&x["busy_pct"]).unwrap_or(0.0)))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            });
+            let xdp = match (num(&sr["fast_path_forwarded"]), num(&sr["forwarded"])) {
+                (Some(x), Some(f)) if f > 0.0 => format!("{:.1}", x / f * 100.0),
+                _ => "n/a".into(),
+            };
+            rows.push(vec![
+                Cell::text(dut),
+                Cell::text(&label),
+                Cell::text(at),
+                Cell::num(mpps(tr.spec.rate_fps)),
+                Cell::num(cpu_s("dut_cpu_s")),
+                Cell::num(xdp),
+                Cell::num(cyc("soak_cycles_per_packet")),
+                Cell::num(cyc("dut_cycles_per_packet")),
+                Cell::num(format!(
+                    "{} {}",
+                    cyc("direct_cycles_per_packet"),
+                    c["direct_source"].as_str().unwrap_or("-")
+                )),
+                Cell::num(match num(&stages["total"]) {
+                    Some(v) => format!("{v:.0} ({n} pkts)"),
+                    None => "n/a".into(),
+                }),
+                Cell::text(soak_busy.unwrap_or_else(|| "n/a".into())),
+            ]);
+        }
+    }
+    if rows.is_empty() {
+        return;
+    }
+    out.push_str("<h3>CPU and cycles per packet</h3>\n");
+    if !cycles.is_empty() {
+        figure(
+            out,
+            &charts::stacked(
+                "cycles per forwarded packet at the NDR",
+                &cycles,
+                &["rx", "process", "tx", "DUT CPUs"],
+            ),
+            "softrouter's workers count their cycles per stage (rx, process, tx) over the \
+             packets they handled, not those its XDP tier forwarded; \"DUT CPUs\" is every \
+             DUT CPU's busy time per forwarded packet as the soakers (else /proc/stat) \
+             measure it, for any DUT",
+        );
+    }
+    if !time.is_empty() {
+        figure(
+            out,
+            &charts::stacked(
+                "CPU time of the whole machine by kind, % of one CPU",
+                &time,
+                &["user", "system", "irq", "softirq"],
+            ),
+            "/proc/stat over the trial, all CPUs (tester included: on veth the tester's \
+             and the DUT's kernel work share CPUs)",
+        );
+    }
+    table(
+        out,
+        "CPU figures of the trial at the NDR (dut::probe): cycles per forwarded packet \
+         from the soakers, /proc/stat and the DUT's own time (process or softirq); \
+         XDP %: share forwarded by softrouter's XDP tier",
+        &[
+            "DUT",
+            "size",
+            "trial",
+            "Mpps",
+            "DUT CPU s",
+            "XDP %",
+            "soak cyc/pkt",
+            "stat cyc/pkt",
+            "direct cyc/pkt",
+            "worker cyc/pkt",
+            "DUT CPUs busy",
+        ],
+        &rows,
+    );
+}
+
+/// Interrupt and softirq rates, and CPU availability.
+pub(super) fn interrupts(out: &mut String, runs: &[RunResults]) {
+    let mut rows = Vec::new();
+    // Charts: interrupts by line (the busiest lines of all trials, the
+    // rest as "other"), network softirqs by kind; both add up to totals.
+    let mut lines: Vec<String> = Vec::new();
+    for r in runs {
+        for (_, _, tr) in figure_trials(r) {
+            for i in tr.outcome.sys.iter().flat_map(|s| &s.irqs).take(3) {
+                if lines.len() < 5 && !lines.contains(&i.irq) && i.irq != "ERR" && i.irq != "MIS" {
+                    lines.push(i.irq.clone());
+                }
+            }
+        }
+    }
+    let mut irq_rows = Vec::new();
+    let mut softirq_rows = Vec::new();
+    for r in runs {
+        for (label, at, tr) in figure_trials(r) {
+            let Some(s) = tr.outcome.sys.as_ref() else {
+                continue;
+            };
+            let name = format!("{} {label}", r.meta.dut.label());
+            let mut segments: Vec<(String, f64)> = lines
+                .iter()
+                .map(|l| {
+                    let v = s.irqs.iter().find(|i| &i.irq == l).map_or(0.0, |i| i.per_s);
+                    (l.clone(), v)
+                })
+                .collect();
+            let known: f64 = segments.iter().map(|x| x.1).sum();
+            segments.push(("other".into(), (s.irq_total_per_s - known).max(0.0)));
+            irq_rows.push(StackRow {
+                label: name.clone(),
+                segments,
+            });
+            softirq_rows.push(StackRow {
+                label: name,
+                segments: vec![
+                    (
+                        "NET_RX".into(),
+                        s.softirqs.iter().map(|c| c.net_rx_per_s).sum(),
+                    ),
+                    (
+                        "NET_TX".into(),
+                        s.softirqs.iter().map(|c| c.net_tx_per_s).sum(),
+                    ),
+                ],
+            });
+            let top = s
+                .irqs
+                .iter()
+                .filter(|i| i.irq != "ERR" && i.irq != "MIS")
+                .take(3)
+                .map(|i| format!("{} {}: {:.0}/s", i.irq, i.name, i.per_s))
+                .collect::<Vec<_>>()
+                .join("; ");
+            let rx: f64 = s.softirqs.iter().map(|c| c.net_rx_per_s).sum();
+            let tx: f64 = s.softirqs.iter().map(|c| c.net_tx_per_s).sum();
+            let per_cpu = s
+                .cpus
+                .iter()
+                .map(|c| format!("{}: {:.0}", c.cpu, c.available_pct))
+                .collect::<Vec<_>>()
+                .join(", ");
+            rows.push(vec![
+                Cell::text(r.meta.dut.label()),
+                Cell::text(&label),
+                Cell::text(at),
+                Cell::num(mpps(tr.spec.rate_fps)),
+                Cell::num(format!("{:.0}", s.irq_total_per_s)),
+                Cell::num(format!("{rx:.0}")),
+                Cell::num(format!("{tx:.0}")),
+                Cell::wrap(top),
+                Cell::wrap(per_cpu),
+            ]);
+        }
+    }
+    if rows.is_empty() {
+        return;
+    }
+    out.push_str("<h3>Interrupts and softirqs</h3>\n");
+    let mut kinds: Vec<&str> = lines.iter().map(String::as_str).collect();
+    kinds.push("other");
+    figure(
+        out,
+        &charts::stacked("interrupts per second, by line", &irq_rows, &kinds),
+        "host-wide, over the trial at the NDR; the busiest lines by their \
+         /proc/interrupts id (RES: rescheduling, LOC: local timer, CAL: function call)",
+    );
+    figure(
+        out,
+        &charts::stacked(
+            "network softirqs per second, all CPUs",
+            &softirq_rows,
+            &["NET_RX", "NET_TX"],
+        ),
+        "/proc/softirqs over the trial at the NDR",
+    );
+    table(
+        out,
+        "host-wide rates over the trial at the NDR (/proc/interrupts, /proc/softirqs, /proc/stat)",
+        &[
+            "DUT",
+            "size",
+            "trial",
+            "rate Mpps",
+            "IRQ/s",
+            "NET_RX/s",
+            "NET_TX/s",
+            "busiest lines",
+            "CPU available %",
+        ],
+        &rows,
+    );
+}
+
+/// `comparison[]` as the results give it.
+pub(super) fn comparison(out: &mut String, r: &BenchResults) {
+    let Some(first) = r.comparison.first() else {
+        return;
+    };
+    let names: Vec<&str> = first.duts.iter().map(|d| d.dut.as_str()).collect();
+    let ratio = format!(
+        "{}/{}",
+        names.first().unwrap_or(&""),
+        names.last().unwrap_or(&"")
+    );
+    let mut headers: Vec<String> = vec!["size".into()];
+    for n in &names {
+        headers.push(format!("{n} NDR"));
+        headers.push(format!("{n} PDR"));
+        headers.push(format!("{n} cyc/pkt"));
+    }
+    headers.push("NDR ratio".into());
+    headers.push("PDR ratio".into());
+    let rows: Vec<Vec<Cell>> = r
+        .comparison
+        .iter()
+        .map(|c| {
+            let mut row = vec![Cell::text(format!("{} v{}", c.size, c.ip))];
+            let rate = |v: Option<f64>, lb: bool| match v {
+                None => Cell::num("-"),
+                Some(f) if lb => Cell::lower_bound(format!("≥ {}", mpps(f))),
+                Some(f) => Cell::num(mpps(f)),
+            };
+            for d in &c.duts {
+                row.push(rate(d.ndr_fps, d.ndr_lower_bound));
+                row.push(rate(d.pdr_fps, d.pdr_lower_bound));
+                row.push(Cell::num(opt(d.cycles_per_packet, |v| format!("{v:.0}"))));
+            }
+            let lb = c
+                .duts
+                .iter()
+                .any(|d| d.ndr_lower_bound || d.pdr_lower_bound);
+            let rc = |v: Option<f64>| {
+                let t = opt(v, |v| format!("{v:.2}"));
+                if lb && v.is_some() {
+                    Cell::lower_bound(format!("{t} (bound)"))
+                } else {
+                    Cell::num(t)
+                }
+            };
+            row.push(rc(c.ndr_ratio));
+            row.push(rc(c.pdr_ratio));
+            row
+        })
+        .collect();
+    out.push_str("<h3>Comparison</h3>\n");
+    let headers: Vec<&str> = headers.iter().map(String::as_str).collect();
+    table(
+        out,
+        &format!(
+            "throughput side by side, Mpps per port; ratio: {ratio} (the first run to the \
+             last; \"bound\": a lower bound is involved, the ratio is not exact)"
+        ),
+        &headers,
+        &rows,
+    );
+}
+
+/// softrouter's own figures: drop reasons and the control plane's
+/// answer times while the trial ran.
+pub(super) fn dut_own(out: &mut String, runs: &[RunResults]) {
+    let mut drops = Vec::new();
+    let mut control = Vec::new();
+    for r in runs {
+        for (label, at, tr) in figure_trials(r) {
+            let Some(d) = tr.outcome.dut_stats.as_ref() else {
+                continue;
+            };
+            if let Some(m) = d["softrouter"]["drops"].as_object() {
+                let list = m
+                    .iter()
+                    .map(|(k, v)| format!("{k}: {v}"))
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                drops.push(vec![
+                    Cell::text(r.meta.dut.label()),
+                    Cell::text(&label),
+                    Cell::text(at),
+                    Cell::wrap(if list.is_empty() { "none".into() } else { list }),
+                ]);
+            }
+            if let Some(m) = d["control_latency"].as_object() {
+                for (kind, v) in m {
+                    let ms = |k: &str| opt(num(&v[k]), |x| format!("{x:.2}"));
+                    control.push(vec![
+                        Cell::text(r.meta.dut.label()),
+                        Cell::text(&label),
+                        Cell::text(kind),
+                        Cell::num(v["count"].to_string()),
+                        Cell::num(v["errors"].to_string()),
+                        Cell::num(ms("p50_ms")),
+                        Cell::num(ms("p99_ms")),
+                        Cell::num(ms("max_ms")),
+                    ]);
+                }
+            }
+        }
+    }
+    if drops.is_empty() && control.is_empty() {
+        return;
+    }
+    out.push_str("<h3>The DUT's own statistics</h3>\n");
+    table(
+        out,
+        "drops by reason in the trial at the NDR",
+        &["DUT", "size", "trial", "drops"],
+        &drops,
+    );
+    table(
+        out,
+        "control plane answer times under that load (requests 20 times a second)",
+        &[
+            "DUT", "size", "request", "count", "errors", "p50 ms", "p99 ms", "max ms",
+        ],
+        &control,
+    );
+}

@@ -1,0 +1,350 @@
+//! The generator on results built in code: every section, lower bounds
+//! marked, untrusted text escaped, nothing fetched from elsewhere.
+
+use std::time::Duration;
+
+use serde_json::json;
+
+use super::*;
+use crate::results::{DutInfo, RunMeta, RunResults, TestResult};
+use crate::search::TrialSpec;
+use crate::search::{LatencyResult, LossPoint, LossSeriesResult, TrialOutcome, TrialRecord};
+use crate::settings::Settings;
+use crate::sizes::FrameSize;
+use crate::sysstat::{CpuAvailability, IrqRate, SoftirqRate, SysStats};
+use crate::throughput::{GoalResult, ThroughputResult};
+
+fn trial(rate: f64, softrouter: bool) -> TrialRecord {
+    let mut stats = json!({
+        "cpu": {
+            "interval_s": 2.0, "machine_user_s": 1.0, "machine_system_s": 0.2,
+            "machine_irq_s": 0.0, "machine_softirq_s": 0.6, "dut_cpu_s": 1.5,
+            "dut_cycles_per_packet": 900.0, "soak_cycles_per_packet": 800.0,
+            "direct_cycles_per_packet": 700.0, "direct_source": "process",
+            "soak": [{"cpu": 0, "busy_pct": 97.0}]
+        }
+    });
+    if softrouter {
+        stats["softrouter"] = json!({
+            "cycles": {"packets": 1000},
+            "cycles_per_packet": {"rx": 100.0, "process": 200.0, "tx": 150.0, "total": 450.0},
+            "forwarded": 1000, "fast_path_forwarded": 250,
+            "drops": {"no_route": 3}
+        });
+        stats["control_latency"] = json!({"stats": {"count": 40, "errors": 0, "p50_ms": 0.5, "p99_ms": 2.25, "max_ms": 3.0}});
+    }
+    TrialRecord {
+        purpose: "search".into(),
+        spec: TrialSpec {
+            rate_fps: rate,
+            duration: Duration::from_secs(2),
+            size: FrameSize::Fixed(64),
+            burst: None,
+            phases: Vec::new(),
+            timeline_interval: None,
+        },
+        outcome: TrialOutcome {
+            offered_rate_fps: rate,
+            sent: 1000,
+            received: 1000,
+            sys: Some(SysStats {
+                interval_s: 2.0,
+                cpus: vec![CpuAvailability {
+                    cpu: 0,
+                    available_pct: 3.0,
+                }],
+                irq_total_per_s: 4321.0,
+                irqs: vec![IrqRate {
+                    irq: "LOC".into(),
+                    name: "Local timer interrupts".into(),
+                    per_s: 4000.0,
+                }],
+                softirqs: vec![SoftirqRate {
+                    cpu: 0,
+                    net_rx_per_s: 777.0,
+                    net_tx_per_s: 55.0,
+                }],
+            }),
+            dut_stats: Some(stats),
+            ..TrialOutcome::default()
+        },
+        passed: true,
+        bound_for: vec!["ndr".into(), "pdr".into()],
+    }
+}
+
+/// One run: throughput (tester-limited when `limited`), latency, loss.
+fn run(name: &str, ndr: f64, limited: bool) -> RunResults {
+    let goal = |fps: f64| GoalResult {
+        fps: Some(fps),
+        lower_bound: limited,
+        tester_limited: limited,
+        pct_of_max: Some(fps / 2e3),
+        ..GoalResult::default()
+    };
+    let softrouter = name.starts_with("softrouter") || name.contains("script");
+    let tp = ThroughputResult {
+        max_rate_fps: 200_000.0,
+        ndr: goal(ndr),
+        pdr: goal(ndr * 1.1),
+        trials: vec![trial(ndr, softrouter)],
+    };
+    let mut lat = LatencyResult::default();
+    lat.mean.count = 10;
+    lat.mean.median_ns = 12_000;
+    lat.mean.p99_ns = 40_000;
+    lat.mean.max_ns = 90_000;
+    lat.repetitions = vec![lat.mean];
+    let loss = LossSeriesResult {
+        points: (1..=10)
+            .map(|i| LossPoint {
+                load_pct: f64::from(i) * 10.0,
+                rate_fps: f64::from(i) * 20_000.0,
+                loss_pct: if i > 8 { f64::from(i - 8) * 5.0 } else { 0.0 },
+                tester_limited: i == 10,
+            })
+            .collect(),
+        trials: Vec::new(),
+    };
+    let size = FrameSize::Fixed(64);
+    RunResults {
+        meta: RunMeta {
+            started: "2026-11-25T17:00:00Z".into(),
+            host: "bench-host".into(),
+            kernel: "6.1.0-test".into(),
+            dut: DutInfo {
+                kind: "softrouter".into(),
+                name: name.into(),
+                version: "0.1.0 <b>bold</b>".into(),
+                config: json!({}),
+            },
+            notes: vec!["note with <i>markup</i> & ampersand".into()],
+            ..RunMeta::default()
+        },
+        settings: Settings::default().resolved(),
+        tests: vec![
+            TestResult::throughput(size.clone(), 4, tp),
+            TestResult::latency(size.clone(), 4, lat),
+            TestResult::loss(size, 4, loss),
+        ],
+    }
+}
+
+fn sample(first: &str) -> BenchResults {
+    let mut a = run(first, 180_000.0, true);
+    a.settings.paper.push(PaperValue {
+        paper: "000".into(),
+        figure: "Fig. 4".into(),
+        metric: "ndr_mpps".into(),
+        size: "64".into(),
+        ip: None,
+        dut: Some("linux".into()),
+        published: 0.24,
+        unit: "Mpps".into(),
+        measured: None,
+    });
+    BenchResults::new(vec![a, run("linux", 120_000.0, false)])
+}
+
+fn experiment(first: &str) -> Vec<Experiment> {
+    vec![Experiment {
+        name: "r.json".into(),
+        results: sample(first),
+    }]
+}
+
+#[test]
+fn every_section_is_there() {
+    let p = page("report", &experiment("softrouter"), &[]);
+    assert!(p.starts_with("<!DOCTYPE html>") && p.trim_end().ends_with("</html>"));
+    for h in [
+        "<h3>Throughput</h3>",
+        "<h3>Latency</h3>",
+        "<h3>Loss against offered load</h3>",
+        "<h3>CPU and cycles per packet</h3>",
+        "<h3>Interrupts and softirqs</h3>",
+        "<h3>Comparison</h3>",
+        "<h3>Published figures</h3>",
+    ] {
+        assert!(p.contains(h), "{h} missing");
+    }
+    // The header: date, host, kernel, DUT names and versions, notes.
+    for s in [
+        "2026-11-25T17:00:00Z",
+        "bench-host",
+        "6.1.0-test",
+        "linux",
+        "Notes of",
+    ] {
+        assert!(p.contains(s), "{s} missing");
+    }
+    // Charts: throughput and latency bars, a loss line, stacked stages,
+    // CPU time, interrupts and softirqs.
+    assert_eq!(
+        p.matches("<svg").count(),
+        7,
+        "tp, latency, loss, cycles, cpu time, irqs, softirqs"
+    );
+    assert!(p.contains("interrupts per second, by line") && p.contains(">LOC</text>"));
+    assert!(p.contains("<polyline"));
+    assert!(p.contains("softrouter 64 v4: workers, 1000 pkts"));
+    assert!(p.contains("<h3>The DUT's own statistics</h3>"));
+    assert!(p.contains("no_route: 3") && p.contains("<td class=\"n\">2.25</td>"));
+    assert!(p.contains("<td class=\"n\">25.0</td>"), "a quarter via XDP");
+    assert!(p.contains("linux 64 v4: DUT CPUs"));
+    assert!(
+        p.contains("4321") && p.contains("777"),
+        "IRQ and NET_RX rates"
+    );
+    // Percentiles.
+    assert!(p.contains("<td class=\"n\">12.0</td><td class=\"n\">40.0</td>"));
+    // The comparison's ratio (first / last), here a bound.
+    assert!(p.contains("ratio: softrouter/linux"));
+    assert!(p.contains("1.50 (bound)"), "{p}");
+}
+
+#[test]
+fn lower_bounds_are_marked() {
+    let p = page("report", &experiment("softrouter"), &[]);
+    assert!(p.contains("<td class=\"n lb\">≥ 0.1800 (tester-limited)</td>"));
+    assert!(p.contains("<td class=\"n lb\">≥ 0.1980 (tester-limited)</td>"));
+    assert!(
+        p.contains("<td class=\"n\">0.1200</td>"),
+        "linux's NDR is exact"
+    );
+    // In the chart, in plain sight and in the tooltip.
+    assert!(p.contains(">≥0.180</text>"), "above the bar");
+    assert!(p.contains("64 v4 softrouter NDR: &gt;= 0.180"));
+    // Tester-limited loss points hollow.
+    assert!(p.contains("(tester-limited)</title></circle>"));
+}
+
+#[test]
+fn text_from_the_results_is_escaped() {
+    let evil = "<script>alert(1)</script>\"'";
+    let mut e = experiment(evil);
+    e[0].name = "<img src=x onerror=alert(2)>.json".into();
+    let p = page("<title>", &e, &[]);
+    assert!(!p.contains("<script"), "a DUT name became markup");
+    assert!(!p.contains("<img"));
+    assert!(!p.contains("<b>bold") && !p.contains("<i>markup"));
+    assert!(p.contains("&lt;script&gt;alert(1)&lt;/script&gt;&quot;&#39;"));
+    assert!(p.contains("&lt;img src=x onerror=alert(2)&gt;.json"));
+    assert!(p.contains("note with &lt;i&gt;markup&lt;/i&gt; &amp; ampersand"));
+    assert_eq!(esc("a<b>&\"'"), "a&lt;b&gt;&amp;&quot;&#39;");
+}
+
+#[test]
+fn self_contained() {
+    let p = page("report", &experiment("softrouter"), &[]);
+    for bad in [
+        "http://", "https://", "<script", "<link", "<img", "@import", "url(",
+    ] {
+        assert!(!p.contains(bad), "{bad} in the page");
+    }
+    assert!(p.contains("default-src 'none'"));
+}
+
+#[test]
+fn papers_beside_measured_values() {
+    let extra = [
+        PaperValue {
+            paper: "004".into(),
+            figure: "Table 2".into(),
+            metric: "latency_median_us".into(),
+            size: "64".into(),
+            ip: Some(4),
+            dut: None,
+            published: 24.0,
+            unit: "µs".into(),
+            measured: None,
+        },
+        PaperValue {
+            paper: "001".into(),
+            figure: String::new(),
+            metric: "energy_j".into(),
+            size: "64".into(),
+            ip: None,
+            dut: None,
+            published: 2.0,
+            unit: "J".into(),
+            measured: Some(3.0),
+        },
+        PaperValue {
+            paper: "002".into(),
+            figure: String::new(),
+            metric: "ndr_mpps".into(),
+            size: "64".into(),
+            ip: None,
+            dut: None,
+            published: 0.9,
+            unit: "Mpps".into(),
+            measured: None,
+        },
+    ];
+    let r = sample("softrouter");
+    let rows = papers::rows(&r, &extra);
+    assert_eq!(rows.len(), 4, "the settings' row, then the extra ones");
+    // linux's NDR 0.12 Mpps against 0.24 published.
+    assert_eq!(rows[0].measured, Some(0.12));
+    assert!((rows[0].ratio().unwrap() - 0.5).abs() < 1e-9);
+    assert_eq!(rows[1].measured, Some(12.0), "median 12 us");
+    assert_eq!(rows[2].ratio(), Some(1.5), "given measured value");
+    assert!(rows[3].lower_bound, "softrouter's NDR is tester-limited");
+    let p = page("report", &experiment("softrouter"), &extra);
+    assert!(p.contains("<td>Fig. 4</td>") && p.contains("<td class=\"n\">0.50</td>"));
+    assert!(p.contains("<td class=\"n lb\">≥ 0.20</td>"));
+    // No rows: the section says where they come from.
+    let mut none = sample("softrouter");
+    none.runs[0].settings.paper.clear();
+    let p = page(
+        "r",
+        &[Experiment {
+            name: "x".into(),
+            results: none,
+        }],
+        &[],
+    );
+    assert!(p.contains("No published figures given"));
+}
+
+#[test]
+fn papers_file_parses_and_is_checked() {
+    let f = crate::settings::PapersFile::from_toml_str(
+        "[[paper]]\npaper = \"000\"\nmetric = \"ndr_mpps\"\nsize = \"64\"\npublished = 1.5\nunit = \"Mpps\"\n",
+        "p.toml",
+    )
+    .unwrap();
+    assert_eq!(f.paper.len(), 1);
+    let e = crate::settings::PapersFile::from_toml_str("[[paper]]\npaper = \"x\"\n", "p.toml")
+        .unwrap_err();
+    assert!(e.starts_with("p.toml") && e.contains("metric"), "{e}");
+    let e = crate::settings::PapersFile::from_toml_str(
+        "[[paper]]\npaper = \"x\"\nmetric = \"m\"\npublished = 1\nip = 5\n",
+        "p.toml",
+    )
+    .unwrap_err();
+    assert!(e.contains("ip must be 4 or 6"), "{e}");
+    // In an experiment file.
+    let s = Settings::from_toml_str(
+        "[[paper]]\npaper = \"000\"\nmetric = \"ndr_mpps\"\nsize = \"64\"\npublished = 1.5\n",
+        "e.toml",
+    )
+    .unwrap();
+    assert_eq!(s.paper[0].published, 1.5);
+    let again = Settings::from_toml_str(&s.to_toml(), "again.toml").unwrap();
+    assert_eq!(again.paper, s.paper);
+}
+
+#[test]
+fn an_empty_file_still_renders() {
+    let p = page(
+        "r",
+        &[Experiment {
+            name: "empty.json".into(),
+            results: BenchResults::new(Vec::new()),
+        }],
+        &[],
+    );
+    assert!(p.contains("This file holds no run."));
+}
