@@ -356,6 +356,40 @@ pub fn build_settings(args: &BenchArgs) -> Result<Vec<Settings>> {
     }
     merge_flags(args, &mut table)?;
 
+    // `[[duts]]`: several configured DUTs, each run as `[dut]` would be
+    // (unless `--dut` names the DUTs).
+    let file_duts: Vec<Table> = match table.remove("duts") {
+        Some(Value::Array(a)) if args.dut.is_empty() => {
+            a.into_iter().filter_map(|v| v.as_table().cloned()).collect()
+        }
+        _ => Vec::new(),
+    };
+    if !file_duts.is_empty() {
+        let mut out = Vec::new();
+        for d in file_duts {
+            let kind: DutKind = d
+                .get("kind")
+                .and_then(|k| k.as_str())
+                .unwrap_or("softrouter")
+                .parse()
+                .map_err(anyhow::Error::msg)?;
+            let mut dut = d;
+            // A router configuration named in the experiment is found
+            // next to it, wherever the bench runs from.
+            if let (Some(Value::String(c)), Some(e)) = (dut.get("config"), &args.experiment) {
+                if Path::new(c).is_relative() {
+                    let at = e.parent().unwrap_or(Path::new(".")).join(c);
+                    dut.insert("config".into(), string(at.display()));
+                }
+            }
+            merge_dut_flags(args, kind, &mut dut);
+            let mut t = table.clone();
+            t.insert("dut".into(), Value::Table(dut));
+            let text = toml::to_string(&t).context("merging flags")?;
+            out.push(Settings::from_toml_str(&text, &file).map_err(anyhow::Error::msg)?);
+        }
+        return Ok(out);
+    }
     let file_dut = table.get("dut").and_then(|d| d.as_table()).cloned();
     let file_kind = file_dut
         .as_ref()
@@ -414,6 +448,81 @@ mod tests {
 
     fn parse(flags: &[&str]) -> Result<BenchArgs, clap::Error> {
         Cli::try_parse_from(std::iter::once("bench").chain(flags.iter().copied())).map(|c| c.args)
+    }
+
+    /// `[[duts]]` in an experiment: one run per table, in order, the
+    /// flags merged into each; `--dut` replaces them.
+    #[test]
+    fn experiment_duts_are_run_in_turn() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("e.toml");
+        std::fs::write(
+            &p,
+            "tests = [\"throughput\"]\nsizes = [\"64\"]\n\n[[duts]]\nkind = \"linux\"\nnapi_budget = 300\n\n[[duts]]\nkind = \"linux\"\nnapi_budget = 2\n\n[[duts]]\nkind = \"bridge\"\n",
+        )
+        .unwrap();
+        let e = p.to_str().unwrap();
+        let runs = build_settings(&parse(&["-e", e, "--rps", "per-port"]).unwrap()).unwrap();
+        let got: Vec<String> = runs.iter().map(|s| format!("{:?}", s.dut)).collect();
+        assert_eq!(runs.len(), 3, "{got:?}");
+        assert!(matches!(runs[0].dut, DutSettings::Linux { napi_budget: Some(300), rps: Some(RpsMode::PerPort), .. }), "{got:?}");
+        assert!(matches!(runs[1].dut, DutSettings::Linux { napi_budget: Some(2), .. }), "{got:?}");
+        assert!(matches!(runs[2].dut, DutSettings::Bridge {}), "{got:?}");
+        assert!(runs.iter().all(|s| s.duts.is_empty()));
+        let runs = build_settings(&parse(&["-e", e, "--dut", "softrouter"]).unwrap()).unwrap();
+        assert_eq!(runs.len(), 1);
+        assert!(matches!(runs[0].dut, DutSettings::Softrouter { .. }));
+        // A bad DUT table is named by its place.
+        std::fs::write(&p, "[[duts]]\nkind = \"linux\"\nnapi_budget = \"many\"\n").unwrap();
+        let err = format!("{:#}", build_settings(&parse(&["-e", e]).unwrap()).unwrap_err());
+        assert!(err.contains("e.toml") && err.contains("napi_budget"), "{err}");
+    }
+
+    /// Every experiment file of `experiments/` (the papers') loads: its
+    /// settings and `[[paper]]` rows validate, each DUT table becomes a
+    /// run, router configurations it names exist, and each paper row
+    /// names a DUT the experiment runs.
+    #[test]
+    fn the_papers_experiment_files_load() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../experiments");
+        let mut n = 0;
+        for e in std::fs::read_dir(&dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.extension().is_none_or(|x| x != "toml") {
+                continue;
+            }
+            n += 1;
+            let args = parse(&["-e", p.to_str().unwrap()]).unwrap();
+            let runs = build_settings(&args).unwrap_or_else(|e| panic!("{}: {e:#}", p.display()));
+            assert!(runs.len() >= 2, "{}: compares at least two DUTs", p.display());
+            let mut names = Vec::new();
+            for r in &runs {
+                r.validate().unwrap_or_else(|e| panic!("{}: {e:?}", p.display()));
+                match &r.dut {
+                    DutSettings::Softrouter { config: Some(c), .. } => {
+                        assert!(c.is_file(), "{}: {} missing", p.display(), c.display());
+                        let text = std::fs::read_to_string(c).unwrap();
+                        names.push(if text.contains("cross-connect") { "softrouter-xc" } else { "softrouter-noxdp" });
+                    }
+                    DutSettings::Softrouter { fast_path: Some(FastPathMode::Off), .. } => names.push("softrouter-noxdp"),
+                    d => names.push(match d.kind() {
+                        DutKind::Softrouter => "softrouter",
+                        DutKind::Linux => "linux",
+                        DutKind::Bridge => "bridge",
+                        DutKind::Ovs => "ovs",
+                        DutKind::Command => "command",
+                        DutKind::External => "external",
+                    }),
+                }
+            }
+            let papers = &runs[0].paper;
+            assert!(!papers.is_empty(), "{}: names the paper's figures", p.display());
+            for row in papers {
+                let d = row.dut.as_deref().unwrap_or("");
+                assert!(names.contains(&d), "{}: paper row for {d:?}, runs {names:?}", p.display());
+            }
+        }
+        assert_eq!(n, 4, "one experiment per paper");
     }
 
     /// `--fast-path xdp,off` runs softrouter once per tier, each with its

@@ -57,6 +57,14 @@ pub struct Settings {
     pub preset: Preset,
     /// The device under test.
     pub dut: DutSettings,
+    /// Several devices (or one device configured several ways), run one
+    /// after the other with the same tests (`[[duts]]` tables, each as
+    /// `[dut]`): an experiment file that compares e.g. NAPI budgets. When
+    /// given, `[dut]` is not used; `--dut` on the command line replaces
+    /// them. A relative softrouter `config` there is relative to the
+    /// experiment file.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub duts: Vec<DutSettings>,
     /// The tester's packet I/O (default `xdp`).
     pub tester: TesterBackend,
     /// Tester threads on the last CPU, the DUT on the others (default
@@ -178,6 +186,7 @@ impl Default for Settings {
             plot: None,
             report: None,
             paper: Vec::new(),
+            duts: Vec::new(),
         }
     }
 }
@@ -312,6 +321,10 @@ impl Settings {
                 "soak",
                 "the soakers run on the DUT's CPUs, which only exist with pin_cpus = true".into(),
             );
+        }
+        for (i, d) in self.duts.iter().enumerate() {
+            d.validate(self.pattern)
+                .map_err(|(f, m)| (f.replacen("dut.", &format!("duts.{i}."), 1), m))?;
         }
         self.dut.validate(self.pattern)
     }
@@ -521,6 +534,14 @@ interfaces = ["a", "b", "c", "d"]
     fn every_setting_round_trips_through_the_experiment_file() {
         let s = Settings {
             preset: Preset::Rfc,
+            duts: vec![
+                DutSettings::Linux {
+                    napi_budget: Some(2),
+                    rps: None,
+                    napi: None,
+                },
+                DutSettings::Bridge {},
+            ],
             dut: DutSettings::External {
                 interfaces: vec!["a".into(), "b".into(), "c".into(), "d".into()],
                 description: Some("box".into()),
