@@ -359,9 +359,10 @@ pub fn build_settings(args: &BenchArgs) -> Result<Vec<Settings>> {
     // `[[duts]]`: several configured DUTs, each run as `[dut]` would be
     // (unless `--dut` names the DUTs).
     let file_duts: Vec<Table> = match table.remove("duts") {
-        Some(Value::Array(a)) if args.dut.is_empty() => {
-            a.into_iter().filter_map(|v| v.as_table().cloned()).collect()
-        }
+        Some(Value::Array(a)) if args.dut.is_empty() => a
+            .into_iter()
+            .filter_map(|v| v.as_table().cloned())
+            .collect(),
         _ => Vec::new(),
     };
     if !file_duts.is_empty() {
@@ -465,8 +466,27 @@ mod tests {
         let runs = build_settings(&parse(&["-e", e, "--rps", "per-port"]).unwrap()).unwrap();
         let got: Vec<String> = runs.iter().map(|s| format!("{:?}", s.dut)).collect();
         assert_eq!(runs.len(), 3, "{got:?}");
-        assert!(matches!(runs[0].dut, DutSettings::Linux { napi_budget: Some(300), rps: Some(RpsMode::PerPort), .. }), "{got:?}");
-        assert!(matches!(runs[1].dut, DutSettings::Linux { napi_budget: Some(2), .. }), "{got:?}");
+        assert!(
+            matches!(
+                runs[0].dut,
+                DutSettings::Linux {
+                    napi_budget: Some(300),
+                    rps: Some(RpsMode::PerPort),
+                    ..
+                }
+            ),
+            "{got:?}"
+        );
+        assert!(
+            matches!(
+                runs[1].dut,
+                DutSettings::Linux {
+                    napi_budget: Some(2),
+                    ..
+                }
+            ),
+            "{got:?}"
+        );
         assert!(matches!(runs[2].dut, DutSettings::Bridge {}), "{got:?}");
         assert!(runs.iter().all(|s| s.duts.is_empty()));
         let runs = build_settings(&parse(&["-e", e, "--dut", "softrouter"]).unwrap()).unwrap();
@@ -474,8 +494,14 @@ mod tests {
         assert!(matches!(runs[0].dut, DutSettings::Softrouter { .. }));
         // A bad DUT table is named by its place.
         std::fs::write(&p, "[[duts]]\nkind = \"linux\"\nnapi_budget = \"many\"\n").unwrap();
-        let err = format!("{:#}", build_settings(&parse(&["-e", e]).unwrap()).unwrap_err());
-        assert!(err.contains("e.toml") && err.contains("napi_budget"), "{err}");
+        let err = format!(
+            "{:#}",
+            build_settings(&parse(&["-e", e]).unwrap()).unwrap_err()
+        );
+        assert!(
+            err.contains("e.toml") && err.contains("napi_budget"),
+            "{err}"
+        );
     }
 
     /// Every experiment file of `experiments/` (the papers') loads: its
@@ -494,17 +520,31 @@ mod tests {
             n += 1;
             let args = parse(&["-e", p.to_str().unwrap()]).unwrap();
             let runs = build_settings(&args).unwrap_or_else(|e| panic!("{}: {e:#}", p.display()));
-            assert!(runs.len() >= 2, "{}: compares at least two DUTs", p.display());
+            assert!(
+                runs.len() >= 2,
+                "{}: compares at least two DUTs",
+                p.display()
+            );
             let mut names = Vec::new();
             for r in &runs {
-                r.validate().unwrap_or_else(|e| panic!("{}: {e:?}", p.display()));
+                r.validate()
+                    .unwrap_or_else(|e| panic!("{}: {e:?}", p.display()));
                 match &r.dut {
-                    DutSettings::Softrouter { config: Some(c), .. } => {
+                    DutSettings::Softrouter {
+                        config: Some(c), ..
+                    } => {
                         assert!(c.is_file(), "{}: {} missing", p.display(), c.display());
                         let text = std::fs::read_to_string(c).unwrap();
-                        names.push(if text.contains("cross-connect") { "softrouter-xc" } else { "softrouter-noxdp" });
+                        names.push(if text.contains("cross-connect") {
+                            "softrouter-xc"
+                        } else {
+                            "softrouter-noxdp"
+                        });
                     }
-                    DutSettings::Softrouter { fast_path: Some(FastPathMode::Off), .. } => names.push("softrouter-noxdp"),
+                    DutSettings::Softrouter {
+                        fast_path: Some(FastPathMode::Off),
+                        ..
+                    } => names.push("softrouter-noxdp"),
                     d => names.push(match d.kind() {
                         DutKind::Softrouter => "softrouter",
                         DutKind::Linux => "linux",
@@ -516,10 +556,18 @@ mod tests {
                 }
             }
             let papers = &runs[0].paper;
-            assert!(!papers.is_empty(), "{}: names the paper's figures", p.display());
+            assert!(
+                !papers.is_empty(),
+                "{}: names the paper's figures",
+                p.display()
+            );
             for row in papers {
                 let d = row.dut.as_deref().unwrap_or("");
-                assert!(names.contains(&d), "{}: paper row for {d:?}, runs {names:?}", p.display());
+                assert!(
+                    names.contains(&d),
+                    "{}: paper row for {d:?}, runs {names:?}",
+                    p.display()
+                );
             }
         }
         assert_eq!(n, 4, "one experiment per paper");

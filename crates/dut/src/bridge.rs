@@ -101,7 +101,8 @@ impl Dut for BridgeDut {
     }
 
     fn probe(&self) -> Box<dyn DutProbe> {
-        Box::new(BridgeProbe {
+        Box::new(PortCountersProbe {
+            kind: "bridge",
             meter: CpuMeter::new(Direct::Softirq),
             ns: dut_ns(&self.bed).unwrap_or_default(),
             ifaces: self.bed.dut_ifaces(),
@@ -135,16 +136,18 @@ impl Dut for BridgeDut {
     }
 }
 
-/// CPU and interface figures per trial; "forwarded" is what the DUT
-/// ports transmitted (a bridge has no forwarding counter of its own).
-struct BridgeProbe {
-    meter: CpuMeter,
-    ns: String,
-    ifaces: Vec<String>,
-    start: Option<Vec<IfCounters>>,
+/// The probe of the L2 DUTs (bridge, ovs), which have no forwarding
+/// counter of their own: CPU figures, and what the DUT ports transmitted
+/// as "forwarded".
+pub(crate) struct PortCountersProbe {
+    pub(crate) kind: &'static str,
+    pub(crate) meter: CpuMeter,
+    pub(crate) ns: String,
+    pub(crate) ifaces: Vec<String>,
+    pub(crate) start: Option<Vec<IfCounters>>,
 }
 
-impl DutProbe for BridgeProbe {
+impl DutProbe for PortCountersProbe {
     fn begin(&mut self) -> Result<()> {
         self.start = Some(if_counters(Some(&self.ns), &self.ifaces)?);
         self.meter.begin()
@@ -154,14 +157,15 @@ impl DutProbe for BridgeProbe {
         let c0 = self
             .start
             .take()
-            .context("bridge probe: end() without begin()")?;
+            .with_context(|| format!("{} probe: end() without begin()", self.kind))?;
         let c1 = if_counters(Some(&self.ns), &self.ifaces)?;
         let d = counters_since(&c1, &c0);
         let fwd: u64 = d.iter().map(|c| c.tx_packets).sum();
-        let (sys, cpu) = self.meter.end(Some((fwd, "bridge ports' tx packets")))?;
+        let what = format!("{} ports' tx packets", self.kind);
+        let (sys, cpu) = self.meter.end(Some((fwd, &what)))?;
         let stats = merge(
             json!({
-                "kind": "bridge",
+                "kind": self.kind,
                 "forwarded": fwd,
                 "interfaces": named_counters(&self.ifaces, &d),
             }),

@@ -27,10 +27,11 @@ use serde_json::{json, Value};
 use testbed::link::format_mac;
 use testbed::RouterMode;
 
-use super::bed::{if_counters, Bed, IfCounters};
+use super::bed::{if_counters, Bed};
+use super::bridge::PortCountersProbe;
 use super::probe::{merge, CpuMeter, Direct};
-use super::{counters_since, describe_bed, dut_ns, named_counters, Dut, DutOptions};
-use bench::plan::{DutProbe, DutSample, TesterBackend, TrafficPlan};
+use super::{describe_bed, dut_ns, named_counters, Dut, DutOptions};
+use bench::plan::{DutProbe, TesterBackend, TrafficPlan};
 use bench::settings::Pattern;
 
 const SCHEMA: &str = "/usr/share/openvswitch/vswitch.ovsschema";
@@ -228,7 +229,8 @@ impl Dut for OvsDut {
         // ovs-vswitchd does the work in user space: its busy time is the
         // DUT's, as a process's (plus the kernel's softirqs on its CPUs).
         let pid = self.switch.as_ref().map_or(0, |c| c.id() as i32);
-        Box::new(OvsProbe {
+        Box::new(PortCountersProbe {
+            kind: "ovs",
             meter: CpuMeter::new(Direct::ProcessGroup(pid)),
             ns: dut_ns(&self.bed).unwrap_or_default(),
             ifaces: self.bed.dut_ifaces(),
@@ -273,44 +275,5 @@ impl Dut for OvsDut {
             "interfaces": ifs.map(|c| named_counters(&ifaces, &c)),
             "flows": flows.lines().map(str::trim).collect::<Vec<_>>(),
         }))
-    }
-}
-
-/// CPU and interface figures per trial; "forwarded" is what the DUT
-/// ports transmitted.
-struct OvsProbe {
-    meter: CpuMeter,
-    ns: String,
-    ifaces: Vec<String>,
-    start: Option<Vec<IfCounters>>,
-}
-
-impl DutProbe for OvsProbe {
-    fn begin(&mut self) -> Result<()> {
-        self.start = Some(if_counters(Some(&self.ns), &self.ifaces)?);
-        self.meter.begin()
-    }
-
-    fn end(&mut self) -> Result<DutSample> {
-        let c0 = self
-            .start
-            .take()
-            .context("ovs probe: end() without begin()")?;
-        let c1 = if_counters(Some(&self.ns), &self.ifaces)?;
-        let d = counters_since(&c1, &c0);
-        let fwd: u64 = d.iter().map(|c| c.tx_packets).sum();
-        let (sys, cpu) = self.meter.end(Some((fwd, "ovs ports' tx packets")))?;
-        let stats = merge(
-            json!({
-                "kind": "ovs",
-                "forwarded": fwd,
-                "interfaces": named_counters(&self.ifaces, &d),
-            }),
-            cpu,
-        );
-        Ok(DutSample {
-            sys: Some(sys),
-            dut_stats: Some(stats),
-        })
     }
 }

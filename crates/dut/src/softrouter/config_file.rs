@@ -76,7 +76,14 @@ pub fn generate_config(bed: &Bed, k: &Knobs) -> ConfigFile {
     let cidr = |addr: IpAddr, len: u8| Cidr { addr, len };
     ConfigFile {
         router: Some(RouterTable {
-            cores: k.cores.map(<[usize]>::to_vec),
+            // One DUT CPU per worker; more workers than DUT CPUs (2 on a
+            // 2-CPU machine whose other CPU is the tester's) are left to
+            // the router's default, worker i on the i-th CPU it may use
+            // modulo their count: they share the DUT's CPUs.
+            cores: k
+                .cores
+                .filter(|c| k.workers.is_none_or(|w| w <= c.len()))
+                .map(|c| c[..k.workers.unwrap_or(c.len()).min(c.len())].to_vec()),
             workers: k.workers,
             mode: k.mode,
             budget: k.budget,
