@@ -32,12 +32,6 @@ if [ "${#missing[@]}" -gt 0 ]; then
     apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-# The distro's BIRD would run in the root namespace and program its table;
-# the tests start their own, in namespaces.
-if [ -d /run/systemd/system ] && systemctl is-enabled --quiet bird 2>/dev/null; then
-    systemctl disable --now bird
-fi
-
 # Rust: the workspace pins rust-version; rustup provides cargo on the machine.
 if ! command -v cargo >/dev/null 2>&1; then
     if [ -x "$HOME/.cargo/bin/cargo" ]; then
@@ -52,10 +46,13 @@ if ! command -v cargo >/dev/null 2>&1; then
     fi
 fi
 
-# Distribution daemons the tests start themselves, in namespaces, from
-# private folders: never the system-wide service.
+# BIRD and Open vSwitch: the tests and the bench start their own, in
+# namespaces, from private folders; the distribution's services would run
+# in the root namespace (BIRD programming its table), so they stay off.
 if [ -d /run/systemd/system ]; then
-    systemctl disable --now openvswitch-switch >/dev/null 2>&1 || true
+    for unit in bird openvswitch-switch; do
+        systemctl disable --now "$unit" >/dev/null 2>&1 || true
+    done
 fi
 
 # BPF filesystem (AF_XDP maps are not pinned, but bpftool-style debugging wants it).

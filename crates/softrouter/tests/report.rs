@@ -217,6 +217,9 @@ fn render(chromium: &Path, dir: &Path, page: &Path, tag: &str) -> (Vec<u8>, Vec<
     let png = std::fs::read(&shot).unwrap_or_else(|e| panic!("{}: {e}\n{err}", shot.display()));
     let complaints = err
         .lines()
+        // Chromium's own UI pages (`chrome://...`) log to the console
+        // too (e.g. "Slow network is detected" offline): not the page's.
+        .filter(|l| !l.contains("source: chrome://"))
         .filter(|l| {
             l.contains("CONSOLE")
                 || l.contains("Refused to")
