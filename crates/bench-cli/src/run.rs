@@ -80,8 +80,12 @@ pub fn run(runs: &[Settings], opts: &RunOptions) -> Result<BenchResults> {
         };
         let mut r = run_one(settings, &dut_opts, &calibration, opts.quiet)?;
         r.meta.notes.push(placement.clone());
-        print!("{}", report::render_tables(&r));
         done.push(r);
+        distinct_names(&mut done, runs);
+        print!(
+            "{}",
+            report::render_tables(done.last().expect("just pushed"))
+        );
         results = BenchResults::new(done.clone());
         write_files(first, &results)?;
     }
@@ -105,6 +109,61 @@ pub fn run(runs: &[Settings], opts: &RunOptions) -> Result<BenchResults> {
     }
     dut::soak::stop();
     Ok(results)
+}
+
+/// Runs of one DUT configured several ways (an experiment's `[[duts]]`:
+/// NAPI budgets, reception modes) would share a name in every table: each
+/// such name gets the options that set its run apart (`linux
+/// napi_budget=300`), or its place (`#2`) when the options are the same.
+/// `done[i]` ran with `settings[i]`.
+fn distinct_names(done: &mut [RunResults], settings: &[Settings]) {
+    let base = |r: &RunResults| {
+        r.meta
+            .dut
+            .label()
+            .split(' ')
+            .next()
+            .unwrap_or("")
+            .to_string()
+    };
+    for i in 0..done.len() {
+        let same: Vec<usize> = (0..done.len())
+            .filter(|&j| base(&done[j]) == base(&done[i]))
+            .collect();
+        if same.len() < 2 {
+            continue;
+        }
+        let opts = dut_options(&settings[i].dut);
+        let suffix = if same
+            .iter()
+            .filter(|&&j| dut_options(&settings[j].dut) == opts)
+            .count()
+            > 1
+        {
+            format!("#{}", same.iter().position(|&j| j == i).unwrap_or(0) + 1)
+        } else {
+            opts
+        };
+        let name = format!("{} {suffix}", base(&done[i]));
+        done[i].meta.dut.name = name;
+    }
+}
+
+/// A DUT's options as `key=value` words (its kind left out).
+fn dut_options(d: &bench::settings::DutSettings) -> String {
+    let v = serde_json::to_value(d).unwrap_or_default();
+    let mut words: Vec<String> = v
+        .as_object()
+        .into_iter()
+        .flatten()
+        .filter(|(k, v)| k.as_str() != "kind" && !v.is_null())
+        .map(|(k, v)| match v {
+            serde_json::Value::String(s) => format!("{k}={}", s.rsplit('/').next().unwrap_or(s)),
+            v => format!("{k}={v}"),
+        })
+        .collect();
+    words.sort();
+    words.join(",")
 }
 
 /// The JSON and CSV files of `s` with everything in `r`.
@@ -327,6 +386,54 @@ fn cpus_saturated(o: &TrialOutcome) -> bool {
 
 #[cfg(test)]
 mod tests {
+
+    /// Runs of one kind configured differently are named by their
+    /// options; identical ones by their place; others keep their name.
+    #[test]
+    fn runs_of_one_kind_get_distinct_names() {
+        use bench::settings::DutSettings;
+        let linux = |b: Option<u32>| DutSettings::Linux {
+            napi_budget: b,
+            rps: None,
+            napi: None,
+        };
+        let settings: Vec<Settings> = [
+            linux(Some(300)),
+            linux(Some(2)),
+            DutSettings::Bridge {},
+            DutSettings::Bridge {},
+        ]
+        .into_iter()
+        .map(|dut| Settings {
+            dut,
+            ..Settings::default()
+        })
+        .collect();
+        let mut done: Vec<RunResults> = settings
+            .iter()
+            .map(|s| {
+                let mut meta = RunMeta::default();
+                meta.dut.kind = s.dut.kind().to_string();
+                meta.dut.name = s.dut.kind().to_string();
+                RunResults {
+                    meta,
+                    settings: s.clone(),
+                    tests: Vec::new(),
+                }
+            })
+            .collect();
+        distinct_names(&mut done, &settings);
+        let names: Vec<&str> = done.iter().map(|r| r.meta.dut.label()).collect();
+        assert_eq!(
+            names,
+            [
+                "linux napi_budget=300",
+                "linux napi_budget=2",
+                "bridge #1",
+                "bridge #2"
+            ]
+        );
+    }
     use super::*;
 
     #[test]

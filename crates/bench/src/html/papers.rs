@@ -40,7 +40,22 @@ pub fn measured(p: &PaperValue, r: &BenchResults) -> (Option<f64>, bool) {
         return (Some(m), false);
     }
     let run = match &p.dut {
-        Some(d) => r.runs.iter().find(|r| r.meta.dut.label() == d),
+        // A run renamed for its options (`linux napi_budget=300`) is
+        // found by its name and any of its options (`linux
+        // napi_budget=300`, or `linux` for the first such run).
+        Some(d) => r.runs.iter().find(|r| r.meta.dut.label() == d).or_else(|| {
+            let words = |s: &str| {
+                s.split([' ', ','])
+                    .filter(|w| !w.is_empty())
+                    .map(str::to_string)
+                    .collect::<Vec<_>>()
+            };
+            let want = words(d);
+            r.runs.iter().find(|r| {
+                let have = words(r.meta.dut.label());
+                have.first() == want.first() && want.iter().all(|w| have.contains(w))
+            })
+        }),
         None => r.runs.first(),
     };
     run.map_or((None, false), |run| lookup(p, run))

@@ -348,3 +348,31 @@ fn an_empty_file_still_renders() {
     );
     assert!(p.contains("This file holds no run."));
 }
+
+/// A paper row finds a run renamed for its options (`linux
+/// napi_budget=2`) by its name and the options that set it apart, or by
+/// its plain name as the first of its kind.
+#[test]
+fn paper_rows_pick_a_run_by_its_options() {
+    let mut a = run("linux", 100_000.0, false);
+    a.meta.dut.name = "linux napi_budget=300".into();
+    let mut b = run("linux", 200_000.0, false);
+    b.meta.dut.name = "linux napi_budget=2".into();
+    let r = BenchResults::new(vec![a, b]);
+    let row = |dut: &str| PaperValue {
+        paper: "000".into(),
+        figure: String::new(),
+        metric: "ndr_mpps".into(),
+        size: "64".into(),
+        ip: None,
+        dut: Some(dut.into()),
+        published: 1.0,
+        unit: String::new(),
+        measured: None,
+    };
+    let got = |dut: &str| papers::measured(&row(dut), &r).0;
+    assert_eq!(got("linux napi_budget=2"), Some(0.2));
+    assert_eq!(got("linux"), Some(0.1), "the first run of the kind");
+    assert_eq!(got("linux napi_budget=300"), Some(0.1));
+    assert_eq!(got("linux napi_budget=7"), None);
+}

@@ -43,7 +43,9 @@ pub struct PaperValue {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ip: Option<u8>,
     /// The run whose figure is meant, by DUT name (`softrouter`,
-    /// `linux`, `softrouter-noxdp`); default: the first run.
+    /// `linux`, `softrouter-noxdp`), with options where an experiment
+    /// runs one kind several ways (`linux napi_budget=2`: the bench names
+    /// such runs by their options); default: the first run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dut: Option<String>,
     /// The value the paper gives.
