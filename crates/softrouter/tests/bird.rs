@@ -27,6 +27,8 @@
 
 mod common;
 
+use common::in_ns;
+
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, UdpSocket};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
@@ -267,22 +269,6 @@ fn neigh_state(sock: &Path, ip: &str) -> Option<String> {
             .and_then(|n| n["state"].as_str().map(String::from)),
         _ => None,
     }
-}
-
-/// Runs `f` on a thread that has entered namespace `ns`.
-fn in_ns<T: Send + 'static>(
-    ns: &str,
-    f: impl FnOnce() -> T + Send + 'static,
-) -> std::thread::JoinHandle<T> {
-    let path = format!("/var/run/netns/{ns}");
-    std::thread::spawn(move || {
-        let file = std::fs::File::open(&path).expect("netns file");
-        use std::os::fd::AsRawFd;
-        // SAFETY: a valid namespace fd, this thread only.
-        let rc = unsafe { libc::setns(file.as_raw_fd(), libc::CLONE_NEWNET) };
-        assert_eq!(rc, 0, "setns: {}", std::io::Error::last_os_error());
-        f()
-    })
 }
 
 /// The unspecified address of `a`'s family.

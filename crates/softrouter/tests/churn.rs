@@ -13,6 +13,8 @@
 
 mod common;
 
+use common::in_ns;
+
 use std::collections::HashMap;
 use std::net::UdpSocket;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -34,22 +36,6 @@ const B: &str = "198.19.20.0/24";
 
 fn mac(m: [u8; 6]) -> String {
     m.map(|b| format!("{b:02x}")).join(":")
-}
-
-/// Runs `f` on a thread that has entered namespace `ns`.
-fn in_ns<T: Send + 'static>(
-    ns: &str,
-    f: impl FnOnce() -> T + Send + 'static,
-) -> std::thread::JoinHandle<T> {
-    let path = format!("/var/run/netns/{ns}");
-    std::thread::spawn(move || {
-        let file = std::fs::File::open(&path).expect("netns file");
-        use std::os::fd::AsRawFd;
-        // SAFETY: setns on this thread with a namespace fd.
-        let rc = unsafe { libc::setns(file.as_raw_fd(), libc::CLONE_NEWNET) };
-        assert_eq!(rc, 0, "setns: {}", std::io::Error::last_os_error());
-        f()
-    })
 }
 
 /// (destination /24's third octet, destination MAC) -> frames, read on

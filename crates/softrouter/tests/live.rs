@@ -15,6 +15,8 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 mod common;
 
+use common::in_ns;
+
 use common::RouterProcess;
 use testbed::three_hosts_addr::*;
 use testbed::{Netns, ThreeHosts, TopologyOptions};
@@ -125,21 +127,6 @@ fn ping(ns: &Netns, args: &[&str]) -> (bool, String) {
     let mut argv = vec!["ping", "-n", "-c", "3", "-i", "0.2", "-W", "2"];
     argv.extend_from_slice(args);
     run_in(ns, &argv)
-}
-
-/// Runs `f` on a thread that has entered namespace `ns`.
-fn in_ns<T: Send + 'static>(
-    ns: &str,
-    f: impl FnOnce() -> T + Send + 'static,
-) -> std::thread::JoinHandle<T> {
-    let path = format!("/var/run/netns/{ns}");
-    std::thread::spawn(move || {
-        let file = std::fs::File::open(&path).expect("netns file");
-        use std::os::fd::AsRawFd;
-        let rc = unsafe { libc::setns(file.as_raw_fd(), libc::CLONE_NEWNET) };
-        assert_eq!(rc, 0, "setns: {}", std::io::Error::last_os_error());
-        f()
-    })
 }
 
 fn wait_until_forwarding(th: &ThreeHosts) {

@@ -90,3 +90,21 @@ impl Drop for RouterProcess {
         let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
+
+/// Runs `f` on a thread that has entered namespace `ns` (the thread's
+/// sockets are then that namespace's).
+#[allow(dead_code)] // not every test binary uses it
+pub fn in_ns<T: Send + 'static>(
+    ns: &str,
+    f: impl FnOnce() -> T + Send + 'static,
+) -> std::thread::JoinHandle<T> {
+    let path = format!("/var/run/netns/{ns}");
+    std::thread::spawn(move || {
+        let file = std::fs::File::open(&path).expect("netns file");
+        use std::os::fd::AsRawFd;
+        // SAFETY: setns(2) with a valid namespace fd, for this thread only.
+        let rc = unsafe { libc::setns(file.as_raw_fd(), libc::CLONE_NEWNET) };
+        assert_eq!(rc, 0, "setns: {}", std::io::Error::last_os_error());
+        f()
+    })
+}
