@@ -142,40 +142,61 @@ impl KernelRoutes {
     /// Changes since the last call, waiting at most `timeout` for the
     /// first.
     pub fn poll(&mut self, timeout: Duration) -> io::Result<Vec<RouteEvent>> {
-        let mut out = Vec::new();
-        let mut pfd = libc::pollfd {
-            fd: std::os::fd::AsRawFd::as_raw_fd(&self.events),
-            events: libc::POLLIN,
-            revents: 0,
+        let table = self.table;
+        poll_events(
+            &self.events,
+            &mut self.buf,
+            timeout,
+            RouteEvent::Resync,
+            |m| match m {
+                RouteNetlinkMessage::NewRoute(r) => convert(&r, table, true),
+                RouteNetlinkMessage::DelRoute(r) => convert(&r, table, false),
+                _ => None,
+            },
+        )
+    }
+}
+
+/// The events waiting on a subscribed, non-blocking netlink socket,
+/// waiting at most `timeout` for the first: each message through
+/// `event`, and `resync` where the kernel dropped some (ENOBUFS: the
+/// follower must dump again). The route and neighbour followers share it.
+pub(crate) fn poll_events<E>(
+    sock: &Socket,
+    buf: &mut [u8],
+    timeout: Duration,
+    resync: E,
+    mut event: impl FnMut(RouteNetlinkMessage) -> Option<E>,
+) -> io::Result<Vec<E>>
+where
+    E: Clone,
+{
+    let mut out = Vec::new();
+    let mut pfd = libc::pollfd {
+        fd: std::os::fd::AsRawFd::as_raw_fd(sock),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    let ms = timeout.as_millis().min(i32::MAX as u128) as i32;
+    // SAFETY: one valid pollfd.
+    unsafe { libc::poll(&mut pfd, 1, ms) };
+    loop {
+        let n = match sock.recv(&mut &mut buf[..], 0) {
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+            Err(e) if e.raw_os_error() == Some(libc::ENOBUFS) => {
+                out.push(resync.clone());
+                continue;
+            }
+            Err(e) => return Err(e),
         };
-        let ms = timeout.as_millis().min(i32::MAX as u128) as i32;
-        // SAFETY: one valid pollfd.
-        unsafe { libc::poll(&mut pfd, 1, ms) };
-        loop {
-            let n = match self.events.recv(&mut &mut self.buf[..], 0) {
-                Ok(n) => n,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                Err(e) if e.raw_os_error() == Some(libc::ENOBUFS) => {
-                    out.push(RouteEvent::Resync);
-                    continue;
-                }
-                Err(e) => return Err(e),
-            };
-            for m in messages(&self.buf[..n])? {
-                let ev = match m.payload {
-                    NetlinkPayload::InnerMessage(RouteNetlinkMessage::NewRoute(r)) => {
-                        convert(&r, self.table, true)
-                    }
-                    NetlinkPayload::InnerMessage(RouteNetlinkMessage::DelRoute(r)) => {
-                        convert(&r, self.table, false)
-                    }
-                    _ => None,
-                };
-                out.extend(ev);
+        for m in messages(&buf[..n])? {
+            if let NetlinkPayload::InnerMessage(m) = m.payload {
+                out.extend(event(m));
             }
         }
-        Ok(out)
     }
+    Ok(out)
 }
 
 /// The netlink messages in one datagram.

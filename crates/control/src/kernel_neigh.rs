@@ -28,7 +28,7 @@ use netlink_packet_route::neighbour::{
 use netlink_packet_route::{AddressFamily, RouteNetlinkMessage};
 use netlink_sys::{protocols::NETLINK_ROUTE, Socket, SocketAddr};
 
-use crate::kernel::{messages, set_rcvbuf_force};
+use crate::kernel::{messages, poll_events, set_rcvbuf_force};
 
 /// rtnetlink's neighbour group (linux/rtnetlink.h RTNLGRP_NEIGH).
 const RTNLGRP_NEIGH: u32 = 3;
@@ -139,38 +139,17 @@ impl KernelNeighbours {
     /// Changes since the last call, waiting at most `timeout` for the
     /// first.
     pub fn poll(&mut self, timeout: Duration) -> io::Result<Vec<NeighEvent>> {
-        let mut out = Vec::new();
-        let mut pfd = libc::pollfd {
-            fd: std::os::fd::AsRawFd::as_raw_fd(&self.events),
-            events: libc::POLLIN,
-            revents: 0,
-        };
-        let ms = timeout.as_millis().min(i32::MAX as u128) as i32;
-        // SAFETY: one valid pollfd.
-        unsafe { libc::poll(&mut pfd, 1, ms) };
-        loop {
-            let n = match self.events.recv(&mut &mut self.buf[..], 0) {
-                Ok(n) => n,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                Err(e) if e.raw_os_error() == Some(libc::ENOBUFS) => {
-                    out.push(NeighEvent::Resync);
-                    continue;
-                }
-                Err(e) => return Err(e),
-            };
-            for m in messages(&self.buf[..n])? {
-                match m.payload {
-                    NetlinkPayload::InnerMessage(RouteNetlinkMessage::NewNeighbour(n)) => {
-                        out.extend(convert(&n, true))
-                    }
-                    NetlinkPayload::InnerMessage(RouteNetlinkMessage::DelNeighbour(n)) => {
-                        out.extend(convert(&n, false))
-                    }
-                    _ => {}
-                }
-            }
-        }
-        Ok(out)
+        poll_events(
+            &self.events,
+            &mut self.buf,
+            timeout,
+            NeighEvent::Resync,
+            |m| match m {
+                RouteNetlinkMessage::NewNeighbour(n) => convert(&n, true),
+                RouteNetlinkMessage::DelNeighbour(n) => convert(&n, false),
+                _ => None,
+            },
+        )
     }
 
     fn send(&mut self, msg: RouteNetlinkMessage, flags: u16) -> io::Result<()> {
