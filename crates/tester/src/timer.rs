@@ -7,6 +7,14 @@
 //! signal is a real-time signal with an empty handler (an ignored signal
 //! would never be pending), delivered to this thread only
 //! (`SIGEV_THREAD_ID`).
+//!
+//! Once due, the timer fires again every [`REFIRE`] until disarmed. Why:
+//! a signal that arrives after the caller checked the deadline but before
+//! it entered the system call is taken in user space (the empty handler
+//! runs when a preemption returns there, and the tester CPU's real-time
+//! NAPI threads preempt the generator all the time); the call would then
+//! start with nothing pending and run its whole `repeat` (minutes: the
+//! hang experiment 002 once showed). The next firing ends it.
 
 use std::io;
 use std::sync::Once;
@@ -15,6 +23,9 @@ use std::sync::Once;
 fn signo() -> i32 {
     libc::SIGRTMIN() + 5
 }
+
+/// How often a due timer fires again until it is disarmed.
+pub(crate) const REFIRE: std::time::Duration = std::time::Duration::from_millis(1);
 
 extern "C" fn on_signal(_: i32) {}
 
@@ -55,18 +66,16 @@ impl ThreadTimer {
         }
     }
 
-    /// Fire once at `at_ns` (CLOCK_MONOTONIC); 0 disarms.
+    /// Fire at `at_ns` (CLOCK_MONOTONIC), then every [`REFIRE`] until
+    /// disarmed; 0 disarms.
     pub fn arm_at(&self, at_ns: u64) -> io::Result<()> {
-        let ts = libc::timespec {
-            tv_sec: (at_ns / 1_000_000_000) as libc::time_t,
-            tv_nsec: (at_ns % 1_000_000_000) as libc::c_long,
+        let ts = |ns: u64| libc::timespec {
+            tv_sec: (ns / 1_000_000_000) as libc::time_t,
+            tv_nsec: (ns % 1_000_000_000) as libc::c_long,
         };
         let spec = libc::itimerspec {
-            it_interval: libc::timespec {
-                tv_sec: 0,
-                tv_nsec: 0,
-            },
-            it_value: ts,
+            it_interval: ts(if at_ns == 0 { 0 } else { REFIRE.as_nanos() as u64 }),
+            it_value: ts(at_ns),
         };
         // SAFETY: our timer id, valid itimerspec.
         let r = unsafe {
@@ -91,3 +100,41 @@ impl Drop for ThreadTimer {
 }
 
 pub use bpf::mono_ns;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, Instant};
+
+    /// Sleep up to `d`; how long it took (a signal cuts it short).
+    fn sleep_for(d: Duration) -> Duration {
+        let t = Instant::now();
+        let req = libc::timespec {
+            tv_sec: d.as_secs() as libc::time_t,
+            tv_nsec: d.subsec_nanos() as libc::c_long,
+        };
+        // SAFETY: valid timespec; remaining time not wanted.
+        unsafe { libc::nanosleep(&req, std::ptr::null_mut()) };
+        t.elapsed()
+    }
+
+    /// The race the re-firing closes: the deadline's signal is taken
+    /// before the long call starts (here by a first sleep); the call must
+    /// still be interrupted, by the next firing, not run its full length.
+    #[test]
+    fn a_signal_taken_before_the_call_does_not_let_the_call_run_on() {
+        let t = ThreadTimer::new().unwrap();
+        t.arm_at(mono_ns()).unwrap(); // due now
+        let first = sleep_for(Duration::from_secs(5));
+        assert!(first < Duration::from_secs(1), "first sleep {first:?}");
+        let second = sleep_for(Duration::from_secs(5));
+        t.disarm();
+        assert!(
+            second < Duration::from_secs(1),
+            "a call entered after the signal was taken ran {second:?}"
+        );
+        // Disarmed: nothing interrupts any more.
+        let third = sleep_for(Duration::from_millis(50));
+        assert!(third >= Duration::from_millis(50), "disarmed timer fired");
+    }
+}
