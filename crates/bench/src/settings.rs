@@ -598,6 +598,7 @@ interfaces = ["a", "b", "c", "d"]
                 published: 1.25,
                 unit: "Mpps".into(),
                 measured: None,
+                not_measurable: None,
             }],
         };
         s.validate().unwrap();

@@ -142,6 +142,7 @@ fn sample(first: &str) -> BenchResults {
         published: 0.24,
         unit: "Mpps".into(),
         measured: None,
+        not_measurable: None,
     });
     BenchResults::new(vec![a, run("linux", 120_000.0, false)])
 }
@@ -258,6 +259,7 @@ fn papers_beside_measured_values() {
             published: 24.0,
             unit: "µs".into(),
             measured: None,
+            not_measurable: None,
         },
         PaperValue {
             paper: "001".into(),
@@ -269,6 +271,7 @@ fn papers_beside_measured_values() {
             published: 2.0,
             unit: "J".into(),
             measured: Some(3.0),
+            not_measurable: None,
         },
         PaperValue {
             paper: "002".into(),
@@ -280,6 +283,7 @@ fn papers_beside_measured_values() {
             published: 0.9,
             unit: "Mpps".into(),
             measured: None,
+            not_measurable: None,
         },
     ];
     let r = sample("softrouter");
@@ -369,10 +373,114 @@ fn paper_rows_pick_a_run_by_its_options() {
         published: 1.0,
         unit: String::new(),
         measured: None,
+        not_measurable: None,
     };
     let got = |dut: &str| papers::measured(&row(dut), &r).0;
     assert_eq!(got("linux napi_budget=2"), Some(0.2));
     assert_eq!(got("linux"), Some(0.1), "the first run of the kind");
     assert_eq!(got("linux napi_budget=300"), Some(0.1));
     assert_eq!(got("linux napi_budget=7"), None);
+}
+
+/// The metrics beyond throughput and latency: stage cycles (a kernel
+/// profile and softrouter's own counters), the loss test's highest rate,
+/// the back-to-back bursts; and rows this testbed cannot measure, listed
+/// with their reason instead of a value.
+#[test]
+fn paper_rows_for_stages_overload_and_bursts() {
+    let mut k = run("linux", 100_000.0, false);
+    k.tests[0].trials[0].outcome.dut_stats.as_mut().unwrap()["stages"] = json!({
+        "cycles_per_packet": {"rx": 453.0, "tx": 463.0, "memory": 101.0, "skb": 292.0,
+                              "processing": 757.0, "other": 0.0}
+    });
+    // The loss test: its first trial is the highest rate.
+    let mut hot = trial(200_000.0, false);
+    hot.outcome.latency.count = 5;
+    hot.outcome.latency.median_ns = 2_500_000;
+    hot.outcome.tester_limited = false;
+    let mut cool = trial(20_000.0, false);
+    cool.outcome.latency.count = 5;
+    cool.outcome.latency.median_ns = 9_000;
+    k.tests[2].trials = vec![hot, cool];
+    // Back-to-back: two passed bursts, one failed one.
+    let burst = |passed: bool, min: u64, mean: f64, max: u64, count: u64| {
+        let mut t = trial(200_000.0, false);
+        t.passed = passed;
+        t.outcome.latency.count = count;
+        (t.outcome.latency.min_ns, t.outcome.latency.mean_ns) = (min, mean);
+        t.outcome.latency.max_ns = max;
+        t
+    };
+    let b2b = crate::search::BackToBackResult {
+        bursts: vec![900, 1100],
+        mean_burst: 1000.0,
+        ..Default::default()
+    };
+    let mut b = TestResult::back_to_back(FrameSize::Fixed(64), 4, b2b);
+    b.trials = vec![
+        burst(true, 15_000, 900_000.0, 1_400_000, 1),
+        burst(true, 20_000, 300_000.0, 1_500_000, 3),
+        burst(false, 1_000, 5e6, 9_000_000, 10),
+    ];
+    k.tests.push(b);
+    let s = run("softrouter", 100_000.0, false);
+    let r = BenchResults::new(vec![k, s]);
+    let row = |metric: &str, dut: &str| PaperValue {
+        paper: "p".into(),
+        figure: String::new(),
+        metric: metric.into(),
+        size: "64".into(),
+        ip: None,
+        dut: Some(dut.into()),
+        published: 1.0,
+        unit: String::new(),
+        measured: None,
+        not_measurable: None,
+    };
+    let got = |m: &str, dut: &str| papers::measured(&row(m, dut), &r).0;
+    assert_eq!(got("cycles_processing", "linux"), Some(757.0));
+    assert_eq!(got("cycles_skb", "linux"), Some(292.0));
+    assert_eq!(got("cycles_rx", "softrouter"), Some(100.0));
+    assert_eq!(got("cycles_processing", "softrouter"), Some(200.0));
+    assert_eq!(got("cycles_memory", "softrouter"), Some(0.0));
+    assert_eq!(got("cycles_bogus", "softrouter"), None);
+    assert_eq!(got("overload_latency_median_us", "linux"), Some(2500.0));
+    assert_eq!(got("overload_cpu_available_pct", "linux"), Some(3.0));
+    assert_eq!(got("overload_irq_per_s", "linux"), Some(4321.0));
+    assert_eq!(got("b2b_burst_frames", "linux"), Some(1000.0));
+    assert_eq!(got("b2b_latency_min_us", "linux"), Some(15.0));
+    assert_eq!(got("b2b_latency_max_us", "linux"), Some(1500.0));
+    assert_eq!(got("b2b_latency_mean_us", "linux"), Some(450.0), "sample-weighted");
+    assert_eq!(got("b2b_latency_mean_us", "softrouter"), None, "no b2b test");
+    // A row that cannot be measured here: no value, listed with the reason.
+    let mut nm = row("ndr_mpps", "linux");
+    nm.not_measurable = Some("needs <4> CPUs".into());
+    assert_eq!(papers::measured(&nm, &r).0, None);
+    let p = page(
+        "r",
+        &[Experiment {
+            name: "x".into(),
+            results: r.clone(),
+        }],
+        &[row("cycles_rx", "linux"), nm],
+    );
+    assert!(p.contains("<h4>Not measurable on this testbed</h4>"));
+    assert!(p.contains("needs &lt;4&gt; CPUs"), "the reason, escaped");
+    assert!(p.contains("<code>cycles_rx, cycles_tx"), "the legend names the metric");
+}
+
+#[test]
+fn a_paper_row_is_measured_or_not_measurable() {
+    let e = crate::settings::PapersFile::from_toml_str(
+        "[[paper]]\npaper = \"x\"\nmetric = \"m\"\npublished = 1\nmeasured = 2\nnot_measurable = \"why\"\n",
+        "p.toml",
+    )
+    .unwrap_err();
+    assert!(e.contains("not both"), "{e}");
+    let e = crate::settings::PapersFile::from_toml_str(
+        "[[paper]]\npaper = \"x\"\nmetric = \"m\"\npublished = 1\nnot_measurable = \" \"\n",
+        "p.toml",
+    )
+    .unwrap_err();
+    assert!(e.contains("needs a reason"), "{e}");
 }

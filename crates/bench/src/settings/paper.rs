@@ -17,6 +17,7 @@
 //! published = 1.2            # the paper's value
 //! unit = "Mpps"
 //! # measured = 0.9           # optional: given here instead of looked up
+//! # not_measurable = "why"   # a figure this testbed cannot measure
 //! ```
 
 use serde::{Deserialize, Serialize};
@@ -31,10 +32,14 @@ pub struct PaperValue {
     #[serde(default)]
     pub figure: String,
     /// What is measured. These are looked up in the results when
-    /// `measured` is not given: `ndr_mpps`, `pdr_mpps`,
-    /// `latency_min_us`, `latency_mean_us`, `latency_median_us`,
-    /// `latency_p99_us`, `latency_max_us`, `cycles_per_packet`; any other
-    /// name needs `measured`.
+    /// `measured` is not given (`bench::html::papers::METRICS` lists them
+    /// with where each comes from): `ndr_mpps`, `pdr_mpps`,
+    /// `latency_{min,mean,median,p99,max}_us`, `cycles_per_packet` and by
+    /// stage `cycles_{rx,tx,memory,skb,processing}`,
+    /// `overload_latency_{min,mean,median,p99,max}_us`,
+    /// `overload_cpu_available_pct`, `overload_irq_per_s`,
+    /// `b2b_burst_frames`, `b2b_latency_{min,mean,max}_us`; any other name
+    /// needs `measured`.
     pub metric: String,
     /// Frame size as in the settings' `sizes` (`64`, `imix`).
     #[serde(default)]
@@ -56,6 +61,11 @@ pub struct PaperValue {
     /// What this bench measured, when not looked up from `metric`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub measured: Option<f64>,
+    /// Why this testbed cannot measure the figure (hardware interrupts,
+    /// NIC rings, a CPU count it lacks): the report lists the row with
+    /// this reason instead of a measured value.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_measurable: Option<String>,
 }
 
 impl PaperValue {
@@ -66,6 +76,19 @@ impl PaperValue {
         }
         if self.measured.is_some_and(|m| !m.is_finite()) {
             return Err(format!("{}: measured must be a number", self.paper));
+        }
+        if self.measured.is_some() && self.not_measurable.is_some() {
+            return Err(format!(
+                "{}: a row is either measured or not_measurable, not both",
+                self.paper
+            ));
+        }
+        if self
+            .not_measurable
+            .as_ref()
+            .is_some_and(|w| w.trim().is_empty())
+        {
+            return Err(format!("{}: not_measurable needs a reason", self.paper));
         }
         if self.ip.is_some_and(|ip| ip != 4 && ip != 6) {
             return Err(format!("{}: ip must be 4 or 6", self.paper));
