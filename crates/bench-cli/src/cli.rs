@@ -61,6 +61,11 @@ pub struct BenchArgs {
     /// Durations preset: quick or rfc.
     #[arg(long)]
     pub preset: Option<Preset>,
+    /// A smoke run of the experiment in a few minutes: its first frame
+    /// size only, 0.5 s trials, 0.25 s pauses and drains (flags given as
+    /// well still win). The figures are rough; the full run is the result.
+    #[arg(long)]
+    pub quick: bool,
     /// Trial length of throughput and loss trials, seconds.
     #[arg(long)]
     pub trial_seconds: Option<f64>,
@@ -239,6 +244,22 @@ fn strings<T: std::fmt::Display>(v: &[T]) -> Value {
     Value::Array(v.iter().map(string).collect())
 }
 
+/// `--quick`: the experiment's first frame size only, and short trials,
+/// pauses and drains (flags merged after this still override it).
+fn quicken(t: &mut Table) {
+    if let Some(Value::Array(sizes)) = t.get_mut("sizes") {
+        sizes.truncate(1);
+    }
+    for (k, v) in [
+        ("trial_seconds", 0.5),
+        ("latency_seconds", 0.5),
+        ("pause_seconds", 0.25),
+        ("drain_seconds", 0.25),
+    ] {
+        t.insert(k.into(), Value::Float(v));
+    }
+}
+
 /// The flags that are top-level settings, merged into `t`.
 fn merge_flags(args: &BenchArgs, t: &mut Table) -> Result<()> {
     let mut put = |k: &str, v: Option<Value>| {
@@ -353,6 +374,9 @@ pub fn build_settings(args: &BenchArgs) -> Result<Vec<Settings>> {
         table.insert("pause_seconds".into(), Value::Float(0.5));
         table.insert("latency_seconds".into(), Value::Float(1.0));
         table.insert("resolution_pct".into(), Value::Float(1.0));
+    }
+    if args.quick {
+        quicken(&mut table);
     }
     merge_flags(args, &mut table)?;
 
@@ -597,6 +621,32 @@ mod tests {
             ]
         );
         assert!(parse(&["--fast-path", "dpdk"]).is_err());
+    }
+
+    /// `--quick`: the experiment's first size and short trials; a flag
+    /// given too still wins.
+    #[test]
+    fn quick_is_a_smoke_run_of_the_experiment() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("x.toml");
+        std::fs::write(
+            &p,
+            "sizes = [\"256\", \"64\", \"1518\"]\ntrial_seconds = 5.0\npause_seconds = 2.0\n",
+        )
+        .unwrap();
+        let e = p.to_str().unwrap();
+        let runs = build_settings(&parse(&["-e", e, "--quick"]).unwrap()).unwrap();
+        let s = &runs[0];
+        assert_eq!(s.sizes.iter().map(|z| z.to_string()).collect::<Vec<_>>(), ["256"]);
+        assert_eq!(
+            (s.trial_seconds, s.pause_seconds, s.drain_seconds, s.latency_seconds),
+            (Some(0.5), Some(0.25), Some(0.25), Some(0.5))
+        );
+        let runs =
+            build_settings(&parse(&["-e", e, "--quick", "--trial-seconds", "1"]).unwrap()).unwrap();
+        assert_eq!(runs[0].trial_seconds, Some(1.0), "the flag wins");
+        let full = build_settings(&parse(&["-e", e]).unwrap()).unwrap();
+        assert_eq!((full[0].sizes.len(), full[0].trial_seconds), (3, Some(5.0)));
     }
 
     #[test]
