@@ -637,9 +637,17 @@ mod tests {
         let e = p.to_str().unwrap();
         let runs = build_settings(&parse(&["-e", e, "--quick"]).unwrap()).unwrap();
         let s = &runs[0];
-        assert_eq!(s.sizes.iter().map(|z| z.to_string()).collect::<Vec<_>>(), ["256"]);
         assert_eq!(
-            (s.trial_seconds, s.pause_seconds, s.drain_seconds, s.latency_seconds),
+            s.sizes.iter().map(|z| z.to_string()).collect::<Vec<_>>(),
+            ["256"]
+        );
+        assert_eq!(
+            (
+                s.trial_seconds,
+                s.pause_seconds,
+                s.drain_seconds,
+                s.latency_seconds
+            ),
             (Some(0.5), Some(0.25), Some(0.25), Some(0.5))
         );
         let runs =

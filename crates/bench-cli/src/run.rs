@@ -6,6 +6,7 @@
 //! module does the work those settings describe, so the command line can
 //! change without touching the run, and the run reads only typed settings.
 
+use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -113,8 +114,9 @@ pub fn run(runs: &[Settings], opts: &RunOptions) -> Result<BenchResults> {
 
 /// Runs of one DUT configured several ways (an experiment's `[[duts]]`:
 /// NAPI budgets, reception modes) would share a name in every table: each
-/// such name gets the options that set its run apart (`linux
-/// napi_budget=300`), or its place (`#2`) when the options are the same.
+/// such name gets the options that set its run apart from the others of
+/// its kind (`linux napi_budget=300`; an option they all share is left
+/// out), or its place (`#2`) when the options are the same.
 /// `done[i]` ran with `settings[i]`.
 fn distinct_names(done: &mut [RunResults], settings: &[Settings]) {
     let base = |r: &RunResults| {
@@ -126,44 +128,45 @@ fn distinct_names(done: &mut [RunResults], settings: &[Settings]) {
             .unwrap_or("")
             .to_string()
     };
+    let opts: Vec<BTreeMap<String, String>> =
+        settings.iter().map(|s| dut_options(&s.dut)).collect();
+    let bases: Vec<String> = done.iter().map(base).collect();
     for i in 0..done.len() {
-        let same: Vec<usize> = (0..done.len())
-            .filter(|&j| base(&done[j]) == base(&done[i]))
-            .collect();
+        let same: Vec<usize> = (0..done.len()).filter(|&j| bases[j] == bases[i]).collect();
         if same.len() < 2 {
             continue;
         }
-        let opts = dut_options(&settings[i].dut);
-        let suffix = if same
+        // The options whose value is not the same in every run of the kind.
+        let words: Vec<String> = opts[i]
             .iter()
-            .filter(|&&j| dut_options(&settings[j].dut) == opts)
-            .count()
-            > 1
-        {
+            .filter(|(k, v)| same.iter().any(|&j| opts[j].get(*k) != Some(*v)))
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        let suffix = if words.is_empty() {
             format!("#{}", same.iter().position(|&j| j == i).unwrap_or(0) + 1)
         } else {
-            opts
+            words.join(",")
         };
-        let name = format!("{} {suffix}", base(&done[i]));
-        done[i].meta.dut.name = name;
+        done[i].meta.dut.name = format!("{} {suffix}", bases[i]);
     }
 }
 
-/// A DUT's options as `key=value` words (its kind left out).
-fn dut_options(d: &bench::settings::DutSettings) -> String {
+/// A DUT's options, key to value (its kind left out; a path by its file
+/// name).
+fn dut_options(d: &bench::settings::DutSettings) -> BTreeMap<String, String> {
     let v = serde_json::to_value(d).unwrap_or_default();
-    let mut words: Vec<String> = v
-        .as_object()
+    v.as_object()
         .into_iter()
         .flatten()
         .filter(|(k, v)| k.as_str() != "kind" && !v.is_null())
-        .map(|(k, v)| match v {
-            serde_json::Value::String(s) => format!("{k}={}", s.rsplit('/').next().unwrap_or(s)),
-            v => format!("{k}={v}"),
+        .map(|(k, v)| {
+            let v = match v {
+                serde_json::Value::String(s) => s.rsplit('/').next().unwrap_or(s).to_string(),
+                v => v.to_string(),
+            };
+            (k.clone(), v)
         })
-        .collect();
-    words.sort();
-    words.join(",")
+        .collect()
 }
 
 /// The JSON and CSV files of `s` with everything in `r`.
@@ -392,6 +395,12 @@ mod tests {
     #[test]
     fn runs_of_one_kind_get_distinct_names() {
         use bench::settings::DutSettings;
+        let softrouter = |workers: Option<u32>, config: Option<&str>| {
+            let v = serde_json::json!({
+                "kind": "softrouter", "mode": "interrupt", "workers": workers, "config": config
+            });
+            serde_json::from_value::<DutSettings>(v).unwrap()
+        };
         let linux = |b: Option<u32>| DutSettings::Linux {
             napi_budget: b,
             rps: None,
@@ -402,6 +411,9 @@ mod tests {
             linux(Some(2)),
             DutSettings::Bridge {},
             DutSettings::Bridge {},
+            softrouter(Some(1), None),
+            softrouter(Some(2), None),
+            softrouter(None, Some("routers/shared-tx.toml")),
         ]
         .into_iter()
         .map(|dut| Settings {
@@ -430,7 +442,10 @@ mod tests {
                 "linux napi_budget=300",
                 "linux napi_budget=2",
                 "bridge #1",
-                "bridge #2"
+                "bridge #2",
+                "softrouter workers=1",
+                "softrouter workers=2",
+                "softrouter config=shared-tx.toml",
             ]
         );
     }

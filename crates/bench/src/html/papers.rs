@@ -8,10 +8,10 @@
 //! one measured here, with the ratio measured / published.
 
 use super::{esc, table, Cell};
+use crate::analyzer::LatencySummary;
 use crate::results::{
     dut_cycles_at_throughput, trial_at_throughput, BenchResults, RunResults, TestValue,
 };
-use crate::analyzer::LatencySummary;
 use crate::settings::{PaperValue, TestKind};
 
 /// One row of the papers table.
@@ -70,7 +70,10 @@ pub fn measured(p: &PaperValue, r: &BenchResults) -> (Option<f64>, bool) {
 /// The metrics a `[[paper]]` row can name without `measured`, and where
 /// each is taken from (the report's legend and the settings' doc).
 pub const METRICS: &[(&str, &str)] = &[
-    ("ndr_mpps, pdr_mpps", "throughput test: the NDR / PDR rate, Mpps per port"),
+    (
+        "ndr_mpps, pdr_mpps",
+        "throughput test: the NDR / PDR rate, Mpps per port",
+    ),
     (
         "cycles_per_packet",
         "throughput test, NDR trial: the DUT CPUs' busy cycles per forwarded packet",
@@ -97,7 +100,10 @@ pub const METRICS: &[(&str, &str)] = &[
         "overload_irq_per_s",
         "loss test, highest rate: interrupts per second, all CPUs",
     ),
-    ("b2b_burst_frames", "back-to-back test: the mean longest loss-free burst"),
+    (
+        "b2b_burst_frames",
+        "back-to-back test: the mean longest loss-free burst",
+    ),
     (
         "b2b_latency_{min,mean,max}_us",
         "back-to-back test: latency over its loss-free bursts",
@@ -171,11 +177,21 @@ fn lookup(p: &PaperValue, run: &RunResults) -> (Option<f64>, bool) {
             }
             let n: u64 = passed.iter().map(|l| l.count).sum();
             let v = match &m["b2b_latency_".len()..] {
-                "min_us" => passed.iter().map(|l| l.min_ns as f64).min_by(f64::total_cmp),
-                "max_us" => passed.iter().map(|l| l.max_ns as f64).max_by(f64::total_cmp),
-                "mean_us" => {
-                    Some(passed.iter().map(|l| l.mean_ns * l.count as f64).sum::<f64>() / n as f64)
-                }
+                "min_us" => passed
+                    .iter()
+                    .map(|l| l.min_ns as f64)
+                    .min_by(f64::total_cmp),
+                "max_us" => passed
+                    .iter()
+                    .map(|l| l.max_ns as f64)
+                    .max_by(f64::total_cmp),
+                "mean_us" => Some(
+                    passed
+                        .iter()
+                        .map(|l| l.mean_ns * l.count as f64)
+                        .sum::<f64>()
+                        / n as f64,
+                ),
                 _ => None,
             };
             (v.map(|ns| ns / 1e3), false)
@@ -309,9 +325,7 @@ pub(super) fn section(out: &mut String, r: &BenchResults, extra: &[PaperValue]) 
     );
     metric_legend(out, &rows);
     if !unmeasurable.is_empty() {
-        out.push_str(
-            "<h4>Not measurable on this testbed</h4>\n<ul class=\"unmeasurable\">\n",
-        );
+        out.push_str("<h4>Not measurable on this testbed</h4>\n<ul class=\"unmeasurable\">\n");
         for row in &unmeasurable {
             let p = &row.value;
             out.push_str(&format!(

@@ -450,8 +450,16 @@ fn paper_rows_for_stages_overload_and_bursts() {
     assert_eq!(got("b2b_burst_frames", "linux"), Some(1000.0));
     assert_eq!(got("b2b_latency_min_us", "linux"), Some(15.0));
     assert_eq!(got("b2b_latency_max_us", "linux"), Some(1500.0));
-    assert_eq!(got("b2b_latency_mean_us", "linux"), Some(450.0), "sample-weighted");
-    assert_eq!(got("b2b_latency_mean_us", "softrouter"), None, "no b2b test");
+    assert_eq!(
+        got("b2b_latency_mean_us", "linux"),
+        Some(450.0),
+        "sample-weighted"
+    );
+    assert_eq!(
+        got("b2b_latency_mean_us", "softrouter"),
+        None,
+        "no b2b test"
+    );
     // A row that cannot be measured here: no value, listed with the reason.
     let mut nm = row("ndr_mpps", "linux");
     nm.not_measurable = Some("needs <4> CPUs".into());
@@ -466,7 +474,10 @@ fn paper_rows_for_stages_overload_and_bursts() {
     );
     assert!(p.contains("<h4>Not measurable on this testbed</h4>"));
     assert!(p.contains("needs &lt;4&gt; CPUs"), "the reason, escaped");
-    assert!(p.contains("<code>cycles_rx, cycles_tx"), "the legend names the metric");
+    assert!(
+        p.contains("<code>cycles_rx, cycles_tx"),
+        "the legend names the metric"
+    );
 }
 
 #[test]
