@@ -313,8 +313,9 @@ pub fn render_tables(r: &RunResults) -> String {
 }
 
 /// Throughput of every run side by side per size and IP version (NDR and
-/// PDR each), with the ratios of the first two runs (e.g. softrouter vs
-/// linux) and the DUT cycles per packet at the NDR. Empty with one run.
+/// PDR each), a row per run, with each run's ratios to the last run (e.g.
+/// softrouter vs linux) and the DUT cycles per packet at the NDR. Empty
+/// with one run.
 pub fn comparison_table(r: &BenchResults) -> String {
     if r.comparison.is_empty() {
         return String::new();
@@ -327,24 +328,20 @@ pub fn comparison_table(r: &BenchResults) -> String {
             l => l.to_string(),
         })
         .collect();
-    // Each run against the last (with two: the first against the second;
-    // with softrouter, softrouter-noxdp and linux: both against linux).
-    let last = names.len() - 1;
-    let mut headers = vec!["size".to_string()];
-    for g in ["NDR", "PDR"] {
-        for n in &names {
-            headers.push(format!("{n} {g}"));
-        }
-        for n in &names[..last] {
-            headers.push(format!("{g} {n}/{}", names[last]));
-        }
-    }
-    for n in &names {
-        headers.push(format!("{n} cyc/pkt"));
-    }
+    let last = &names[names.len() - 1];
     let mut tb = Table {
-        title: format!("throughput, Mpps: {}", names.join(" vs ")),
-        headers,
+        title: format!("throughput, Mpps, each run against {last}"),
+        headers: [
+            "size",
+            "DUT",
+            "NDR Mpps",
+            "PDR Mpps",
+            &format!("NDR/{last}"),
+            &format!("PDR/{last}"),
+            "cyc/pkt",
+        ]
+        .map(String::from)
+        .to_vec(),
         rows: Vec::new(),
     };
     let cell = |f: Option<f64>, lower: bool| match f {
@@ -356,18 +353,28 @@ pub fn comparison_table(r: &BenchResults) -> String {
         _ => "-".into(),
     };
     for row in &r.comparison {
-        let mut cells = vec![format!("{} v{}", row.size, row.ip)];
         let d = &row.duts;
-        let l = d.len() - 1;
-        cells.extend(d.iter().map(|d| cell(d.ndr_fps, d.ndr_lower_bound)));
-        cells.extend(d[..l].iter().map(|x| ratio(x.ndr_fps, d[l].ndr_fps)));
-        cells.extend(d.iter().map(|d| cell(d.pdr_fps, d.pdr_lower_bound)));
-        cells.extend(d[..l].iter().map(|x| ratio(x.pdr_fps, d[l].pdr_fps)));
-        cells.extend(d.iter().map(|d| {
-            d.cycles_per_packet
-                .map_or("-".into(), |c| format!("{c:.0}"))
-        }));
-        tb.rows.push(cells);
+        let l = &d[d.len() - 1];
+        for (i, x) in d.iter().enumerate() {
+            // The last run is what the others are set against.
+            let vs_last = |a: Option<f64>, b: Option<f64>| {
+                if i + 1 == d.len() {
+                    "-".to_string()
+                } else {
+                    ratio(a, b)
+                }
+            };
+            tb.rows.push(vec![
+                format!("{} v{}", row.size, row.ip),
+                names.get(i).cloned().unwrap_or_else(|| x.dut.clone()),
+                cell(x.ndr_fps, x.ndr_lower_bound),
+                cell(x.pdr_fps, x.pdr_lower_bound),
+                vs_last(x.ndr_fps, l.ndr_fps),
+                vs_last(x.pdr_fps, l.pdr_fps),
+                x.cycles_per_packet
+                    .map_or("-".into(), |c| format!("{c:.0}")),
+            ]);
+        }
     }
     let mut s = tb.render();
     s.push_str(

@@ -801,18 +801,20 @@ mod tests {
             run(25_000.0, "linux", true),
         ]);
         let c = comparison_table(&both);
-        assert!(
-            c.contains("NDR softrouter/linux") && c.contains("PDR softrouter/linux"),
-            "{c}"
-        );
-        let row = c.lines().find(|l| l.starts_with("64 v4")).unwrap();
-        // size, NDR a b ratio, PDR a b ratio, cycles a b ("-": no CPU figures)
-        let cols: Vec<&str> = row.split_whitespace().collect();
-        assert_eq!(cols.len(), 10, "{row}");
-        let _ndr_ratio: f64 = cols[4].parse().unwrap();
-        let pdr_ratio: f64 = cols[7].parse().unwrap();
-        assert!((pdr_ratio - 2.0).abs() < 0.15, "{row}");
-        assert_eq!(cols[9], "-");
+        assert!(c.contains("NDR/linux") && c.contains("PDR/linux"), "{c}");
+        // A row per run: size, DUT, NDR, PDR, the two ratios to the last
+        // run, cycles ("-": no CPU figures).
+        let rows: Vec<Vec<&str>> = c
+            .lines()
+            .filter(|l| l.starts_with("64 v4"))
+            .map(|l| l.split_whitespace().collect())
+            .collect();
+        assert_eq!(rows.len(), 2, "{c}");
+        assert_eq!(rows[0].len(), 8, "{c}");
+        assert_eq!((rows[0][2], rows[1][2]), ("softrouter", "linux"), "{c}");
+        let pdr_ratio: f64 = rows[0][6].parse().unwrap();
+        assert!((pdr_ratio - 2.0).abs() < 0.15, "{c}");
+        assert_eq!((rows[1][5], rows[1][6], rows[1][7]), ("-", "-", "-"), "{c}");
         assert_eq!(
             comparison_table(&BenchResults::new(vec![both.runs[0].clone()])),
             ""

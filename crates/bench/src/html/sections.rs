@@ -581,66 +581,57 @@ pub(super) fn interrupts(out: &mut String, runs: &[RunResults]) {
     );
 }
 
-/// `comparison[]` as the results give it.
+/// `comparison[]` as the results give it: a row per size and run, each
+/// run's rates against the last run's (softrouter against linux).
 pub(super) fn comparison(out: &mut String, r: &BenchResults) {
     let Some(first) = r.comparison.first() else {
         return;
     };
-    let names: Vec<&str> = first.duts.iter().map(|d| d.dut.as_str()).collect();
-    let ratio = format!(
-        "{}/{}",
-        names.first().unwrap_or(&""),
-        names.last().unwrap_or(&"")
-    );
-    let mut headers: Vec<String> = vec!["size".into()];
-    for n in &names {
-        headers.push(format!("{n} NDR"));
-        headers.push(format!("{n} PDR"));
-        headers.push(format!("{n} cyc/pkt"));
-    }
-    headers.push("NDR ratio".into());
-    headers.push("PDR ratio".into());
-    let rows: Vec<Vec<Cell>> = r
-        .comparison
-        .iter()
-        .map(|c| {
-            let mut row = vec![Cell::text(format!("{} v{}", c.size, c.ip))];
-            let rate = |v: Option<f64>, lb: bool| match v {
-                None => Cell::num("-"),
-                Some(f) if lb => Cell::lower_bound(format!("≥ {}", mpps(f))),
-                Some(f) => Cell::num(mpps(f)),
-            };
-            for d in &c.duts {
-                row.push(rate(d.ndr_fps, d.ndr_lower_bound));
-                row.push(rate(d.pdr_fps, d.pdr_lower_bound));
-                row.push(Cell::num(opt(d.cycles_per_packet, |v| format!("{v:.0}"))));
-            }
-            let lb = c
-                .duts
-                .iter()
-                .any(|d| d.ndr_lower_bound || d.pdr_lower_bound);
-            let rc = |v: Option<f64>| {
-                let t = opt(v, |v| format!("{v:.2}"));
-                if lb && v.is_some() {
-                    Cell::lower_bound(format!("{t} (bound)"))
-                } else {
-                    Cell::num(t)
+    let last = first.duts.last().map_or("", |d| d.dut.as_str());
+    let rate = |v: Option<f64>, lb: bool| match v {
+        None => Cell::num("-"),
+        Some(f) if lb => Cell::lower_bound(format!("≥ {}", mpps(f))),
+        Some(f) => Cell::num(mpps(f)),
+    };
+    let mut rows: Vec<Vec<Cell>> = Vec::new();
+    for c in &r.comparison {
+        let Some(l) = c.duts.last() else {
+            continue;
+        };
+        for (i, d) in c.duts.iter().enumerate() {
+            let is_last = i + 1 == c.duts.len();
+            // A ratio with a lower bound on either side is not exact.
+            let ratio = |a: Option<f64>, alb: bool, b: Option<f64>, blb: bool| match (a, b) {
+                (Some(a), Some(b)) if b > 0.0 && !is_last => {
+                    let t = format!("{:.2}", a / b);
+                    if alb || blb {
+                        Cell::lower_bound(format!("{t} (bound)"))
+                    } else {
+                        Cell::num(t)
+                    }
                 }
+                _ => Cell::num("-"),
             };
-            row.push(rc(c.ndr_ratio));
-            row.push(rc(c.pdr_ratio));
-            row
-        })
-        .collect();
+            rows.push(vec![
+                Cell::text(format!("{} v{}", c.size, c.ip)),
+                Cell::text(&d.dut),
+                rate(d.ndr_fps, d.ndr_lower_bound),
+                rate(d.pdr_fps, d.pdr_lower_bound),
+                ratio(d.ndr_fps, d.ndr_lower_bound, l.ndr_fps, l.ndr_lower_bound),
+                ratio(d.pdr_fps, d.pdr_lower_bound, l.pdr_fps, l.pdr_lower_bound),
+                Cell::num(opt(d.cycles_per_packet, |v| format!("{v:.0}"))),
+            ]);
+        }
+    }
     out.push_str("<h3>Comparison</h3>\n");
-    let headers: Vec<&str> = headers.iter().map(String::as_str).collect();
+    let (ndr, pdr) = (format!("NDR / {last}"), format!("PDR / {last}"));
     table(
         out,
         &format!(
-            "throughput side by side, Mpps per port; ratio: {ratio} (the first run to the \
-             last; \"bound\": a lower bound is involved, the ratio is not exact)"
+            "throughput side by side, Mpps per port; ratio: each run / {last} (\"bound\": a \
+             lower bound is involved, the ratio is not exact)"
         ),
-        &headers,
+        &["size", "DUT", "NDR", "PDR", &ndr, &pdr, "cyc/pkt"],
         &rows,
     );
 }
