@@ -562,12 +562,8 @@ interfaces = ["a", "b", "c", "d"]
         );
         // A timeout alone is valid (it delays GRO flushes), as is a zero
         // deferral.
-        for ok in [
-            "gro_flush_timeout_us = 20\n",
-            "napi_defer_hard_irqs = 0\n",
-        ] {
-            Settings::from_toml_str(&format!("[dut]\nkind = \"linux\"\n{ok}"), "c.toml")
-                .unwrap();
+        for ok in ["gro_flush_timeout_us = 20\n", "napi_defer_hard_irqs = 0\n"] {
+            Settings::from_toml_str(&format!("[dut]\nkind = \"linux\"\n{ok}"), "c.toml").unwrap();
         }
         let e = Settings::from_toml_str(
             "[dut]\nkind = \"linux\"\nnapi_budget = 300\nnapi_defer_hard_irqs = 2\n",
