@@ -39,12 +39,15 @@
 //!   veth's "interrupt" is the sender waking the receiver's NAPI (thread)
 //!   for each burst, masked by `rx_notify_masked` while NAPI runs: a
 //!   deferred completion leaves it masked, so senders only queue into the
-//!   ring and the timer polls — fewer wakeups and IPIs, more latency. Both
-//!   act on the veth's NAPI instances only: setting either turns `napi` on
-//!   (GRO), and `napi = false` with them is refused. N without U does
-//!   nothing (the kernel re-arms at once when no timer is set): refused. U
-//!   alone only delays GRO flushes (no effect on the UDP test frames, which
-//!   GRO does not hold while `rx-udp-gro-forwarding` is off, as it is).
+//!   ring and the timer polls — fewer wakeups and IPIs, more latency, and
+//!   veth's fixed 256-frame ring must hold whatever arrives until the timer
+//!   fires (a burst loses frames at rates the uncoalesced DUT forwards
+//!   without loss). Both act on the veth's NAPI instances only: setting
+//!   either turns `napi` on (GRO), and `napi = false` with them is refused.
+//!   N without U does nothing (the kernel re-arms at once when no timer is
+//!   set): refused. U alone only delays GRO flushes (no effect on the UDP
+//!   test frames, which GRO does not hold while `rx-udp-gro-forwarding` is
+//!   off, as it is).
 //! - **Busy polling: none for forwarding.** `net.core.busy_poll` and
 //!   `busy_read` act for sockets (a `poll`/`read` spins on the NAPI its
 //!   socket's last frame came from); kernel forwarding has no socket, so
