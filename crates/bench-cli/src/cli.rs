@@ -130,6 +130,15 @@ pub struct BenchArgs {
     /// linux DUT: receive-processing CPUs (RPS): off, all, per-port or a hex mask.
     #[arg(long)]
     pub rps: Option<RpsMode>,
+    /// linux DUT: software interrupt coalescing, the DUT veth ends'
+    /// napi_defer_hard_irqs (NAPI completions not re-armed; needs
+    /// --gro-flush-timeout-us).
+    #[arg(long, value_name = "N")]
+    pub napi_defer_hard_irqs: Option<u32>,
+    /// linux DUT: the DUT veth ends' gro_flush_timeout in µs, the timer
+    /// that polls a deferring NAPI again.
+    #[arg(long, value_name = "US")]
+    pub gro_flush_timeout_us: Option<u32>,
     /// command DUT: the command line, run in the DUT namespace.
     #[arg(long)]
     pub command: Option<String>,
@@ -340,6 +349,14 @@ fn merge_dut_flags(args: &BenchArgs, kind: DutKind, d: &mut Table) {
                 args.napi_budget.map(|w| Value::Integer(w.into())),
             );
             put("rps", args.rps.as_ref().map(string));
+            put(
+                "napi_defer_hard_irqs",
+                args.napi_defer_hard_irqs.map(|v| Value::Integer(v.into())),
+            );
+            put(
+                "gro_flush_timeout_us",
+                args.gro_flush_timeout_us.map(|v| Value::Integer(v.into())),
+            );
         }
         DutKind::Bridge | DutKind::Ovs => {}
         DutKind::Command => put("command", args.command.clone().map(Value::String)),
@@ -524,6 +541,46 @@ mod tests {
         );
         assert!(
             err.contains("e.toml") && err.contains("napi_budget"),
+            "{err}"
+        );
+    }
+
+    /// The linux DUT's coalescing flags become its settings; a deferral
+    /// without its timer is refused, naming the field.
+    #[test]
+    fn coalescing_flags() {
+        let runs = build_settings(
+            &parse(&[
+                "--dut",
+                "linux",
+                "--napi-defer-hard-irqs",
+                "2",
+                "--gro-flush-timeout-us",
+                "50",
+            ])
+            .unwrap(),
+        )
+        .unwrap();
+        assert!(
+            matches!(
+                runs[0].dut,
+                DutSettings::Linux {
+                    napi_defer_hard_irqs: Some(2),
+                    gro_flush_timeout_us: Some(50),
+                    ..
+                }
+            ),
+            "{:?}",
+            runs[0].dut
+        );
+        let err = format!(
+            "{:#}",
+            build_settings(&parse(&["--dut", "linux", "--napi-defer-hard-irqs", "2"]).unwrap())
+                .unwrap_err()
+        );
+        assert!(
+            err.contains("field `dut.napi_defer_hard_irqs`")
+                && err.contains("gro_flush_timeout_us"),
             "{err}"
         );
     }

@@ -405,10 +405,20 @@ mod tests {
             napi_budget: b,
             rps: None,
             napi: None,
+            napi_defer_hard_irqs: None,
+            gro_flush_timeout_us: None,
+        };
+        let coalesced = DutSettings::Linux {
+            napi_budget: None,
+            rps: None,
+            napi: None,
+            napi_defer_hard_irqs: Some(2),
+            gro_flush_timeout_us: Some(50),
         };
         let settings: Vec<Settings> = [
             linux(Some(300)),
             linux(Some(2)),
+            coalesced,
             DutSettings::Bridge {},
             DutSettings::Bridge {},
             softrouter(Some(1), None),
@@ -441,6 +451,7 @@ mod tests {
             [
                 "linux napi_budget=300",
                 "linux napi_budget=2",
+                "linux gro_flush_timeout_us=50,napi_defer_hard_irqs=2",
                 "bridge #1",
                 "bridge #2",
                 "softrouter workers=1",

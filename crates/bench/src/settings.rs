@@ -432,6 +432,8 @@ interfaces = ["a", "b", "c", "d"]
                 napi_budget: Some(2),
                 rps: None,
                 napi: None,
+                napi_defer_hard_irqs: None,
+                gro_flush_timeout_us: None,
             }
         );
     }
@@ -529,6 +531,88 @@ interfaces = ["a", "b", "c", "d"]
         assert_eq!(again.dut, s.dut);
     }
 
+    /// The linux DUT's software interrupt coalescing: parsed, saved and
+    /// loaded; a deferral without the timer that ends it is refused where
+    /// the file sets it, in `[dut]` and in `[[duts]]`.
+    #[test]
+    fn linux_coalescing_parses_and_needs_a_timeout() {
+        let s = Settings::from_toml_str(
+            "[dut]\nkind = \"linux\"\nnapi_defer_hard_irqs = 2\ngro_flush_timeout_us = 50\n",
+            "c.toml",
+        )
+        .unwrap();
+        assert_eq!(
+            s.dut,
+            DutSettings::Linux {
+                napi_budget: None,
+                rps: None,
+                napi: None,
+                napi_defer_hard_irqs: Some(2),
+                gro_flush_timeout_us: Some(50),
+            }
+        );
+        let text = s.to_toml();
+        assert!(
+            text.contains("napi_defer_hard_irqs = 2") && text.contains("gro_flush_timeout_us = 50"),
+            "{text}"
+        );
+        assert_eq!(
+            Settings::from_toml_str(&text, "saved.toml").unwrap(),
+            s.resolved()
+        );
+        // A timeout alone is valid (it delays GRO flushes), as is a zero
+        // deferral.
+        for ok in ["gro_flush_timeout_us = 20\n", "napi_defer_hard_irqs = 0\n"] {
+            Settings::from_toml_str(&format!("[dut]\nkind = \"linux\"\n{ok}"), "c.toml").unwrap();
+        }
+        let e = Settings::from_toml_str(
+            "[dut]\nkind = \"linux\"\nnapi_budget = 300\nnapi_defer_hard_irqs = 2\n",
+            "c.toml",
+        )
+        .unwrap_err();
+        assert_eq!(
+            (e.line, e.field.as_deref()),
+            (Some(4), Some("dut.napi_defer_hard_irqs"))
+        );
+        let shown = e.to_string();
+        assert!(
+            shown.starts_with("c.toml:4:1: field `dut.napi_defer_hard_irqs`: ")
+                && shown.contains("gro_flush_timeout_us"),
+            "{shown}"
+        );
+        let e = Settings::from_toml_str(
+            "[dut]\nkind = \"linux\"\nnapi_defer_hard_irqs = 2\ngro_flush_timeout_us = 0\n",
+            "c.toml",
+        )
+        .unwrap_err();
+        assert_eq!(e.field.as_deref(), Some("dut.napi_defer_hard_irqs"));
+        // In the second `[[duts]]` table: located there.
+        let e = Settings::from_toml_str(
+            "[[duts]]\nkind = \"linux\"\nnapi_defer_hard_irqs = 2\ngro_flush_timeout_us = 50\n\n\
+             [[duts]]\nkind = \"linux\"\nnapi_defer_hard_irqs = 2\n",
+            "d.toml",
+        )
+        .unwrap_err();
+        assert_eq!(
+            (e.line, e.field.as_deref()),
+            (Some(8), Some("duts.1.napi_defer_hard_irqs")),
+            "{e}"
+        );
+        // Coalescing acts on the veth NAPI, which napi = false turns off.
+        let e = Settings::from_toml_str(
+            "[dut]\nkind = \"linux\"\nnapi = false\ngro_flush_timeout_us = 50\n",
+            "c.toml",
+        )
+        .unwrap_err();
+        assert_eq!((e.line, e.field.as_deref()), (Some(3), Some("dut.napi")));
+        let e = Settings::from_toml_str(
+            "[dut]\nkind = \"linux\"\nnapi_defer_hard_irqs = 2147483648\ngro_flush_timeout_us = 50\n",
+            "c.toml",
+        )
+        .unwrap_err();
+        assert_eq!(e.field.as_deref(), Some("dut.napi_defer_hard_irqs"));
+    }
+
     /// Every field away from its default, saved and loaded: equal.
     #[test]
     fn every_setting_round_trips_through_the_experiment_file() {
@@ -539,6 +623,8 @@ interfaces = ["a", "b", "c", "d"]
                     napi_budget: Some(2),
                     rps: None,
                     napi: None,
+                    napi_defer_hard_irqs: None,
+                    gro_flush_timeout_us: None,
                 },
                 DutSettings::Bridge {},
             ],
@@ -618,6 +704,8 @@ interfaces = ["a", "b", "c", "d"]
                 napi_budget: Some(300),
                 rps: Some(RpsMode::Masks(vec!["1".into(), "2".into()])),
                 napi: Some(true),
+                napi_defer_hard_irqs: Some(2),
+                gro_flush_timeout_us: Some(50),
             },
             DutSettings::Command {
                 command: "sleep 9".into(),

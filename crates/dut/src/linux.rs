@@ -29,11 +29,55 @@
 //!   left as created (GRO off, the kernel's default for veth) so that
 //!   "linux" means the stock configuration; the budget applies either way
 //!   (the backlog is polled by net_rx_action too).
+//! - **Interrupt coalescing, software form** (`napi_defer_hard_irqs = N`,
+//!   `gro_flush_timeout_us = U`): the kernel's per-device sysfs files of
+//!   those names, written on every DUT veth end inside the DUT namespace
+//!   (the timeout in ns) and read back into [`Dut::describe`]
+//!   (`napi_coalescing`); gone with the namespace. A NIC driver re-arms its
+//!   interrupt when NAPI completes; with N > 0 the kernel skips that for N
+//!   completions in a row and polls again from a `U` µs hrtimer instead.
+//!   veth's "interrupt" is the sender waking the receiver's NAPI (thread)
+//!   for each burst, masked by `rx_notify_masked` while NAPI runs: a
+//!   deferred completion leaves it masked, so senders only queue into the
+//!   ring and the timer polls — fewer wakeups and IPIs, more latency, and
+//!   veth's fixed 256-frame ring must hold whatever arrives until the timer
+//!   fires (a burst loses frames at rates the uncoalesced DUT forwards
+//!   without loss). Both act on the veth's NAPI instances only: setting
+//!   either turns `napi` on (GRO), and `napi = false` with them is refused.
+//!   N without U does nothing (the kernel re-arms at once when no timer is
+//!   set): refused. U alone only delays GRO flushes (no effect on the UDP
+//!   test frames, which GRO does not hold while `rx-udp-gro-forwarding` is
+//!   off, as it is).
+//! - **Busy polling: none for forwarding.** `net.core.busy_poll` and
+//!   `busy_read` act for sockets (a `poll`/`read` spins on the NAPI its
+//!   socket's last frame came from); kernel forwarding has no socket, so
+//!   they change nothing here. Threaded NAPI busy polling (a NAPI thread
+//!   that never sleeps, `threaded` = 2 / netlink `napi-set threaded
+//!   busy-poll`) was merged for Linux 6.19; this kernel (6.18) refuses it:
+//!   `echo 2 > /sys/class/net/<veth>/threaded` fails with "write error:
+//!   Operation not supported" (EOPNOTSUPP), GRO on or off, and netlink
+//!   `napi-set` with `threaded` = 2 with ERANGE (its policy knows only
+//!   disabled and enabled). Not offered.
 //!
 //! When the bench splits CPUs between tester and DUT (the default), the
 //! testbed already steers every DUT end's receive processing to the DUT's
 //! CPUs with RPS (`testbed::rps`, the same placement softrouter's ports
 //! get); an `rps` setting here overrides it.
+//!
+//! What a veth cannot emulate (so these knobs of paper 000 have no analog
+//! here, or only the software one above):
+//!
+//! - hardware interrupts and their CPU affinity (`smp_affinity`): veth
+//!   raises none; RPS is the analog of steering them;
+//! - NIC interrupt coalescing (`ethtool -C`): `ethtool -c` on a veth says
+//!   "netlink error: Operation not supported" (veth has no coalescing
+//!   parameters); the NAPI deferral above is the software form;
+//! - the paper's interrupt disable-enable (DE) driver, which masks the
+//!   NIC's interrupt in hardware while polling;
+//! - NIC ring sizes: veth's receive ring is a fixed 256-frame `ptr_ring`
+//!   (`ethtool -g` on a veth: "netlink error: Operation not supported");
+//! - DMA, PCIe and front-side-bus effects: a veth "transmits" by handing a
+//!   pointer to the peer's ring, with no copy over a bus.
 
 use std::collections::BTreeMap;
 
@@ -48,6 +92,9 @@ use bench::plan::{DutProbe, DutSample, TesterBackend, TrafficPlan};
 use bench::settings::{DutSettings, Pattern};
 
 const NETDEV_BUDGET: &str = "/proc/sys/net/core/netdev_budget";
+/// Per-device sysfs files of the software interrupt coalescing.
+const DEFER_HARD_IRQS: &str = "napi_defer_hard_irqs";
+const GRO_FLUSH_TIMEOUT: &str = "gro_flush_timeout";
 
 /// Receive-processing CPU placement for the DUT ports (RPS masks): a
 /// setting, parsed and checked in `settings`.
@@ -190,6 +237,9 @@ pub struct LinuxDut {
     rps: BTreeMap<String, String>,
     rps_mode: Option<String>,
     napi: Option<bool>,
+    /// Per DUT end: `napi_defer_hard_irqs` and `gro_flush_timeout` (ns)
+    /// as read back from sysfs after start.
+    coalescing: BTreeMap<String, Value>,
     restored: bool,
 }
 
@@ -199,6 +249,8 @@ impl LinuxDut {
             napi_budget,
             rps,
             napi,
+            napi_defer_hard_irqs,
+            gro_flush_timeout_us,
         } = settings
         else {
             bail!("not linux settings: {settings:?}");
@@ -217,10 +269,13 @@ impl LinuxDut {
         let bed = Bed::build(pattern, opts.queues, RouterMode::Kernel, placement.as_ref())?;
         // The xdp tester's frames reach a veth only if it has NAPI: GRO
         // on the DUT ends (see traffic::xdp; `thread_dut_napi` below).
+        // Coalescing acts on that NAPI too (`napi = false` with it is
+        // refused by the settings).
+        let coalesce = napi_defer_hard_irqs.is_some() || gro_flush_timeout_us.is_some();
         let napi = &if opts.backend.counts_in_xdp() {
             Some(true)
         } else {
-            *napi
+            napi.or(coalesce.then_some(true))
         };
         let mut dut = LinuxDut {
             bed,
@@ -230,6 +285,7 @@ impl LinuxDut {
             rps: BTreeMap::new(),
             rps_mode: rps.clone(),
             napi: *napi,
+            coalescing: BTreeMap::new(),
             restored: false,
         };
         let ns = dut.bed.dut_ns("linux")?;
@@ -253,6 +309,21 @@ impl LinuxDut {
             for p in &dut.bed.ports {
                 ns.run(&["ethtool", "-K", &p.dut_if, "gro", v])
                     .with_context(|| format!("ethtool -K {} gro {v} in {nsn}", p.dut_if))?;
+            }
+        }
+        // The timeout first: a deferral is never in force without it.
+        for (file, v) in [
+            (
+                GRO_FLUSH_TIMEOUT,
+                gro_flush_timeout_us.map(|us| u64::from(us) * 1000),
+            ),
+            (DEFER_HARD_IRQS, napi_defer_hard_irqs.map(u64::from)),
+        ] {
+            let Some(v) = v else { continue };
+            for p in &dut.bed.ports {
+                let f = format!("/sys/class/net/{}/{file}", p.dut_if);
+                ns.run(&["sh", "-c", &format!("echo {v} > {f}")])
+                    .with_context(|| format!("writing {v} to {f} in {nsn}"))?;
             }
         }
         if let Some(mode) = &rps_mode {
@@ -293,6 +364,23 @@ impl LinuxDut {
             }
         }
         dut.bed.thread_dut_napi()?;
+        // What is in force, as the kernel reports it.
+        let ns = dut.bed.dut_ns("linux")?;
+        for p in &dut.bed.ports {
+            let files = [DEFER_HARD_IRQS, GRO_FLUSH_TIMEOUT]
+                .map(|f| format!("/sys/class/net/{}/{f}", p.dut_if));
+            let out = ns
+                .run(&["cat", &files[0], &files[1]])
+                .with_context(|| format!("reading {files:?} in {nsn}"))?;
+            let v: Vec<Option<u64>> = out.split_whitespace().map(|w| w.parse().ok()).collect();
+            dut.coalescing.insert(
+                p.dut_if.clone(),
+                json!({
+                    "napi_defer_hard_irqs": v.first().copied().flatten(),
+                    "gro_flush_timeout_ns": v.get(1).copied().flatten(),
+                }),
+            );
+        }
         Ok(dut)
     }
 
@@ -348,6 +436,7 @@ impl Dut for LinuxDut {
             "rps": self.rps_mode,
             "rps_cpus": self.rps,
             "veth_napi_gro": self.napi,
+            "napi_coalescing": self.coalescing,
             "online_cpus": online_cpus(),
         });
         merge(own, describe_bed(&self.bed))

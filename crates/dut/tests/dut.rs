@@ -116,6 +116,8 @@ fn linux_one_to_one_with_budget_and_rps() {
         napi_budget: Some(77),
         rps: Some(RpsMode::PerPort),
         napi: Some(true),
+        napi_defer_hard_irqs: None,
+        gro_flush_timeout_us: None,
     };
     let opts = DutOptions {
         queues: 2,
@@ -383,6 +385,8 @@ fn flood_examples() {
             napi_budget: None,
             rps: None,
             napi: None,
+            napi_defer_hard_irqs: None,
+            gro_flush_timeout_us: None,
         },
         DutSettings::Softrouter {
             config: None,

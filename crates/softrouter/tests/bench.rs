@@ -321,6 +321,74 @@ fn bad_experiment_names_file_line_and_field() {
     );
 }
 
+/// The linux DUT with software interrupt coalescing (issue 11): the
+/// deferral and its timer are in force on every DUT veth end (read back
+/// from sysfs into the run's DUT description) and the kernel still
+/// forwards the tester's frames.
+#[test]
+fn linux_with_interrupt_coalescing_forwards() {
+    if !testbed::require_root("bench linux coalescing") {
+        return;
+    }
+    let _s = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let (r, _) = bench(
+        dir.path(),
+        "linux",
+        &[
+            "--test",
+            "throughput",
+            "--sizes",
+            "64",
+            "--ip",
+            "4",
+            "--napi-defer-hard-irqs",
+            "2",
+            "--gro-flush-timeout-us",
+            "50",
+        ],
+    );
+    let run = &r["runs"][0];
+    let cfg = &run["meta"]["dut"]["config"];
+    assert_eq!(cfg["veth_napi_gro"], true, "coalescing needs veth NAPI");
+    let ends = cfg["napi_coalescing"].as_object().unwrap();
+    assert_eq!(ends.len(), 2, "both DUT ends: {cfg}");
+    for (end, v) in ends {
+        assert_eq!(v["napi_defer_hard_irqs"], 2, "{end}: {v}");
+        assert_eq!(v["gro_flush_timeout_ns"], 50_000, "{end}: {v}");
+    }
+    let s = &run["settings"]["dut"];
+    assert_eq!(
+        (&s["napi_defer_hard_irqs"], &s["gro_flush_timeout_us"]),
+        (&serde_json::json!(2), &serde_json::json!(50)),
+        "{s}"
+    );
+    let t = &run["tests"][0];
+    let forwarded: u64 = t["trials"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tr| {
+            tr["outcome"]["dut_stats"]["kernel"]["forwarded"]
+                .as_u64()
+                .unwrap()
+        })
+        .sum();
+    let received: u64 = t["trials"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tr| tr["outcome"]["received"].as_u64().unwrap())
+        .sum();
+    assert!(
+        forwarded > 1000 && received > 1000,
+        "the kernel forwarded {forwarded}, the tester received {received}"
+    );
+    let pdr = t["result"]["pdr"]["fps"].as_f64().unwrap();
+    assert!(pdr > 1000.0, "PDR {pdr} fps");
+    eprintln!("coalesced linux: PDR {pdr:.0} fps, {forwarded} frames forwarded in all trials");
+}
+
 /// The Linux bridge as a DUT: the tester addresses frames to the far
 /// tester port, the bridge switches them (static entries: nothing
 /// flooded), and a low rate crosses without loss, counted on the bridge's

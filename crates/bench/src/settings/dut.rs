@@ -209,6 +209,8 @@ impl From<MacAddr> for String {
 /// # napi_budget = 300     # net.core.netdev_budget (global; restored at the end)
 /// # rps = "per-port"      # off | all | per-port | hex mask | "1,2,4" (one mask per port)
 /// # napi = true           # veth GRO on = per-queue NAPI on the DUT ports
+/// # napi_defer_hard_irqs = 2     # software interrupt coalescing (sysfs, per DUT end) ...
+/// # gro_flush_timeout_us = 50    # ... re-polled by this timer (needs both)
 ///
 /// # kind = "command"
 /// # command = "my-router --in $SR_IF_IN --out $SR_IF_OUT"
@@ -261,6 +263,20 @@ pub enum DutSettings {
         /// of the per-CPU backlog. Unset = the veth default (GRO off).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         napi: Option<bool>,
+        /// Software interrupt coalescing, with `gro_flush_timeout_us`: the
+        /// kernel's per-device `napi_defer_hard_irqs` on the DUT's veth
+        /// ends, the number of NAPI completions after which the device is
+        /// not re-armed (on veth: senders do not wake the NAPI) but polled
+        /// again by the `gro_flush_timeout` timer. Needs a timeout; turns
+        /// the veth NAPI on (`napi`). Unset = the kernel's default (0).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        napi_defer_hard_irqs: Option<u32>,
+        /// The kernel's per-device `gro_flush_timeout` on the DUT's veth
+        /// ends, in µs (the kernel takes ns): the timer that polls a
+        /// deferring NAPI again (and flushes GRO). Turns the veth NAPI on.
+        /// Unset = the kernel's default (0).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        gro_flush_timeout_us: Option<u32>,
     },
     /// A Linux bridge over the DUT's ports in its namespace: the tester
     /// addresses each frame to the receiving tester port (static
@@ -349,6 +365,36 @@ impl DutSettings {
             DutSettings::Softrouter {
                 budget: Some(0), ..
             } => bad("budget", "must be at least 1".into()),
+            DutSettings::Linux {
+                napi_defer_hard_irqs: Some(n),
+                ..
+            } if *n > i32::MAX as u32 => bad(
+                "napi_defer_hard_irqs",
+                format!("{n} is above the kernel's limit {}", i32::MAX),
+            ),
+            DutSettings::Linux {
+                napi_defer_hard_irqs: Some(n),
+                gro_flush_timeout_us: None | Some(0),
+                ..
+            } if *n > 0 => bad(
+                "napi_defer_hard_irqs",
+                format!(
+                    "napi_defer_hard_irqs = {n} does nothing without gro_flush_timeout_us: \
+                     the kernel defers re-arming a NAPI only when a timer will poll it again; \
+                     set gro_flush_timeout_us > 0 too"
+                ),
+            ),
+            DutSettings::Linux {
+                napi: Some(false),
+                napi_defer_hard_irqs,
+                gro_flush_timeout_us,
+                ..
+            } if napi_defer_hard_irqs.is_some() || gro_flush_timeout_us.is_some() => bad(
+                "napi",
+                "napi_defer_hard_irqs and gro_flush_timeout_us act on the veth's NAPI \
+                 instances; napi = false (GRO off: the per-CPU backlog) has none"
+                    .into(),
+            ),
             DutSettings::External { interfaces, .. } if (interfaces.len() as u32) < ports => bad(
                 "interfaces",
                 format!(

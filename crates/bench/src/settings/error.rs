@@ -136,17 +136,26 @@ fn quoted_value_line(text: &str, line: usize, message: &str) -> Option<(usize, u
         .map(|(i, l)| (i + 1, l.len() - l.trim_start().len() + 1))
 }
 
-/// The (line, column) where top-level or `[table]` key `dotted` is set.
+/// The (line, column) where top-level, `[table]` or `[[array]]` key
+/// `dotted` is set (`duts.1.rps`: key `rps` of the second `[[duts]]`).
 fn locate_key(text: &str, dotted: &str) -> Option<(usize, usize)> {
     let (table, key) = match dotted.rsplit_once('.') {
         Some((t, k)) => (Some(t), k),
         None => (None, dotted),
     };
     let mut current: Option<String> = None;
+    let mut seen: std::collections::HashMap<String, usize> = Default::default();
     for (i, l) in text.lines().enumerate() {
         let t = l.trim();
         if t.starts_with('[') {
-            current = Some(t.trim_matches(|c| c == '[' || c == ']').trim().to_string());
+            let name = t.trim_matches(|c| c == '[' || c == ']').trim().to_string();
+            current = Some(if t.starts_with("[[") {
+                let n = seen.entry(name.clone()).or_default();
+                *n += 1;
+                format!("{name}.{}", *n - 1)
+            } else {
+                name
+            });
             continue;
         }
         if let Some((k, _)) = t.split_once('=') {
