@@ -50,7 +50,10 @@ fn experiment_002_runs_end_to_end_with_quick() {
     // The three softrouter runs differ in the options that set them
     // apart, and only in those (all run mode=interrupt).
     assert_eq!(names.len(), 4, "{names:?}");
-    assert!(names[0].contains("workers=1") && names[1].contains("workers=2"), "{names:?}");
+    assert!(
+        names[0].contains("workers=1") && names[1].contains("workers=2"),
+        "{names:?}"
+    );
     assert!(names[2].contains("config=shared-tx.toml"), "{names:?}");
     assert!(names.iter().all(|n| !n.contains("mode=")), "{names:?}");
     assert_eq!(names[3], "linux");
@@ -74,7 +77,10 @@ fn experiment_002_runs_end_to_end_with_quick() {
     assert!(page.contains("Fig. 5, uni-processor kernel, Xeon"));
     let published = &page[page.find("<h3>Published figures</h3>").unwrap()..];
     let table = &published[..published.find("</table>").unwrap()];
-    assert!(!table.contains(">n/a<"), "a measurable row without a value:\n{table}");
+    assert!(
+        !table.contains(">n/a<"),
+        "a measurable row without a value:\n{table}"
+    );
     let unmeasurable = &published[published
         .find("<h4>Not measurable on this testbed</h4>")
         .expect("the unmeasurable list")..];
