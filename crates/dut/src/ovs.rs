@@ -240,7 +240,10 @@ impl Dut for OvsDut {
             ns: dut_ns(&self.bed).unwrap_or_default(),
             ifaces: self.bed.dut_ifaces(),
             start: None,
-            stages: self.stages.as_ref().map(StageProfiler::fresh),
+            stages: self
+                .stages
+                .as_ref()
+                .map(|p| p.fresh().with_dut_threads(super::stages::OVS_THREADS)),
         })
     }
 

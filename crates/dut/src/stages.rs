@@ -39,7 +39,20 @@
 //! soakers' own spinning ([`crate::soak`]; threads `sr-soak-<cpu>`, user
 //! space only: kernel work done in their context, e.g. a softirq that
 //! interrupted them, is the DUT's), the idle loop (on a soaked CPU there
-//! is almost none), and perf itself.
+//! is almost none), perf itself, and other processes that ran on the DUT's
+//! CPUs (`other_processes`: their user space, and their kernel work that
+//! is not in the network stack; see [`classify`]). The shares are of the
+//! rest, so the stages add up to the trial's cycles per packet; a large
+//! `other_processes` count says that the machine was not idle and that
+//! figure (the soakers' busy time) is too high as well.
+//!
+//! The `stages` object: `source`, `cpus`, `samples` (DUT-work samples),
+//! `excluded`, `share_pct` and `cycles_per_packet` per stage (null
+//! without forwarded packets), `cycles_per_packet_of` (which measure was
+//! split) and `total_cycles_per_packet`, `threads` (the five threads with
+//! most DUT-work samples) and `top` (the ten hottest symbols with their
+//! stage and share, to check the classification). A failed profile gives
+//! `{"source", "error"}` and does not fail the trial.
 //!
 //! # Classification
 //!
@@ -79,7 +92,17 @@ pub const DEFAULT_FREQ: u32 = 2999;
 /// Symbol patterns and their stage, first match wins. A pattern is a
 /// name, `prefix*`, `*suffix` or `*infix*`; it is matched against the
 /// symbol without compiler suffixes (`.isra.0`, `.constprop.0`, `.cold`).
-/// `[u]` entries apply to user-space symbols only.
+/// `[u]` entries apply to user-space symbols only, `[ctx]` entries only
+/// in the DUT's contexts (its threads, NAPI threads, ksoftirqd, the soakers,
+/// idle; see [`classify`]).
+///
+/// The two `[ctx]` entries are the interrupt entry of the receive path
+/// with threaded NAPI (which the bench's xdp tester needs): the tester's
+/// transmit wakes the DUT's NAPI thread with an IPI, which preempts the
+/// soaker. That interrupt runs with interrupts disabled, so `cpu-clock`
+/// charges it to where they are enabled again: on the way back to the
+/// interrupted task (`irqentry_exit_to_user_mode`) or after the switch to
+/// the NAPI thread (`finish_task_switch`).
 pub const STAGES: &[(&str, &[&str])] = &[
     // ---- TX: from dev_queue_xmit down, with the qdisc; on veth also the
     // hand-over to the peer's receive queue (see the module docs).
@@ -162,6 +185,8 @@ pub const STAGES: &[(&str, &[&str])] = &[
             "*sysvec_call_function*",
             "generic_smp_call_function_single_interrupt",
             "__flush_smp_call_function_queue",
+            "[ctx] irqentry_exit*",
+            "[ctx] finish_task_switch*",
             "packet_rcv",
             "tpacket_rcv",
             "packet_recvmsg",
@@ -276,7 +301,27 @@ pub enum Class {
     Idle,
     /// perf itself.
     Profiler,
+    /// Another process's work: its user space, or kernel work in its
+    /// context that is no part of the network stack (a compiler's page
+    /// faults, say; see [`classify`]).
+    Foreign,
 }
+
+/// Threads in whose context the kernel does the DUT's work: NAPI threads,
+/// ksoftirqd, the soakers (softirqs interrupt them) and the idle task.
+const DUT_CONTEXTS: &[&str] = &["napi/*", "ksoftirqd/*", "sr-soak-*", "swapper*"];
+
+/// ovs-vswitchd's threads (its netdev datapath polls system ports in the
+/// main thread; the others are its upcall handlers and RCU).
+pub const OVS_THREADS: &[&str] = &[
+    "ovs-vswitchd",
+    "handler*",
+    "revalidator*",
+    "urcu*",
+    "pmd*",
+    "ct_clean*",
+    "ipf_clean*",
+];
 
 /// The idle loop's functions (left out).
 const IDLE: &[&str] = &[
@@ -317,6 +362,11 @@ fn base_name(sym: &str) -> &str {
 
 /// The stage of symbol `sym` (`user`: sampled in user space).
 pub fn stage_of(sym: &str, user: bool) -> &'static str {
+    stage_in(sym, user, false)
+}
+
+/// [`stage_of`], `ctx`: the sample is in one of the DUT's contexts.
+fn stage_in(sym: &str, user: bool, ctx: bool) -> &'static str {
     let name = base_name(sym);
     if name.is_empty() || name.starts_with("0x") || name.starts_with("[unknown]") {
         return if user { "processing" } else { "other" };
@@ -328,6 +378,13 @@ pub fn stage_of(sym: &str, user: bool) -> &'static str {
                 None => (false, *p),
             };
             if u_only && !user {
+                continue;
+            }
+            let (ctx_only, p) = match p.strip_prefix("[ctx] ") {
+                Some(p) => (true, p),
+                None => (false, p),
+            };
+            if ctx_only && (!ctx || user) {
                 continue;
             }
             if glob(p, name) {
@@ -342,8 +399,16 @@ pub fn stage_of(sym: &str, user: bool) -> &'static str {
     }
 }
 
-/// The class of a sample of thread `comm` in `sym`.
-pub fn classify(comm: &str, sym: &str, user: bool) -> Class {
+/// The class of a sample of thread `comm` in `sym`; `dut_threads`: the
+/// DUT's own user-space threads (patterns as in [`STAGES`]; none for the
+/// kernel's forwarding and the bridge, [`OVS_THREADS`] for OVS).
+///
+/// The DUT CPUs are shared with whatever else the machine runs (the bench's
+/// own unpinned threads, a compiler): user-space samples of any other
+/// thread are [`Class::Foreign`], and so are its kernel samples unless
+/// they are in the network stack (a softirq that interrupted it: on the
+/// DUT's CPUs all network work is the DUT's).
+pub fn classify(comm: &str, sym: &str, user: bool, dut_threads: &[&str]) -> Class {
     if comm.starts_with("sr-soak-") && user {
         return Class::Soaker;
     }
@@ -353,7 +418,16 @@ pub fn classify(comm: &str, sym: &str, user: bool) -> Class {
     if !user && IDLE.iter().any(|p| glob(p, base_name(sym))) {
         return Class::Idle;
     }
-    Class::Stage(stage_of(sym, user))
+    let own = dut_threads.iter().any(|p| glob(p, comm));
+    if user && !own {
+        return Class::Foreign;
+    }
+    let ctx = own || DUT_CONTEXTS.iter().any(|p| glob(p, comm));
+    let stage = stage_in(sym, user, ctx);
+    if stage == "other" && !ctx {
+        return Class::Foreign;
+    }
+    Class::Stage(stage)
 }
 
 /// One row of `perf report --sort comm,sym -n`.
@@ -416,21 +490,28 @@ pub struct Split {
     pub soaker: u64,
     pub idle: u64,
     pub profiler: u64,
+    pub foreign: u64,
+    /// DUT-work samples per thread name, most first.
+    pub threads: Vec<(String, u64)>,
     /// (symbol, stage, samples), all threads together, hottest first.
     pub symbols: Vec<(String, &'static str, u64)>,
 }
 
 impl Split {
-    pub fn of(rows: &[Row]) -> Split {
+    /// Split the report rows of a trial; `dut_threads` as for [`classify`].
+    pub fn of(rows: &[Row], dut_threads: &[&str]) -> Split {
         let mut s = Split::default();
         let mut syms: BTreeMap<(String, &'static str), u64> = BTreeMap::new();
+        let mut threads: BTreeMap<String, u64> = BTreeMap::new();
         for r in rows {
-            match classify(&r.comm, &r.sym, !r.kernel) {
+            match classify(&r.comm, &r.sym, !r.kernel, dut_threads) {
                 Class::Soaker => s.soaker += r.samples,
                 Class::Idle => s.idle += r.samples,
                 Class::Profiler => s.profiler += r.samples,
+                Class::Foreign => s.foreign += r.samples,
                 Class::Stage(st) => {
                     *s.by_stage.entry(st).or_default() += r.samples;
+                    *threads.entry(r.comm.clone()).or_default() += r.samples;
                     let name = if r.kernel {
                         r.sym.clone()
                     } else {
@@ -443,6 +524,9 @@ impl Split {
         s.symbols = syms.into_iter().map(|((n, st), c)| (n, st, c)).collect();
         s.symbols
             .sort_by(|a, b| b.2.cmp(&a.2).then_with(|| a.0.cmp(&b.0)));
+        s.threads = threads.into_iter().collect();
+        s.threads
+            .sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
         s
     }
 
@@ -495,7 +579,14 @@ impl Split {
                 "soaker": self.soaker,
                 "idle": self.idle,
                 "profiler": self.profiler,
+                "other_processes": self.foreign,
             },
+            "threads": self
+                .threads
+                .iter()
+                .take(5)
+                .map(|(t, c)| json!({"thread": t, "samples": c}))
+                .collect::<Vec<_>>(),
             "share_pct": shares,
             "cycles_per_packet": cycles,
             "cycles_per_packet_of": of,
@@ -573,6 +664,8 @@ pub struct StageProfiler {
     /// The CPUs to sample (`None`: all).
     cpus: Option<Vec<usize>>,
     freq: u32,
+    /// The DUT's user-space threads ([`classify`]).
+    dut_threads: &'static [&'static str],
     run: Option<Recording>,
 }
 
@@ -583,8 +676,17 @@ impl StageProfiler {
         Ok(StageProfiler {
             cpus: cpus.filter(|c| !c.is_empty()),
             freq: DEFAULT_FREQ,
+            dut_threads: &[],
             run: None,
         })
+    }
+
+    /// The DUT's user-space threads (default none: the kernel forwards).
+    pub fn with_dut_threads(self, dut_threads: &'static [&'static str]) -> StageProfiler {
+        StageProfiler {
+            dut_threads,
+            ..self
+        }
     }
 
     /// The profiler a kernel DUT keeps when `opts` ask for one (checked
@@ -601,6 +703,7 @@ impl StageProfiler {
         StageProfiler {
             cpus: self.cpus.clone(),
             freq: self.freq,
+            dut_threads: self.dut_threads,
             run: None,
         }
     }
@@ -711,8 +814,12 @@ impl StageProfiler {
                 rec.log()
             );
         }
-        let rows = parse_report(&String::from_utf8_lossy(&out.stdout));
-        let split = Split::of(&rows);
+        let text = String::from_utf8_lossy(&out.stdout);
+        if std::env::var_os("SR_STAGES_DEBUG").is_some() {
+            eprintln!("perf report:\n{text}");
+        }
+        let rows = parse_report(&text);
+        let split = Split::of(&rows, self.dut_threads);
         Ok(split.to_json(&self.source(), self.cpus.as_deref(), cpu))
     }
 
@@ -763,12 +870,14 @@ mod tests {
      0.30%            10  perf             [k] perf_output_sample
      0.20%             7  ovs-vswitchd     [.] miniflow_extract
      0.10%             3  my thread name   [.] 0x00007f0000001234
+     0.10%             4  rustc            [k] irqentry_exit_to_user_mode
+     0.10%             5  rustc            [k] net_rx_action
 ";
 
     #[test]
     fn parses_perf_report_rows() {
         let rows = parse_report(REPORT);
-        assert_eq!(rows.len(), 19);
+        assert_eq!(rows.len(), 21);
         assert_eq!(
             rows[0],
             Row {
@@ -784,7 +893,7 @@ mod tests {
         assert_eq!(rows[18].sym, "0x00007f0000001234");
         // Headers, blank lines and warnings are skipped.
         let noisy = format!("# Samples: 3K\n#\n\nWarning: lost samples\n{REPORT}");
-        assert_eq!(parse_report(&noisy).len(), 19);
+        assert_eq!(parse_report(&noisy).len(), 21);
     }
 
     #[test]
@@ -878,25 +987,65 @@ mod tests {
         assert_eq!(k("free"), "other", "[u] patterns are user space only");
         // Left out.
         assert_eq!(
-            classify("sr-soak-1", "dut::soak::soak", true),
+            classify("sr-soak-1", "dut::soak::soak", true, &[]),
             Class::Soaker
         );
         assert_eq!(
-            classify("sr-soak-1", "__sysvec_call_function_single", false),
+            classify("sr-soak-1", "__sysvec_call_function_single", false, &[]),
             Class::Stage("rx"),
             "kernel work in the soaker's context is the DUT's"
         );
         assert_eq!(
-            classify("swapper", "pv_native_safe_halt", false),
+            classify("swapper", "pv_native_safe_halt", false, &[]),
             Class::Idle
         );
         assert_eq!(
-            classify("swapper", "net_rx_action", false),
+            classify("swapper", "net_rx_action", false, &[]),
             Class::Stage("rx")
         );
         assert_eq!(
-            classify("perf", "perf_output_sample", false),
+            classify("perf", "perf_output_sample", false, &[]),
             Class::Profiler
+        );
+        // Other processes' work is not the DUT's, but the network stack
+        // in their context (an interrupting softirq) is.
+        assert_eq!(
+            classify("rustc", "computeKnownBits", true, &[]),
+            Class::Foreign
+        );
+        assert_eq!(
+            classify("rustc", "irqentry_exit_to_user_mode", false, &[]),
+            Class::Foreign
+        );
+        assert_eq!(
+            classify("rustc", "__netif_receive_skb_core", false, &[]),
+            Class::Stage("rx")
+        );
+        assert_eq!(
+            classify("napi/sr1x4b-0", "_raw_spin_lock", false, &[]),
+            Class::Stage("other")
+        );
+        // Interrupt entry: rx in the DUT's contexts only.
+        assert_eq!(
+            classify("sr-soak-0", "irqentry_exit_to_user_mode", false, &[]),
+            Class::Stage("rx")
+        );
+        assert_eq!(
+            classify("napi/sr1x4b-0", "finish_task_switch.isra.0", false, &[]),
+            Class::Stage("rx")
+        );
+        assert_eq!(stage_of("finish_task_switch.isra.0", false), "other");
+        assert_eq!(
+            classify("ovs-vswitchd", "miniflow_extract", true, OVS_THREADS),
+            Class::Stage("processing")
+        );
+        assert_eq!(
+            classify("handler3", "__memcpy_avx_unaligned", true, OVS_THREADS),
+            Class::Stage("processing")
+        );
+        assert_eq!(
+            classify("ovs-vswitchd", "miniflow_extract", true, &[]),
+            Class::Foreign
         );
         // Every stage of the table is one of the names.
         for (st, _) in STAGES {
@@ -906,18 +1055,24 @@ mod tests {
 
     #[test]
     fn splits_shares_and_cycles() {
-        let split = Split::of(&parse_report(REPORT));
+        let split = Split::of(&parse_report(REPORT), OVS_THREADS);
         assert_eq!(split.soaker, 391);
         assert_eq!(split.idle, 17);
         assert_eq!(split.profiler, 10);
+        assert_eq!(split.foreign, 3 + 4);
         let n = split.samples();
         assert_eq!(
             n,
-            1002 + 126 + 93 + 84 + 82 + 79 + 71 + 70 + 62 + 46 + 36 + 35 + 33 + 25 + 7 + 3
+            1002 + 126 + 93 + 84 + 82 + 79 + 71 + 70 + 62 + 46 + 36 + 35 + 33 + 25 + 7 + 5
+        );
+        assert_eq!(
+            split.threads[0],
+            ("napi/sr4019x4b-".to_string(), n - 46 - 7 - 5)
         );
         let cpu = json!({"soak_cycles_per_packet": 2000.0, "dut_cycles_per_packet": 2500.0});
         let v = split.to_json("perf cpu-clock 2999 Hz", Some(&[0]), &cpu);
         assert_eq!(v["samples"], n);
+        assert_eq!(v["excluded"]["other_processes"], 7);
         assert_eq!(v["cycles_per_packet_of"], "soak_cycles_per_packet");
         let sum_share: f64 = STAGE_NAMES
             .iter()
@@ -958,27 +1113,38 @@ mod tests {
             return;
         }
         let cpu = 0;
-        let mut p = StageProfiler::new(Some(vec![cpu])).unwrap();
+        let mut p = StageProfiler::new(Some(vec![cpu]))
+            .unwrap()
+            .with_dut_threads(&["sr-test-busy"]);
+        // The thread exists (named) before perf starts, as a DUT's do:
+        // perf learns the names of threads that exist when it starts.
+        let (go_tx, go_rx) = std::sync::mpsc::channel::<()>();
+        let busy = std::thread::Builder::new()
+            .name("sr-test-busy".into())
+            .spawn(move || {
+                // SAFETY: plain data and syscall on this thread.
+                unsafe {
+                    let mut set: libc::cpu_set_t = std::mem::zeroed();
+                    libc::CPU_SET(cpu, &mut set);
+                    libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+                }
+                go_rx.recv().unwrap();
+                let t = Instant::now();
+                let mut x = 1u64;
+                while t.elapsed() < Duration::from_millis(300) {
+                    x = std::hint::black_box(x.wrapping_mul(3).wrapping_add(1));
+                }
+            })
+            .unwrap();
         let t = Instant::now();
         p.begin().unwrap();
         let started = t.elapsed();
-        let busy = std::thread::spawn(move || {
-            // SAFETY: plain data and syscall on this thread.
-            unsafe {
-                let mut set: libc::cpu_set_t = std::mem::zeroed();
-                libc::CPU_SET(cpu, &mut set);
-                libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
-            }
-            let t = Instant::now();
-            let mut x = 1u64;
-            while t.elapsed() < Duration::from_millis(300) {
-                x = std::hint::black_box(x.wrapping_mul(3).wrapping_add(1));
-            }
-        });
+        go_tx.send(()).unwrap();
         busy.join().unwrap();
         let v = p.end(&json!({"soak_cycles_per_packet": 100.0})).unwrap();
         eprintln!("started in {started:?}: {v:#}");
         assert!(v["samples"].as_u64().unwrap() > 100, "{v}");
+        assert_eq!(v["threads"][0]["thread"], "sr-test-busy", "{v}");
         assert_eq!(v["source"], format!("perf cpu-clock {DEFAULT_FREQ} Hz"));
         let sum: f64 = STAGE_NAMES
             .iter()
