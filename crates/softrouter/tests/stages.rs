@@ -40,21 +40,28 @@ fn trial_at_throughput(trials: &[serde_json::Value]) -> &serde_json::Value {
         .expect("an NDR or a loss-free trial")
 }
 
+/// The kernel DUTs (linux, bridge, and ovs when installed) in one run,
+/// each with its split at the NDR.
 #[test]
-fn linux_dut_cycles_per_packet_by_stage() {
+fn kernel_duts_cycles_per_packet_by_stage() {
     if !testbed::require_root("bench --profile-stages") {
         return;
     }
     if Command::new("perf").arg("--version").output().is_err() {
-        eprintln!("linux_dut_cycles_per_packet_by_stage: skipped (no perf)");
+        eprintln!("kernel_duts_cycles_per_packet_by_stage: skipped (no perf)");
         return;
     }
+    let mut duts = vec!["linux", "bridge"];
+    if std::path::Path::new("/usr/sbin/ovs-vswitchd").exists() {
+        duts.push("ovs");
+    }
+    let list = duts.join(",");
     let dir = tempfile::tempdir().unwrap();
     let exp = dir.path().join("exp.toml");
     std::fs::write(&exp, EXPERIMENT).unwrap();
     let json = dir.path().join("results.json");
     let out = Command::new(env!("CARGO_BIN_EXE_softrouter"))
-        .args(["bench", "-e", exp.to_str().unwrap(), "--dut", "linux"])
+        .args(["bench", "-e", exp.to_str().unwrap(), "--dut", &list])
         .args(["--quiet", "--json", json.to_str().unwrap()])
         .stdin(Stdio::null())
         .output()
@@ -63,7 +70,13 @@ fn linux_dut_cycles_per_packet_by_stage() {
     assert!(out.status.success(), "bench failed:\n{stderr}");
     let r: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    let run = &r["runs"][0];
+    for (i, dut) in duts.iter().enumerate() {
+        check(dut, &r["runs"][i]);
+    }
+}
+
+fn check(dut: &str, run: &serde_json::Value) {
+    assert_eq!(run["meta"]["dut"]["kind"], dut);
     assert_eq!(run["settings"]["profile_stages"], true);
     let trials = run["tests"][0]["trials"].as_array().unwrap();
     // Every trial was profiled.
@@ -75,8 +88,8 @@ fn linux_dut_cycles_per_packet_by_stage() {
     let d = &t["outcome"]["dut_stats"];
     let s = &d["stages"];
     eprintln!(
-        "linux NDR trial at {} fps, {} forwarded: stages {s:#}",
-        t["spec"]["rate_fps"], d["kernel"]["forwarded"]
+        "{dut} NDR trial at {} fps, {} fwd, {} cycles/pkt: stages {s:#}",
+        t["spec"]["rate_fps"], t["outcome"]["sent"], d["cpu"]["soak_cycles_per_packet"]
     );
     assert!(
         s["source"].as_str().unwrap().starts_with("perf cpu-clock"),
