@@ -159,7 +159,7 @@ impl DutProbe for PortCountersProbe {
     fn begin(&mut self) -> Result<()> {
         // First, so that perf's start is not in the measured interval.
         if let Some(p) = self.stages.as_mut() {
-            p.begin()?;
+            p.begin_or_note();
         }
         self.start = Some(if_counters(Some(&self.ns), &self.ifaces)?);
         self.meter.begin()

@@ -401,7 +401,7 @@ impl DutProbe for LinuxProbe {
     fn begin(&mut self) -> Result<()> {
         // First, so that perf's start is not in the measured interval.
         if let Some(p) = self.stages.as_mut() {
-            p.begin()?;
+            p.begin_or_note();
         }
         let k = kernel_counters(&self.ns)?;
         let c = if_counters(Some(&self.ns), &self.ifaces)?;

@@ -51,8 +51,11 @@
 //! without forwarded packets), `cycles_per_packet_of` (which measure was
 //! split) and `total_cycles_per_packet`, `threads` (the five threads with
 //! most DUT-work samples) and `top` (the ten hottest symbols with their
-//! stage and share, to check the classification). A failed profile gives
-//! `{"source", "error"}` and does not fail the trial.
+//! stage and share, to check the classification; user-space symbols end
+//! in ` (user)`). A failed profile gives `{"source", "error"}` and does not
+//! fail the trial. Thread names are those perf knows when it starts (a
+//! thread renamed during the trial keeps its old name), which is what the
+//! DUTs' long-lived threads have.
 //!
 //! # Classification
 //!
@@ -667,6 +670,8 @@ pub struct StageProfiler {
     /// The DUT's user-space threads ([`classify`]).
     dut_threads: &'static [&'static str],
     run: Option<Recording>,
+    /// Why this trial's [`StageProfiler::begin_or_note`] failed.
+    failed: Option<String>,
 }
 
 impl StageProfiler {
@@ -678,6 +683,7 @@ impl StageProfiler {
             freq: DEFAULT_FREQ,
             dut_threads: &[],
             run: None,
+            failed: None,
         })
     }
 
@@ -705,6 +711,7 @@ impl StageProfiler {
             freq: self.freq,
             dut_threads: self.dut_threads,
             run: None,
+            failed: None,
         }
     }
 
@@ -823,9 +830,22 @@ impl StageProfiler {
         Ok(split.to_json(&self.source(), self.cpus.as_deref(), cpu))
     }
 
+    /// [`StageProfiler::begin`] that never fails the trial (a profile is
+    /// an extra; a long run should not end for it): the error is noted for
+    /// [`StageProfiler::end_or_error`] and logged.
+    pub fn begin_or_note(&mut self) {
+        self.failed = self.begin().err().map(|e| {
+            eprintln!("warning: stage profiling failed to start: {e:#}");
+            format!("{e:#}")
+        });
+    }
+
     /// [`StageProfiler::end`] that never fails the trial: an error goes
     /// into the object (`{"error": ...}`) and to the log.
     pub fn end_or_error(&mut self, cpu: &Value) -> Value {
+        if let Some(e) = self.failed.take() {
+            return json!({ "source": self.source(), "error": e });
+        }
         self.end(cpu).unwrap_or_else(|e| {
             eprintln!("warning: stage profiling failed: {e:#}");
             json!({ "source": self.source(), "error": format!("{e:#}") })
@@ -1155,5 +1175,19 @@ mod tests {
         p.begin().unwrap();
         std::thread::sleep(Duration::from_millis(50));
         assert!(p.end(&json!({})).is_ok());
+    }
+
+    /// A profile that cannot start (no such CPU) is an error in the
+    /// trial's `stages`, not a failed trial.
+    #[test]
+    fn a_failed_start_is_noted_not_fatal() {
+        if !testbed::require_root("stage profiler") || check_perf().is_err() {
+            return;
+        }
+        let mut p = StageProfiler::new(Some(vec![4095])).unwrap();
+        p.begin_or_note();
+        let v = p.end_or_error(&json!({}));
+        assert!(v["error"].is_string(), "{v}");
+        assert!(v["share_pct"].is_null(), "{v}");
     }
 }
