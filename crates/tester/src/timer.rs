@@ -74,11 +74,7 @@ impl ThreadTimer {
             tv_nsec: (ns % 1_000_000_000) as libc::c_long,
         };
         let spec = libc::itimerspec {
-            it_interval: ts(if at_ns == 0 {
-                0
-            } else {
-                REFIRE.as_nanos() as u64
-            }),
+            it_interval: ts(if at_ns == 0 { 0 } else { REFIRE.as_nanos() as u64 }),
             it_value: ts(at_ns),
         };
         // SAFETY: our timer id, valid itimerspec.
