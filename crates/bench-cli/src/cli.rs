@@ -165,6 +165,11 @@ pub struct BenchArgs {
     /// `dut::soak`).
     #[arg(long)]
     pub no_soak: bool,
+    /// Profile the kernel DUTs (linux, bridge, ovs) with perf in every
+    /// trial and report their cycles per packet by stage (rx, tx,
+    /// memory, skb, processing; paper 001's Table II; `dut::stages`).
+    #[arg(long)]
+    pub profile_stages: bool,
     /// No progress bar.
     #[arg(long)]
     pub quiet: bool,
@@ -317,6 +322,9 @@ fn merge_flags(args: &BenchArgs, t: &mut Table) -> Result<()> {
     }
     if args.no_soak {
         put("soak", Some(Value::Boolean(false)));
+    }
+    if args.profile_stages {
+        put("profile_stages", Some(Value::Boolean(true)));
     }
     Ok(())
 }
@@ -909,6 +917,25 @@ mod tests {
                 DutSettings::External { interfaces, .. } => assert_eq!(interfaces, &["a", "b"]),
             }
         }
+    }
+
+    #[test]
+    fn profile_stages_flag_lands_and_needs_pinned_cpus() {
+        let s = build_settings(&parse(&["--dut", "linux", "--profile-stages"]).unwrap())
+            .unwrap()
+            .remove(0);
+        assert!(s.profile_stages);
+        let dir = tempfile::tempdir().unwrap();
+        let saved = dir.path().join("saved.toml");
+        std::fs::write(&saved, s.to_toml()).unwrap();
+        assert!(Settings::load(&saved).unwrap().profile_stages);
+        let s = build_settings(&parse(&["--dut", "linux"]).unwrap())
+            .unwrap()
+            .remove(0);
+        assert!(!s.profile_stages, "off by default");
+        let args = parse(&["--dut", "linux", "--profile-stages", "--no-pin"]).unwrap();
+        let e = format!("{:#}", build_settings(&args).unwrap_err());
+        assert!(e.contains("profile_stages"), "{e}");
     }
 
     #[test]

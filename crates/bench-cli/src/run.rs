@@ -77,6 +77,7 @@ pub fn run(runs: &[Settings], opts: &RunOptions) -> Result<BenchResults> {
             backend,
             dut_cpus: split.as_ref().map(|s| s.1.clone()),
             tester_cpu: split.as_ref().map(|s| s.0),
+            profile_stages: settings.profile_stages,
             ..DutOptions::default()
         };
         let mut r = run_one(settings, &dut_opts, &calibration, opts.quiet)?;

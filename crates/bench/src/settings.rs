@@ -73,6 +73,14 @@ pub struct Settings {
     /// Idle-priority CPU soakers on the DUT's CPUs measure its CPU use
     /// (default true; `--no-soak`). Needs `pin_cpus`.
     pub soak: bool,
+    /// Profile the kernel DUTs (`linux`, `bridge`, `ovs`) with perf in
+    /// every trial and split their cycles per packet into paper 001's
+    /// stages (rx, tx, memory, skb, processing; `dut::stages`). Costs a
+    /// little CPU on the DUT's CPUs (sampling) and a second or two per
+    /// trial for the report; the other kinds ignore it (softrouter reports
+    /// its own split). Default false; `--profile-stages`. Needs
+    /// `pin_cpus` (the profiler samples the DUT's CPUs).
+    pub profile_stages: bool,
     /// Tests to run, in order (default: throughput, latency).
     pub tests: Vec<TestKind>,
     /// Frame sizes (default: the seven RFC 2544 sizes and `imix`).
@@ -153,6 +161,7 @@ impl Default for Settings {
             tester: TesterBackend::default(),
             pin_cpus: true,
             soak: true,
+            profile_stages: false,
             tests: vec![TestKind::Throughput, TestKind::Latency],
             sizes: crate::sizes::RFC2544_SIZES
                 .iter()
@@ -320,6 +329,12 @@ impl Settings {
             return bad(
                 "soak",
                 "the soakers run on the DUT's CPUs, which only exist with pin_cpus = true".into(),
+            );
+        }
+        if self.profile_stages && !self.pin_cpus {
+            return bad(
+                "profile_stages",
+                "the profiler samples the DUT's CPUs, which only exist with pin_cpus = true".into(),
             );
         }
         for (i, d) in self.duts.iter().enumerate() {
@@ -646,6 +661,7 @@ interfaces = ["a", "b", "c", "d"]
             tester: TesterBackend::AfXdp,
             pin_cpus: false,
             soak: false,
+            profile_stages: false,
             tests: vec![TestKind::Recovery, TestKind::Loss],
             sizes: vec![FrameSize::Fixed(128), "imix:64x3+1518x1".parse().unwrap()],
             ip: IpVersion::Both,
@@ -760,5 +776,26 @@ pdr_loss_pct = 0.1
         assert!(e.message.contains("afxdp, afpacket, xdp"), "{e}");
         let e = Settings::from_toml_str("pin_cpus = false\n", "g.toml").unwrap_err();
         assert_eq!(e.field.as_deref(), Some("soak"));
+    }
+
+    #[test]
+    fn profile_stages_is_a_setting_that_needs_pinned_cpus() {
+        assert!(!Settings::default().profile_stages);
+        let s = Settings::from_toml_str("profile_stages = true\n", "p.toml").unwrap();
+        assert!(s.profile_stages);
+        let back = Settings::from_toml_str(&s.to_toml(), "saved.toml").unwrap();
+        assert!(back.profile_stages);
+        let e = Settings::from_toml_str(
+            "soak = false\npin_cpus = false\nprofile_stages = true\n",
+            "p.toml",
+        )
+        .unwrap_err();
+        assert_eq!(
+            (e.line, e.field.as_deref()),
+            (Some(3), Some("profile_stages"))
+        );
+        assert!(e.to_string().starts_with("p.toml:3:"), "{e}");
+        let e = Settings::from_toml_str("profile_stages = \"yes\"\n", "p.toml").unwrap_err();
+        assert_eq!(e.field.as_deref(), Some("profile_stages"));
     }
 }

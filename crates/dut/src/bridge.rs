@@ -18,6 +18,7 @@ use testbed::RouterMode;
 
 use super::bed::{if_counters, Bed, IfCounters};
 use super::probe::{merge, CpuMeter, Direct};
+use super::stages::StageProfiler;
 use super::{counters_since, describe_bed, dut_ns, named_counters, Dut, DutOptions};
 use bench::plan::{DutProbe, DutSample, TesterBackend, TrafficPlan};
 use bench::settings::Pattern;
@@ -28,11 +29,13 @@ const BRIDGE: &str = "br0";
 pub struct BridgeDut {
     bed: Bed,
     backend: TesterBackend,
+    stages: Option<StageProfiler>,
 }
 
 impl BridgeDut {
     pub fn start(pattern: Pattern, opts: &DutOptions) -> Result<Self> {
         let placement = opts.rx_placement();
+        let stages = StageProfiler::for_dut(opts)?;
         let mut bed = Bed::build(pattern, opts.queues, RouterMode::Bare, placement.as_ref())?;
         let ns = bed.dut_ns("bridge")?;
         let nsn = ns.name().to_string();
@@ -84,6 +87,7 @@ impl BridgeDut {
         Ok(BridgeDut {
             bed,
             backend: opts.backend,
+            stages,
         })
     }
 }
@@ -107,6 +111,7 @@ impl Dut for BridgeDut {
             ns: dut_ns(&self.bed).unwrap_or_default(),
             ifaces: self.bed.dut_ifaces(),
             start: None,
+            stages: self.stages.as_ref().map(StageProfiler::fresh),
         })
     }
 
@@ -117,6 +122,7 @@ impl Dut for BridgeDut {
             "bridge": BRIDGE,
             "stp": false,
             "fdb": "static, one entry per tester port",
+            "stage_profiler": self.stages.as_ref().map(StageProfiler::source),
         });
         merge(own, describe_bed(&self.bed))
     }
@@ -145,10 +151,16 @@ pub(crate) struct PortCountersProbe {
     pub(crate) ns: String,
     pub(crate) ifaces: Vec<String>,
     pub(crate) start: Option<Vec<IfCounters>>,
+    /// Per-trial stage profiling (`DutOptions::profile_stages`).
+    pub(crate) stages: Option<StageProfiler>,
 }
 
 impl DutProbe for PortCountersProbe {
     fn begin(&mut self) -> Result<()> {
+        // First, so that perf's start is not in the measured interval.
+        if let Some(p) = self.stages.as_mut() {
+            p.begin_or_note();
+        }
         self.start = Some(if_counters(Some(&self.ns), &self.ifaces)?);
         self.meter.begin()
     }
@@ -163,7 +175,7 @@ impl DutProbe for PortCountersProbe {
         let fwd: u64 = d.iter().map(|c| c.tx_packets).sum();
         let what = format!("{} ports' tx packets", self.kind);
         let (sys, cpu) = self.meter.end(Some((fwd, &what)))?;
-        let stats = merge(
+        let mut stats = merge(
             json!({
                 "kind": self.kind,
                 "forwarded": fwd,
@@ -171,6 +183,9 @@ impl DutProbe for PortCountersProbe {
             }),
             cpu,
         );
+        if let Some(p) = self.stages.as_mut() {
+            stats["stages"] = p.end_or_error(&stats["cpu"]);
+        }
         Ok(DutSample {
             sys: Some(sys),
             dut_stats: Some(stats),

@@ -41,6 +41,7 @@ pub mod ovs;
 pub mod probe;
 pub mod soak;
 pub mod softrouter;
+pub mod stages;
 
 use std::path::PathBuf;
 use std::process::{Child, ExitStatus};
@@ -76,6 +77,9 @@ pub struct DutOptions {
     /// The tester's CPU; with `dut_cpus` it places each veth end's receive
     /// work on its own side (see [`RxPlacement`]).
     pub tester_cpu: Option<usize>,
+    /// Profile the kernel DUTs' CPUs in every trial and split their cycles
+    /// per packet by stage ([`stages`]); the other kinds ignore it.
+    pub profile_stages: bool,
 }
 
 impl DutOptions {
@@ -103,6 +107,7 @@ impl Default for DutOptions {
             ready_timeout: Duration::from_secs(20),
             dut_cpus: None,
             tester_cpu: None,
+            profile_stages: false,
         }
     }
 }

@@ -87,6 +87,7 @@ use testbed::RouterMode;
 
 use super::bed::{if_counters, ping_from_tester, Bed, IfCounters};
 use super::probe::{merge, CpuMeter, Direct};
+use super::stages::StageProfiler;
 use super::{counters_since, describe_bed, dut_ns, named_counters, Dut, DutOptions};
 use bench::plan::{DutProbe, DutSample, TesterBackend, TrafficPlan};
 use bench::settings::{DutSettings, Pattern};
@@ -241,6 +242,8 @@ pub struct LinuxDut {
     /// as read back from sysfs after start.
     coalescing: BTreeMap<String, Value>,
     restored: bool,
+    /// Per-trial stage profiling (`DutOptions::profile_stages`).
+    stages: Option<StageProfiler>,
 }
 
 impl LinuxDut {
@@ -266,6 +269,7 @@ impl LinuxDut {
                 .map(|c| RpsMode::Mask(cpu_mask(c)))
         });
         let rps = &rps_mode.as_ref().map(RpsMode::to_string);
+        let stages = StageProfiler::for_dut(opts)?;
         let bed = Bed::build(pattern, opts.queues, RouterMode::Kernel, placement.as_ref())?;
         // The xdp tester's frames reach a veth only if it has NAPI: GRO
         // on the DUT ends (see traffic::xdp; `thread_dut_napi` below).
@@ -287,6 +291,7 @@ impl LinuxDut {
             napi: *napi,
             coalescing: BTreeMap::new(),
             restored: false,
+            stages,
         };
         let ns = dut.bed.dut_ns("linux")?;
         let nsn = ns.name().to_string();
@@ -419,6 +424,7 @@ impl Dut for LinuxDut {
             ns: dut_ns(&self.bed).unwrap_or_default(),
             ifaces: self.bed.dut_ifaces(),
             start: None,
+            stages: self.stages.as_ref().map(StageProfiler::fresh),
         })
     }
 
@@ -438,6 +444,7 @@ impl Dut for LinuxDut {
             "veth_napi_gro": self.napi,
             "napi_coalescing": self.coalescing,
             "online_cpus": online_cpus(),
+            "stage_profiler": self.stages.as_ref().map(StageProfiler::source),
         });
         merge(own, describe_bed(&self.bed))
     }
@@ -476,10 +483,15 @@ struct LinuxProbe {
     ns: String,
     ifaces: Vec<String>,
     start: Option<(BTreeMap<String, u64>, Vec<IfCounters>)>,
+    stages: Option<StageProfiler>,
 }
 
 impl DutProbe for LinuxProbe {
     fn begin(&mut self) -> Result<()> {
+        // First, so that perf's start is not in the measured interval.
+        if let Some(p) = self.stages.as_mut() {
+            p.begin_or_note();
+        }
         let k = kernel_counters(&self.ns)?;
         let c = if_counters(Some(&self.ns), &self.ifaces)?;
         self.start = Some((k, c));
@@ -496,7 +508,7 @@ impl DutProbe for LinuxProbe {
         let fwd = forwarded(&k1).saturating_sub(forwarded(&k0));
         let (sys, cpu) = self.meter.end(Some((fwd, "kernel ForwDatagrams")))?;
         let ifs = named_counters(&self.ifaces, &counters_since(&c1, &c0));
-        let stats = merge(
+        let mut stats = merge(
             json!({
                 "kind": "linux",
                 "kernel": { "forwarded": fwd, "counters": counters_delta(&k0, &k1) },
@@ -504,6 +516,9 @@ impl DutProbe for LinuxProbe {
             }),
             cpu,
         );
+        if let Some(p) = self.stages.as_mut() {
+            stats["stages"] = p.end_or_error(&stats["cpu"]);
+        }
         Ok(DutSample {
             sys: Some(sys),
             dut_stats: Some(stats),

@@ -30,6 +30,7 @@ use testbed::RouterMode;
 use super::bed::{if_counters, Bed};
 use super::bridge::PortCountersProbe;
 use super::probe::{merge, CpuMeter, Direct};
+use super::stages::StageProfiler;
 use super::{describe_bed, dut_ns, named_counters, Dut, DutOptions};
 use bench::plan::{DutProbe, TesterBackend, TrafficPlan};
 use bench::settings::Pattern;
@@ -43,6 +44,8 @@ pub struct OvsDut {
     db: Option<Child>,
     switch: Option<Child>,
     version: String,
+    /// Per-trial stage profiling (`DutOptions::profile_stages`).
+    stages: Option<StageProfiler>,
 }
 
 impl OvsDut {
@@ -53,6 +56,7 @@ impl OvsDut {
             );
         }
         let placement = opts.rx_placement();
+        let stages = StageProfiler::for_dut(opts)?;
         let bed = Bed::build(pattern, opts.queues, RouterMode::Bare, placement.as_ref())?;
         let dir = super::softrouter::private_dir("sr-ovs-")?;
         let version = Command::new("ovs-vswitchd")
@@ -69,6 +73,7 @@ impl OvsDut {
             db: None,
             switch: None,
             version,
+            stages,
         };
         dut.configure(opts)?;
         Ok(dut)
@@ -235,6 +240,10 @@ impl Dut for OvsDut {
             ns: dut_ns(&self.bed).unwrap_or_default(),
             ifaces: self.bed.dut_ifaces(),
             start: None,
+            stages: self
+                .stages
+                .as_ref()
+                .map(|p| p.fresh().with_dut_threads(super::stages::OVS_THREADS)),
         })
     }
 
@@ -244,6 +253,7 @@ impl Dut for OvsDut {
             "version": self.version,
             "datapath": "netdev (user space): this kernel has no openvswitch module; the paper measured the kernel datapath",
             "flows": "one per tester port: dl_dst=<its MAC>,actions=output:<its DUT port>",
+            "stage_profiler": self.stages.as_ref().map(StageProfiler::source),
         });
         merge(own, describe_bed(&self.bed))
     }

@@ -358,6 +358,26 @@ pub(super) fn cpu(out: &mut String, runs: &[RunResults]) {
                         .collect(),
                 });
             }
+            // The kernel DUTs' split by perf (`dut::stages`, paper 001's
+            // Table II), its processing drawn as softrouter's process.
+            let ks = &d["stages"]["cycles_per_packet"];
+            let kernel = [
+                ("rx", "rx"),
+                ("processing", "process"),
+                ("tx", "tx"),
+                ("memory", "memory"),
+                ("skb", "skb"),
+                ("other", "other"),
+            ];
+            if kernel.iter().all(|(k, _)| ks[*k].is_number()) {
+                cycles.push(StackRow {
+                    label: format!("{dut} {label}: by stage (perf)"),
+                    segments: kernel
+                        .iter()
+                        .map(|(k, name)| (name.to_string(), num(&ks[*k]).unwrap_or(0.0)))
+                        .collect(),
+                });
+            }
             let whole = num(&c["soak_cycles_per_packet"]).or(num(&c["dut_cycles_per_packet"]));
             if let Some(w) = whole {
                 cycles.push(StackRow {
@@ -422,12 +442,14 @@ pub(super) fn cpu(out: &mut String, runs: &[RunResults]) {
             &charts::stacked(
                 "cycles per forwarded packet at the NDR",
                 &cycles,
-                &["rx", "process", "tx", "DUT CPUs"],
+                &["rx", "process", "tx", "memory", "skb", "other", "DUT CPUs"],
             ),
             "softrouter's workers count their cycles per stage (rx, process, tx) over the \
              packets they handled, not those its XDP tier forwarded; \"DUT CPUs\" is every \
              DUT CPU's busy time per forwarded packet as the soakers (else /proc/stat) \
-             measure it, for any DUT",
+             measure it, for any DUT; \"by stage (perf)\" splits that time of a kernel DUT \
+             by perf's cpu-clock samples of its CPUs (profile_stages; paper 001's rx, tx, \
+             memory, skb and processing, drawn as process)",
         );
     }
     if !time.is_empty() {

@@ -32,6 +32,12 @@ fn trial(rate: f64, softrouter: bool) -> TrialRecord {
             "drops": {"no_route": 3}
         });
         stats["control_latency"] = json!({"stats": {"count": 40, "errors": 0, "p50_ms": 0.5, "p99_ms": 2.25, "max_ms": 3.0}});
+    } else {
+        stats["stages"] = json!({
+            "source": "perf cpu-clock 2999 Hz", "samples": 1000,
+            "cycles_per_packet": {"rx": 200.0, "tx": 150.0, "memory": 50.0,
+                                  "skb": 60.0, "processing": 300.0, "other": 40.0}
+        });
     }
     TrialRecord {
         purpose: "search".into(),
@@ -193,6 +199,10 @@ fn every_section_is_there() {
     assert!(p.contains("no_route: 3") && p.contains("<td class=\"n\">2.25</td>"));
     assert!(p.contains("<td class=\"n\">25.0</td>"), "a quarter via XDP");
     assert!(p.contains("linux 64 v4: DUT CPUs"));
+    assert!(
+        p.contains("linux 64 v4: by stage (perf): process 300"),
+        "the kernel DUT's split by perf"
+    );
     assert!(
         p.contains("4321") && p.contains("777"),
         "IRQ and NET_RX rates"
