@@ -293,8 +293,15 @@ fn several_duts_write_one_file() {
         .map(|d| d["dut"].as_str().unwrap())
         .collect();
     assert_eq!(duts, ["linux", "softrouter"]);
+    // A row per run, each against the last run.
     assert!(
-        stdout.contains("NDR linux/softrouter") && stdout.contains("PDR linux/softrouter"),
+        stdout.contains("NDR/softrouter") && stdout.contains("PDR/softrouter"),
+        "{stdout}"
+    );
+    let rows: Vec<&str> = stdout.lines().filter(|l| l.starts_with("64 v4")).collect();
+    assert!(
+        rows.iter().any(|l| l.contains(" linux "))
+            && rows.iter().any(|l| l.contains(" softrouter ")),
         "{stdout}"
     );
     for run in r["runs"].as_array().unwrap() {
