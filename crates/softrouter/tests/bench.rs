@@ -5,8 +5,10 @@
 //! JSON and one CSV file. Needs root; skipped otherwise.
 
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::Mutex;
+
+mod common;
 
 static SERIAL: Mutex<()> = Mutex::new(());
 
@@ -33,37 +35,16 @@ fn bench(dir: &Path, dut: &str, extra: &[&str]) -> (serde_json::Value, String) {
     std::fs::write(&exp, EXPERIMENT).unwrap();
     let json = dir.join("results.json");
     let csv = dir.join("results.csv");
-    let child = Command::new(env!("CARGO_BIN_EXE_softrouter"))
-        .args([
-            "bench",
-            "-e",
-            exp.to_str().unwrap(),
-            "--dut",
-            dut,
-            "--quiet",
-        ])
-        .args([
-            "--json",
-            json.to_str().unwrap(),
-            "--csv",
-            csv.to_str().unwrap(),
-        ])
-        .args(extra)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let pid = child.id();
-    let out = child.wait_with_output().unwrap();
-    // Everything the benchmark made is gone (names carry its pid).
-    let left = Command::new("ip").args(["netns", "list"]).output().unwrap();
-    let left = String::from_utf8_lossy(&left.stdout);
-    assert!(
-        !left.contains(&format!("sr{}x", pid % 10000)),
-        "namespaces left behind: {left}"
+    let (exp, json_s, csv_s) = (
+        exp.to_str().unwrap(),
+        json.to_str().unwrap(),
+        csv.to_str().unwrap(),
     );
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "bench --dut {dut} failed:\n{stderr}");
+    let mut args = vec![
+        "-e", exp, "--dut", dut, "--quiet", "--json", json_s, "--csv", csv_s,
+    ];
+    args.extend_from_slice(extra);
+    let out = common::run_bench(&args);
     let stdout = String::from_utf8_lossy(&out.stdout).to_string();
     let r: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();

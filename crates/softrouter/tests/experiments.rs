@@ -9,7 +9,8 @@
 //! otherwise. (`experiments/run.sh` runs and times all of them.)
 
 use std::path::Path;
-use std::process::{Command, Stdio};
+
+mod common;
 
 #[test]
 fn experiment_002_runs_end_to_end_with_quick() {
@@ -20,24 +21,16 @@ fn experiment_002_runs_end_to_end_with_quick() {
     let file = root.join("experiments/002-bolla-smp.toml");
     let dir = tempfile::tempdir().unwrap();
     let (json, html) = (dir.path().join("002.json"), dir.path().join("002.html"));
-    let child = Command::new(env!("CARGO_BIN_EXE_softrouter"))
-        .args(["bench", "-e", file.to_str().unwrap(), "--quick", "--quiet"])
-        .args(["--json", json.to_str().unwrap()])
-        .args(["--report", html.to_str().unwrap()])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let pid = child.id();
-    let out = child.wait_with_output().unwrap();
-    let left = Command::new("ip").args(["netns", "list"]).output().unwrap();
-    let left = String::from_utf8_lossy(&left.stdout);
-    assert!(
-        !left.contains(&format!("sr{}x", pid % 10000)),
-        "namespaces left behind: {left}"
-    );
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "experiment 002 failed:\n{stderr}");
+    common::run_bench(&[
+        "-e",
+        file.to_str().unwrap(),
+        "--quick",
+        "--quiet",
+        "--json",
+        json.to_str().unwrap(),
+        "--report",
+        html.to_str().unwrap(),
+    ]);
 
     let r: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();

@@ -3,7 +3,9 @@
 //! real perf on the namespace testbed. Needs root and perf; skipped
 //! otherwise.
 
-use std::process::{Command, Stdio};
+use std::process::Command;
+
+mod common;
 
 const EXPERIMENT: &str = r#"
 tests = ["throughput"]
@@ -60,14 +62,15 @@ fn kernel_duts_cycles_per_packet_by_stage() {
     let exp = dir.path().join("exp.toml");
     std::fs::write(&exp, EXPERIMENT).unwrap();
     let json = dir.path().join("results.json");
-    let out = Command::new(env!("CARGO_BIN_EXE_softrouter"))
-        .args(["bench", "-e", exp.to_str().unwrap(), "--dut", &list])
-        .args(["--quiet", "--json", json.to_str().unwrap()])
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "bench failed:\n{stderr}");
+    common::run_bench(&[
+        "-e",
+        exp.to_str().unwrap(),
+        "--dut",
+        &list,
+        "--quiet",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
     let r: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     for (i, dut) in duts.iter().enumerate() {

@@ -1,5 +1,9 @@
-//! Shared by the live tests (`live.rs`, `hostile.rs`): softrouter run as a
-//! child process in a namespace.
+//! Shared by the integration tests: softrouter run as a child process in
+//! a namespace (`live.rs`, `hostile.rs`, ...), a thread in a namespace, and
+//! `softrouter bench` run to the end (`bench.rs`, `experiments.rs`,
+//! `stages.rs`). Each test binary uses part of it.
+
+#![allow(dead_code)]
 
 use std::path::PathBuf;
 use std::process::{Child, Stdio};
@@ -46,7 +50,6 @@ impl RouterProcess {
 
     /// The configuration file it runs with (a test may rewrite it and
     /// reload).
-    #[allow(dead_code)] // not every test binary reloads
     pub fn config_path(&self) -> PathBuf {
         self.dir.join("router.toml")
     }
@@ -93,7 +96,6 @@ impl Drop for RouterProcess {
 
 /// Runs `f` on a thread that has entered namespace `ns` (the thread's
 /// sockets are then that namespace's).
-#[allow(dead_code)] // not every test binary uses it
 pub fn in_ns<T: Send + 'static>(
     ns: &str,
     f: impl FnOnce() -> T + Send + 'static,
@@ -107,4 +109,37 @@ pub fn in_ns<T: Send + 'static>(
         assert_eq!(rc, 0, "setns: {}", std::io::Error::last_os_error());
         f()
     })
+}
+
+/// `softrouter bench ARGS...` run to the end: its output, after checking
+/// that it exited successfully (stderr quoted otherwise) and left no
+/// namespace behind (the bench names them `sr<pid>x...`).
+pub fn run_bench(args: &[&str]) -> std::process::Output {
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_softrouter"))
+        .arg("bench")
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("starting softrouter bench");
+    let pid = child.id();
+    let out = child
+        .wait_with_output()
+        .expect("waiting for softrouter bench");
+    let left = std::process::Command::new("ip")
+        .args(["netns", "list"])
+        .output()
+        .expect("ip netns list");
+    let left = String::from_utf8_lossy(&left.stdout);
+    assert!(
+        !left.contains(&format!("sr{}x", pid % 10000)),
+        "namespaces left behind: {left}"
+    );
+    assert!(
+        out.status.success(),
+        "softrouter bench {args:?} failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
 }
