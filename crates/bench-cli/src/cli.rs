@@ -661,7 +661,7 @@ mod tests {
                 );
             }
         }
-        assert_eq!(n, 4, "one experiment per paper");
+        assert_eq!(n, 5, "one experiment per paper, 004 with setup B apart");
     }
 
     /// `--fast-path xdp,off` runs softrouter once per tier, each with its

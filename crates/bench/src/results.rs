@@ -609,6 +609,7 @@ mod tests {
                 size: FrameSize::Fixed(64),
                 max_rate_fps: 100_000.0,
                 max_burst: 1000,
+                senders: 1,
                 repetitions: 2,
                 throughput_fps: Some(cap),
             },

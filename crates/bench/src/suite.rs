@@ -157,6 +157,7 @@ pub fn run(
                                     size: size.clone(),
                                     max_rate_fps: max,
                                     max_burst: ((s.b2b_max_burst_seconds * max) as u64).max(1),
+                                    senders: s.pattern.senders(),
                                     repetitions: s.b2b_trials.unwrap_or(1),
                                     throughput_fps: throughput,
                                 },

@@ -17,8 +17,12 @@ pub struct BackToBackConfig {
     pub size: FrameSize,
     /// Rate inside the burst: the maximum (minimum inter-frame gap).
     pub max_rate_fps: f64,
-    /// Longest burst tried (e.g. 2 s at the maximum rate).
+    /// Longest burst tried (e.g. 2 s at the maximum rate), per sending
+    /// port.
     pub max_burst: u64,
+    /// Ports that send: each sends the burst, so a burst of `len` is
+    /// `len * senders` frames on the wire.
+    pub senders: u32,
     /// Repetitions to average (RFC 2544: at least 50).
     pub repetitions: u32,
     /// Measured throughput, for the RFC 9004 buffer time.
@@ -57,8 +61,8 @@ pub struct BackToBackResult {
 /// binary search on the burst length for the longest burst at the maximum
 /// rate with no loss; then average.
 pub fn back_to_back(trial: &mut dyn Trial, cfg: &BackToBackConfig) -> Result<BackToBackResult> {
-    if cfg.max_burst == 0 || cfg.repetitions == 0 {
-        bail!("back-to-back needs max_burst > 0 and repetitions > 0");
+    if cfg.max_burst == 0 || cfg.repetitions == 0 || cfg.senders == 0 {
+        bail!("back-to-back needs max_burst, repetitions and senders > 0");
     }
     let mut res = BackToBackResult::default();
     for rep in 0..cfg.repetitions {
@@ -78,7 +82,7 @@ pub fn back_to_back(trial: &mut dyn Trial, cfg: &BackToBackConfig) -> Result<Bac
             if o.tester_limited {
                 res.tester_limited_trials += 1;
             }
-            let ok = o.lost == 0 && o.sent == len && !o.tester_limited;
+            let ok = o.lost == 0 && o.sent == len * u64::from(cfg.senders) && !o.tester_limited;
             res.trials.push(TrialRecord::new(tag.clone(), spec, o, ok));
             Ok(ok)
         };
@@ -117,4 +121,55 @@ pub fn back_to_back(trial: &mut dyn Trial, cfg: &BackToBackConfig) -> Result<Bac
         .throughput_fps
         .map(|t| (res.mean_burst - t * res.implied_buffer_time_s).max(0.0) / cfg.max_rate_fps);
     Ok(res)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::search::TrialOutcome;
+
+    /// A DUT behind `senders` sending ports that loses nothing up to
+    /// `buffer` frames per port: every port sends the whole burst, so a
+    /// loss-free burst carries `len * senders` frames (the mesh:4 run that
+    /// found 0 frames because it compared the wire total with one port's).
+    struct Ports {
+        senders: u64,
+        buffer: u64,
+    }
+
+    impl Trial for Ports {
+        fn run(&mut self, spec: &TrialSpec) -> Result<TrialOutcome> {
+            let len = spec.burst.expect("a burst");
+            let sent = len * self.senders;
+            let lost = len.saturating_sub(self.buffer) * self.senders;
+            Ok(TrialOutcome {
+                sent,
+                received: sent - lost,
+                lost,
+                ..TrialOutcome::default()
+            })
+        }
+    }
+
+    #[test]
+    fn a_burst_from_every_sending_port_counts_them_all() {
+        for senders in [1u32, 2, 4] {
+            let r = back_to_back(
+                &mut Ports {
+                    senders: senders.into(),
+                    buffer: 300,
+                },
+                &BackToBackConfig {
+                    size: FrameSize::Fixed(64),
+                    max_rate_fps: 1e6,
+                    max_burst: 1000,
+                    senders,
+                    repetitions: 1,
+                    throughput_fps: None,
+                },
+            )
+            .unwrap();
+            assert_eq!(r.bursts, [300], "{senders} sending ports");
+        }
+    }
 }

@@ -234,6 +234,15 @@ impl Pattern {
             Pattern::ManyToOne(n) => n + 1,
         }
     }
+
+    /// Ports that send (each sends the trial's rate, or a burst's length).
+    pub fn senders(self) -> u32 {
+        match self {
+            Pattern::OneToOne => 1,
+            Pattern::Bidirectional => 2,
+            Pattern::Mesh(n) | Pattern::ManyToOne(n) => n,
+        }
+    }
 }
 
 impl FromStr for Pattern {
