@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the paper experiments one after the other and times each:
 #
-#   experiments/run.sh [--quick] [NAME...]     (NAME: 000, 001, 002, 004)
+#   experiments/run.sh [--quick] [NAME...]     (NAME: 000, 001, 002, 004, 004b)
 #
 # Each writes experiments/results/<file>[-quick].{json,html,log}. After
 # each run it checks that nothing was left behind: no network namespace,
