@@ -377,6 +377,40 @@ fn linux_with_interrupt_coalescing_forwards() {
     eprintln!("coalesced linux: PDR {pdr:.0} fps, {forwarded} frames forwarded in all trials");
 }
 
+/// A loss series at 64 B (IPv4) up to `max_rate_fps` through `dut` with
+/// `extra` flags: the run, and the series' lowest-load trial after
+/// checking that it sent frames and lost none.
+fn low_rate_loss_series(
+    dir: &Path,
+    dut: &str,
+    max_rate_fps: &str,
+    extra: &[&str],
+) -> (serde_json::Value, serde_json::Value) {
+    let mut args = vec![
+        "--test",
+        "loss",
+        "--sizes",
+        "64",
+        "--ip",
+        "4",
+        "--max-rate-fps",
+        max_rate_fps,
+    ];
+    args.extend_from_slice(extra);
+    let (r, _) = bench(dir, dut, &args);
+    let run = r["runs"][0].clone();
+    let low = run["tests"][0]["trials"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    let o = &low["outcome"];
+    assert_eq!(o["lost"], 0, "{low}");
+    assert!(o["sent"].as_u64().unwrap() > 0, "{low}");
+    (run, low)
+}
+
 /// The Linux bridge as a DUT: the tester addresses frames to the far
 /// tester port, the bridge switches them (static entries: nothing
 /// flooded), and a low rate crosses without loss, counted on the bridge's
@@ -388,32 +422,14 @@ fn bridge_switches_the_testers_frames() {
     }
     let _s = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().unwrap();
-    let (r, _) = bench(
-        dir.path(),
-        "bridge",
-        &[
-            "--test",
-            "loss",
-            "--sizes",
-            "64",
-            "--ip",
-            "4",
-            "--max-rate-fps",
-            "20000",
-        ],
-    );
-    let run = &r["runs"][0];
+    // The lowest load of the series (10 % of 20,000 frames/s) loses nothing.
+    let (run, low) = low_rate_loss_series(dir.path(), "bridge", "20000", &[]);
     assert_eq!(
         run["meta"]["dut"]["config"]["kind"], "bridge",
         "{}",
         run["meta"]
     );
-    let trials = run["tests"][0]["trials"].as_array().unwrap();
-    // The lowest load of the series (10 % of 20,000 frames/s) loses nothing.
-    let low = trials.last().unwrap();
     let o = &low["outcome"];
-    assert_eq!(o["lost"], 0, "{low}");
-    assert!(o["sent"].as_u64().unwrap() > 0, "{low}");
     assert!(
         o["dut_stats"]["forwarded"].as_u64().unwrap() >= o["sent"].as_u64().unwrap(),
         "the bridge's ports sent what crossed: {low}"
@@ -434,21 +450,7 @@ fn ovs_switches_the_testers_frames() {
     }
     let _s = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().unwrap();
-    let (r, _) = bench(
-        dir.path(),
-        "ovs",
-        &[
-            "--test",
-            "loss",
-            "--sizes",
-            "64",
-            "--ip",
-            "4",
-            "--max-rate-fps",
-            "5000",
-        ],
-    );
-    let run = &r["runs"][0];
+    let (run, low) = low_rate_loss_series(dir.path(), "ovs", "5000", &[]);
     assert!(
         run["meta"]["dut"]["config"]["datapath"]
             .as_str()
@@ -457,13 +459,7 @@ fn ovs_switches_the_testers_frames() {
         "{}",
         run["meta"]["dut"]
     );
-    let low = run["tests"][0]["trials"]
-        .as_array()
-        .unwrap()
-        .last()
-        .unwrap();
     let o = &low["outcome"];
-    assert_eq!(o["lost"], 0, "{low}");
     assert!(o["dut_stats"]["forwarded"].as_u64().unwrap() >= o["sent"].as_u64().unwrap());
     let left = std::process::Command::new("pgrep")
         .args(["-f", "sr-ovs-"])
@@ -511,35 +507,18 @@ addresses = ["198.18.1.1/24"]
 "#,
     )
     .unwrap();
-    let (r, _) = bench(
+    let (run, low) = low_rate_loss_series(
         dir.path(),
         "softrouter",
-        &[
-            "--router-config",
-            cfg.to_str().unwrap(),
-            "--test",
-            "loss",
-            "--sizes",
-            "64",
-            "--ip",
-            "4",
-            "--max-rate-fps",
-            "20000",
-        ],
+        "20000",
+        &["--router-config", cfg.to_str().unwrap()],
     );
-    let run = &r["runs"][0];
     assert_eq!(
         run["meta"]["dut"]["name"], "softrouter-xc",
         "{}",
         run["meta"]["dut"]
     );
-    let low = run["tests"][0]["trials"]
-        .as_array()
-        .unwrap()
-        .last()
-        .unwrap();
     let o = &low["outcome"];
-    assert_eq!(o["lost"], 0, "{low}");
     let fwd = o["dut_stats"]["softrouter"]["forwarded"].as_u64().unwrap();
     assert!(
         fwd >= o["sent"].as_u64().unwrap(),
