@@ -275,6 +275,7 @@ impl Trial for SimDut {
             timeline,
             sys: None,
             dut_stats: None,
+            ..TrialOutcome::default()
         })
     }
 }

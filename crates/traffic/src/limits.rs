@@ -145,6 +145,7 @@ pub(crate) fn outcome(
         timeline: c.timeline,
         sys: sample.as_ref().and_then(|s| s.sys.clone()),
         dut_stats: sample.and_then(|s| s.dut_stats),
+        ..TrialOutcome::default()
     }
 }
 

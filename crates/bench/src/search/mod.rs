@@ -51,7 +51,7 @@ mod spec;
 pub use back_to_back::{back_to_back, BackToBackConfig, BackToBackResult};
 pub use latency::{latency, LatencyConfig, LatencyResult};
 pub use loss_series::{loss_series, LossPoint, LossSeriesConfig, LossSeriesResult};
-pub use outcome::{run_checked, LossTimeline, TrialOutcome, TrialRecord};
+pub use outcome::{run_checked, LossSplit, LossTimeline, Noise, TrialOutcome, TrialRecord};
 pub use recovery::{recovery, RecoveryConfig, RecoveryResult};
 pub use spec::{secs_f64, Phase, TrialSpec};
 

@@ -94,6 +94,62 @@ pub struct TrialOutcome {
     /// drop reasons), as reported by it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dut_stats: Option<serde_json::Value>,
+    /// Where the `lost` frames were lost, as far as the counters tell.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loss_split: Option<LossSplit>,
+    /// Set when the tester itself spoiled the trial (frames lost in its own
+    /// receive ring, frames its generator did not send): the trial says
+    /// nothing about the system under test and is run again (see
+    /// [`run_checked`]). The reason, for the record.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measurement_fault: Option<String>,
+    /// What the host did during the trial (steal, the DUT's longest
+    /// receive gap): reported beside the result, never used to discard a
+    /// trial by its loss.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noise: Option<Noise>,
+}
+
+/// Where a trial's lost frames were lost. RFC 9971 counts every loss but
+/// the tester's own against the system under test; this says which part
+/// of it, so a reader can tell a DUT that drops from a host that stalls.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LossSplit {
+    /// Refused by the DUT's full receive ring (veth: the tester's
+    /// `xdp_xmit_errors`; a NIC's `rx_missed`): the DUT did not poll in
+    /// time.
+    pub dut_ring: u64,
+    /// Dropped by the DUT itself, by its own counters (softrouter's drop
+    /// reasons, the kernel's interface drops).
+    pub dut_drops: u64,
+    /// Lost in the tester's own receive path (its ring, or the DUT's
+    /// transmit into it refused): the tester's loss, a measurement fault.
+    pub tester_ring: u64,
+    /// The rest: no counter claims it.
+    pub elsewhere: u64,
+}
+
+/// Host noise during one trial (issue: results that hold from run to
+/// run). Reported with every trial so a lossy trial can be read against
+/// it; never a reason to drop a trial's loss.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Noise {
+    /// Steal time per CPU over the trial, % (index = CPU number; a VM's
+    /// host ran something else on that CPU).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub steal_pct: Vec<f64>,
+    /// The longest time the DUT's receive work (its NAPI polls) was not
+    /// run during the trial, µs; `None` when it could not be measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub longest_rx_gap_us: Option<f64>,
+    /// How long the DUT's receive ring holds the offered rate, µs (ring
+    /// frames / rate): a lossy trial whose `longest_rx_gap_us` exceeds it
+    /// was probably hit by a stall rather than by the DUT's capacity.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ring_holds_us: Option<f64>,
+    /// Said when the longest gap exceeded what the ring holds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 impl TrialOutcome {
