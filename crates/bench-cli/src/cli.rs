@@ -78,19 +78,16 @@ pub struct BenchArgs {
     /// Latency trial length, seconds.
     #[arg(long)]
     pub latency_seconds: Option<f64>,
-    /// Final trial length of the throughput search per goal, seconds (0 =
-    /// the search trials are final).
-    #[arg(long)]
-    pub confirm_seconds: Option<f64>,
-    /// Throughput search resolution, % of the maximum rate.
-    #[arg(long)]
-    pub resolution_pct: Option<f64>,
-    /// Loss ratio of the NDR goal, % (default 0: RFC 2544 zero loss).
-    #[arg(long)]
-    pub ndr_loss_pct: Option<f64>,
-    /// Loss ratio of the PDR goal, % (default 0.1).
-    #[arg(long)]
-    pub pdr_loss_pct: Option<f64>,
+    /// Throughput search goals (RFC 9971), in order: built-in names
+    /// (ndr, pdr: the preset's; rfc2544: strict RFC 2544) or goal codes
+    /// <final s>f<sum s>d<loss %>l<exceed %>e[<width %>w][<initial s>i],
+    /// e.g. `ndr,pdr,rfc2544` or `1f21d0.1l50e`. Default: ndr,pdr.
+    #[arg(long, value_delimiter = ',', value_name = "GOALS")]
+    pub goals: Vec<String>,
+    /// The DUT the comparison divides by (its name in the tables, e.g.
+    /// linux); default: the last DUT run.
+    #[arg(long, value_name = "DUT")]
+    pub baseline: Option<String>,
     /// Maximum offered rate per port, frames/s (default: the tester's
     /// calibrated maximum).
     #[arg(long)]
@@ -228,6 +225,7 @@ pub fn run(args: BenchArgs) -> Result<ExitCode> {
         &RunOptions {
             softrouter_bin: Some(softrouter_bin),
             quiet: args.quiet,
+            baseline: args.baseline.clone(),
         },
     )?;
     Ok(ExitCode::SUCCESS)
@@ -259,11 +257,31 @@ fn strings<T: std::fmt::Display>(v: &[T]) -> Value {
 }
 
 /// `--quick`: the experiment's first frame size only, and short trials,
-/// pauses and drains (flags merged after this still override it).
+/// pauses and drains; each search goal decided by one 0.5 s trial at a
+/// 5 % width (flags merged after this still override it).
 fn quicken(t: &mut Table) {
     if let Some(Value::Array(sizes)) = t.get_mut("sizes") {
         sizes.truncate(1);
     }
+    let goals = match t.get("goals") {
+        Some(Value::Array(a)) => a.clone(),
+        _ => strings(&["ndr", "pdr"]).as_array().cloned().unwrap_or_default(),
+    };
+    let goals = goals
+        .into_iter()
+        .map(|g| {
+            let mut e = match g {
+                Value::Table(e) => e,
+                other => Table::from_iter([("name".to_string(), other)]),
+            };
+            for k in ["final_trial_seconds", "initial_trial_seconds", "duration_sum_seconds"] {
+                e.insert(k.into(), Value::Float(0.5));
+            }
+            e.insert("width_pct".into(), Value::Float(5.0));
+            Value::Table(e)
+        })
+        .collect();
+    t.insert("goals".into(), Value::Array(goals));
     for (k, v) in [
         ("trial_seconds", 0.5),
         ("latency_seconds", 0.5),
@@ -289,6 +307,7 @@ fn merge_flags(args: &BenchArgs, t: &mut Table) -> Result<()> {
         let sizes = bench::sizes::parse_sizes(s).map_err(|e| anyhow::anyhow!("--sizes: {e}"))?;
         put("sizes", Some(strings(&sizes)));
     }
+    put("goals", (!args.goals.is_empty()).then(|| strings(&args.goals)));
     put("ip", args.ip.map(string));
     put("pattern", args.pattern.map(string));
     put("preset", args.preset.map(string));
@@ -300,10 +319,6 @@ fn merge_flags(args: &BenchArgs, t: &mut Table) -> Result<()> {
         ("pause_seconds", args.pause_seconds),
         ("drain_seconds", args.drain_seconds),
         ("latency_seconds", args.latency_seconds),
-        ("confirm_seconds", args.confirm_seconds),
-        ("resolution_pct", args.resolution_pct),
-        ("ndr_loss_pct", args.ndr_loss_pct),
-        ("pdr_loss_pct", args.pdr_loss_pct),
         ("max_rate_fps", args.max_rate_fps),
     ] {
         put(k, v.map(Value::Float));
@@ -398,7 +413,9 @@ pub fn build_settings(args: &BenchArgs) -> Result<Vec<Settings>> {
         table.insert("trial_seconds".into(), Value::Float(1.0));
         table.insert("pause_seconds".into(), Value::Float(0.5));
         table.insert("latency_seconds".into(), Value::Float(1.0));
-        table.insert("resolution_pct".into(), Value::Float(1.0));
+        // The drain covers what is still in flight: microseconds on
+        // veth, a few ms of a kernel backlog.
+        table.insert("drain_seconds".into(), Value::Float(0.25));
     }
     if args.quick {
         quicken(&mut table);
@@ -715,6 +732,13 @@ mod tests {
             ),
             (Some(0.5), Some(0.25), Some(0.25), Some(0.5))
         );
+        for g in s.search_goals() {
+            assert_eq!(
+                (g.final_trial_seconds, g.duration_sum_seconds, g.width_pct),
+                (0.5, 0.5, 5.0),
+                "{g:?}"
+            );
+        }
         let runs =
             build_settings(&parse(&["-e", e, "--quick", "--trial-seconds", "1"]).unwrap()).unwrap();
         assert_eq!(runs[0].trial_seconds, Some(1.0), "the flag wins");
@@ -730,7 +754,10 @@ mod tests {
         assert_eq!(runs[0].tests, [TestKind::Throughput, TestKind::Latency]);
         assert_eq!(runs[0].sizes.len(), 4);
         assert_eq!(runs[0].tester, TesterBackend::Xdp);
-        assert_eq!(runs[0].pdr_loss_pct, 0.1);
+        let goals: Vec<String> = runs[0].search_goals().iter().map(|g| g.name.clone()).collect();
+        assert_eq!(goals, ["ndr", "pdr"]);
+        assert_eq!(runs[0].search_goals()[1].loss_pct, 0.5);
+        assert_eq!(runs[0].drain_seconds, Some(0.25));
     }
 
     #[test]
@@ -773,12 +800,12 @@ mod tests {
         assert!(e.contains("afpacket"), "{e}");
         let e = parse(&["--rps", "most"]).unwrap_err().to_string();
         assert!(e.contains("per-port"), "{e}");
-        let args = parse(&["--dut", "linux", "--resolution-pct", "0"]).unwrap();
+        let args = parse(&["--dut", "linux", "--goals", "ndr,fast"]).unwrap();
         let e = format!("{:#}", build_settings(&args).unwrap_err());
-        assert!(e.contains("resolution_pct"), "{e}");
-        let args = parse(&["--ndr-loss-pct", "1", "--pdr-loss-pct", "0.5"]).unwrap();
+        assert!(e.contains("goals.1") && e.contains("\"fast\""), "{e}");
+        let args = parse(&["--goals", "1f21d0l100e"]).unwrap();
         let e = format!("{:#}", build_settings(&args).unwrap_err());
-        assert!(e.contains("pdr_loss_pct"), "{e}");
+        assert!(e.contains("exceed_pct"), "{e}");
     }
 
     /// Every flag that is a setting, set away from its default, saved with
@@ -810,14 +837,8 @@ mod tests {
             "0.75",
             "--latency-seconds",
             "4",
-            "--confirm-seconds",
-            "9",
-            "--resolution-pct",
-            "2",
-            "--ndr-loss-pct",
-            "0.001",
-            "--pdr-loss-pct",
-            "0.5",
+            "--goals",
+            "ndr,rfc2544,2f10d0.001l25e1w",
             "--max-rate-fps",
             "250000",
             "--json",
@@ -877,13 +898,13 @@ mod tests {
                     s.pause_seconds,
                     s.drain_seconds,
                     s.latency_seconds,
-                    s.confirm_seconds
                 ),
-                (Some(3.0), Some(0.25), Some(0.75), Some(4.0), Some(9.0))
+                (Some(3.0), Some(0.25), Some(0.75), Some(4.0))
             );
+            let goals: Vec<String> = s.search_goals().iter().map(|g| g.code()).collect();
             assert_eq!(
-                (s.resolution_pct, s.ndr_loss_pct, s.pdr_loss_pct),
-                (2.0, 0.001, 0.5)
+                goals,
+                ["1f21d0l50e0.5w", "60f60d0l0e0.5w1i", "2f10d0.001l25e1w"]
             );
             assert_eq!(s.max_rate_fps, Some(250_000.0));
             assert_eq!(s.json.as_deref(), Some(Path::new("r.json")));

@@ -30,6 +30,9 @@ pub struct RunOptions {
     pub softrouter_bin: Option<PathBuf>,
     /// No progress bar.
     pub quiet: bool,
+    /// The DUT (its name in the tables) the comparison divides by; the
+    /// last run when `None`.
+    pub baseline: Option<String>,
 }
 
 /// Runs every DUT of `runs` (one [`Settings`] per DUT, sharing the tester
@@ -88,7 +91,7 @@ pub fn run(runs: &[Settings], opts: &RunOptions) -> Result<BenchResults> {
             "{}",
             report::render_tables(done.last().expect("just pushed"))
         );
-        results = BenchResults::new(done.clone());
+        results = BenchResults::with_baseline(done.clone(), opts.baseline.as_deref());
         write_files(first, &results)?;
     }
     print!("{}", report::comparison_table(&results));

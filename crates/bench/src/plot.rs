@@ -10,7 +10,6 @@ use std::fmt::Write as _;
 
 use crate::results::{RunResults, TestValue};
 use crate::settings::TestKind;
-use crate::throughput::Goal;
 
 const W: f64 = 760.0;
 const PANEL_H: f64 = 260.0;
@@ -100,11 +99,11 @@ fn render(runs: &[RunResults], with_throughput: bool, with_latency: bool) -> Str
     }
     let mut tp = Vec::new();
     for (i, r) in runs.iter().enumerate() {
-        for goal in [Goal::Ndr, Goal::Pdr] {
+        for (gi, goal) in goal_names(r).iter().enumerate() {
             tp.push(Series {
-                name: format!("{} {}", r.meta.dut.label(), goal.name().to_uppercase()),
+                name: format!("{} {}", r.meta.dut.label(), goal.to_uppercase()),
                 colour: COLOURS[i % COLOURS.len()],
-                outline: goal == Goal::Pdr,
+                outline: gi > 0,
                 bars: labels
                     .iter()
                     .map(|l| throughput(r, l, goal).map(|(v, lb)| (v / 1e6, lb)))
@@ -117,7 +116,7 @@ fn render(runs: &[RunResults], with_throughput: bool, with_latency: bool) -> Str
         panel(
             &mut s,
             TOP,
-            "throughput, Mpps (solid: NDR, outline: PDR; pale/dashed, \u{2265}: lower bound; tick: tester maximum)",
+            "throughput, Mpps (solid: first goal, outline: the others; pale/dashed, \u{2265}: lower bound; tick: tester maximum)",
             &labels,
             &tp,
             &ticks,
@@ -282,14 +281,24 @@ fn matching<'a>(r: &'a RunResults, label: &str, kind: TestKind) -> Option<&'a Te
         .map(|t| &t.result)
 }
 
-fn throughput(r: &RunResults, label: &str, goal: Goal) -> Bar {
+fn throughput(r: &RunResults, label: &str, goal: &str) -> Bar {
     match matching(r, label, TestKind::Throughput)? {
         TestValue::Throughput(t) => {
-            let g = t.goal(goal);
+            let g = t.goal(goal)?;
             g.fps.map(|f| (f, g.lower_bound))
         }
         _ => None,
     }
+}
+
+/// The goals of a run's throughput results, in order (the settings'
+/// goals: every size has them all).
+fn goal_names(r: &RunResults) -> Vec<String> {
+    r.tests
+        .iter()
+        .find_map(|t| t.throughput_summary())
+        .map(|s| s.goals.iter().map(|g| g.name().to_string()).collect())
+        .unwrap_or_default()
 }
 
 fn max_rate(r: &RunResults, label: &str) -> Option<f64> {
@@ -349,7 +358,8 @@ mod tests {
     use crate::throughput::{GoalResult, ThroughputResult};
 
     fn run(kind: &str, ndr: f64, pdr: f64, limited: bool) -> RunResults {
-        let goal = |fps: f64| GoalResult {
+        let goal = |name: &str, fps: f64| GoalResult {
+            goal: crate::settings::SearchGoal::builtin(name, crate::settings::Preset::Quick),
             fps: Some(fps),
             lower_bound: limited,
             tester_limited: limited,
@@ -357,9 +367,8 @@ mod tests {
         };
         let tp = ThroughputResult {
             max_rate_fps: 200_000.0,
-            ndr: goal(ndr),
-            pdr: goal(pdr),
-            trials: Vec::new(),
+            goals: vec![goal("ndr", ndr), goal("pdr", pdr)],
+            ..ThroughputResult::default()
         };
         let mut lat = LatencyResult::default();
         lat.mean.count = 10;

@@ -8,9 +8,9 @@
 use std::fmt::Write as _;
 
 use crate::analyzer::LatencySummary;
-use crate::results::{BenchResults, RunResults, TestResult, TestValue, ThroughputSummary};
+use crate::results::{BenchResults, RunResults, TestResult, TestValue};
 use crate::settings::TestKind;
-use crate::throughput::{Goal, GoalResult};
+use crate::throughput::GoalResult;
 
 /// A plain text table: first column left-aligned, the others right-aligned.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -96,56 +96,64 @@ fn rate_cell(g: &GoalResult) -> String {
 }
 
 /// What to say about one goal's figure, if anything.
-fn goal_note(g: &GoalResult) -> Option<String> {
+fn goal_note(g: &GoalResult) -> String {
     if g.tester_limited {
-        Some("tester-limited (lower bound)".into())
+        "tester-limited (lower bound)".into()
     } else if g.lower_bound {
-        Some("maximum rate passed (lower bound)".into())
+        "maximum rate passed (lower bound)".into()
+    } else if g.fps.is_none() {
+        "no load was a lower bound".into()
+    } else if !g.regular {
+        "bounds wider than the goal (irregular)".into()
     } else {
-        match g.confirmed {
-            Some(false) => Some("re-searched at final duration".into()),
-            Some(true) => Some("confirmed".into()),
-            None => None,
-        }
+        String::new()
     }
 }
 
-/// The note column of a throughput row: one note when both goals agree.
-fn throughput_note(s: &ThroughputSummary) -> String {
-    match (goal_note(&s.ndr), goal_note(&s.pdr)) {
-        (a, b) if a == b => a.unwrap_or_default(),
-        (a, b) => [(Goal::Ndr, a), (Goal::Pdr, b)]
-            .into_iter()
-            .filter_map(|(g, n)| n.map(|n| format!("{}: {n}", g.name().to_uppercase())))
-            .collect::<Vec<_>>()
-            .join("; "),
-    }
-}
-
+/// A row per size and goal: the conditional throughput, the relevant
+/// bounds and how many loads and trials decided them.
 fn throughput_table(title: String, tests: &[&TestResult]) -> Table {
     let mut tb = Table::new(
         title,
         &[
-            "size", "NDR Mpps", "PDR Mpps", "NDR Mb/s", "max Mpps", "NDR %", "PDR %", "note",
+            "size", "goal", "Mpps", "lower Mpps", "upper Mpps", "Mb/s", "% max", "trials",
+            "note",
         ],
     );
     for t in tests {
         let Some(s) = t.throughput_summary() else {
             continue;
         };
-        let pct = |g: &GoalResult| g.pct_of_max.map_or("-".into(), |p| format!("{p:.1}"));
-        tb.rows.push(vec![
-            t.label(),
-            rate_cell(&s.ndr),
-            rate_cell(&s.pdr),
-            s.ndr
-                .l2_bps
-                .map_or("-".into(), |b| format!("{:.1}", b / 1e6)),
-            mpps(s.max_rate_fps),
-            pct(&s.ndr),
-            pct(&s.pdr),
-            throughput_note(s),
-        ]);
+        let trials = t.trials.iter().filter(|t| !t.discarded).count();
+        for g in &s.goals {
+            let mut note = goal_note(g);
+            if s.measurement_repeats > 0 && std::ptr::eq(g, &s.goals[0]) {
+                let r = format!("{} trials re-run (tester fault)", s.measurement_repeats);
+                note = if note.is_empty() { r } else { format!("{note}; {r}") };
+            }
+            tb.rows.push(vec![
+                t.label(),
+                g.name().to_uppercase(),
+                rate_cell(g),
+                or_na(g.lower_fps, mpps),
+                g.upper_fps.map_or("-".into(), mpps),
+                g.l2_bps.map_or("-".into(), |b| format!("{:.1}", b / 1e6)),
+                g.pct_of_max.map_or("-".into(), |p| format!("{p:.1}")),
+                trials.to_string(),
+                note,
+            ]);
+        }
+    }
+    if let Some(s) = tests.iter().find_map(|t| t.throughput_summary()) {
+        let goals: Vec<String> = s
+            .goals
+            .iter()
+            .filter_map(|g| g.goal.as_ref().map(|g| g.label()))
+            .collect();
+        tb.title.push_str(&format!(
+            " (RFC 9971 goals: {}; Mpps = conditional throughput)",
+            goals.join(", ")
+        ));
     }
     tb
 }
@@ -312,74 +320,62 @@ pub fn render_tables(r: &RunResults) -> String {
     out
 }
 
-/// Throughput of every run side by side per size and IP version (NDR and
-/// PDR each), a row per run, with each run's ratios to the last run (e.g.
-/// softrouter vs linux) and the DUT cycles per packet at the NDR. Empty
-/// with one run.
+/// Throughput of every run side by side per size and IP version, a row
+/// per run, each goal's conditional throughput and its ratio to the
+/// baseline run (the last run unless `--baseline` named one), and the DUT
+/// cycles per packet at the first goal's lower bound. Empty with one run.
 pub fn comparison_table(r: &BenchResults) -> String {
-    if r.comparison.is_empty() {
+    let Some(first) = r.comparison.first() else {
         return String::new();
-    }
-    let names: Vec<String> = r
-        .runs
+    };
+    let base = first.baseline.clone();
+    let goals: Vec<String> = first
+        .duts
         .iter()
-        .map(|r| match r.meta.dut.label() {
-            "" => "?".to_string(),
-            l => l.to_string(),
-        })
-        .collect();
-    let last = &names[names.len() - 1];
+        .find(|d| !d.goals.is_empty())
+        .map(|d| d.goals.iter().map(|g| g.goal.clone()).collect())
+        .unwrap_or_default();
+    let mut headers = vec!["size".to_string(), "DUT".to_string()];
+    for g in &goals {
+        headers.push(format!("{} Mpps", g.to_uppercase()));
+    }
+    for g in &goals {
+        headers.push(format!("{}/{base}", g.to_uppercase()));
+    }
+    headers.push("cyc/pkt".into());
     let mut tb = Table {
-        title: format!("throughput, Mpps, each run against {last}"),
-        headers: [
-            "size",
-            "DUT",
-            "NDR Mpps",
-            "PDR Mpps",
-            &format!("NDR/{last}"),
-            &format!("PDR/{last}"),
-            "cyc/pkt",
-        ]
-        .map(String::from)
-        .to_vec(),
+        title: format!("throughput, Mpps (conditional throughput), each run against {base}"),
+        headers,
         rows: Vec::new(),
     };
-    let cell = |f: Option<f64>, lower: bool| match f {
-        Some(f) => format!("{}{}", mpps(f), if lower { "+" } else { "" }),
-        None => "-".into(),
-    };
-    let ratio = |a: Option<f64>, b: Option<f64>| match (a, b) {
-        (Some(a), Some(b)) if b > 0.0 => format!("{:.2}", a / b),
-        _ => "-".into(),
-    };
     for row in &r.comparison {
-        let d = &row.duts;
-        let l = &d[d.len() - 1];
-        for (i, x) in d.iter().enumerate() {
-            // The last run is what the others are set against.
-            let vs_last = |a: Option<f64>, b: Option<f64>| {
-                if i + 1 == d.len() {
-                    "-".to_string()
-                } else {
-                    ratio(a, b)
-                }
-            };
-            tb.rows.push(vec![
-                format!("{} v{}", row.size, row.ip),
-                names.get(i).cloned().unwrap_or_else(|| x.dut.clone()),
-                cell(x.ndr_fps, x.ndr_lower_bound),
-                cell(x.pdr_fps, x.pdr_lower_bound),
-                vs_last(x.ndr_fps, l.ndr_fps),
-                vs_last(x.pdr_fps, l.pdr_fps),
+        for x in &row.duts {
+            let goal = |name: &str| x.goals.iter().find(|g| g.goal == name);
+            let mut cells = vec![format!("{} v{}", row.size, row.ip), x.dut.clone()];
+            for g in &goals {
+                cells.push(goal(g).map_or("-".into(), |g| match g.fps {
+                    Some(f) => format!("{}{}", mpps(f), if g.lower_bound { "+" } else { "" }),
+                    None => "-".into(),
+                }));
+            }
+            for g in &goals {
+                let is_base = x.dut == row.baseline;
+                cells.push(match goal(g).and_then(|g| g.ratio) {
+                    Some(r) if !is_base => format!("{r:.2}"),
+                    _ => "-".into(),
+                });
+            }
+            cells.push(
                 x.cycles_per_packet
                     .map_or("-".into(), |c| format!("{c:.0}")),
-            ]);
+            );
+            tb.rows.push(cells);
         }
     }
     let mut s = tb.render();
     s.push_str(
         "(+ = lower bound: tester-limited or the maximum rate passed; cyc/pkt = busy cycles \
-         of the DUT's CPUs per forwarded packet in the NDR trial)\n",
+         of the DUT's CPUs per forwarded packet in a trial at the first goal's lower bound)\n",
     );
     s
 }

@@ -21,12 +21,16 @@ use crate::search::{
 };
 use crate::settings::{Settings, TestKind};
 use crate::sizes::FrameSize;
-use crate::throughput::{Goal, GoalResult, ThroughputResult};
+use crate::throughput::{GoalResult, ThroughputResult};
 
 /// Version of this schema; bumped on incompatible changes (2: one file
 /// with `runs[]`, throughput as `ndr` and `pdr`, IPDV null when not
-/// measured, CSV `dut` and `bound` columns).
-pub const SCHEMA_VERSION: u32 = 2;
+/// measured, CSV `dut` and `bound` columns; 3: throughput as RFC 9971
+/// search goals, `goals[]` with conditional throughput, relevant bounds
+/// and every load's classification; the comparison per goal against a
+/// baseline run; trials with `loss_split`, `measurement_fault`, `noise`
+/// and `discarded`).
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// The device under test, as recorded (R15).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -130,25 +134,27 @@ pub fn rfc3339(t: u64) -> String {
     )
 }
 
-/// Throughput result of one size (R8).
-/// Throughput result of one size (R8): the NDR and the PDR.
+/// Throughput result of one size (R8): one result per search goal.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ThroughputSummary {
     /// The maximum (theoretical or calibrated) rate.
     pub max_rate_fps: f64,
-    /// The zero-loss goal.
-    pub ndr: GoalResult,
-    /// The partial-drop goal.
-    pub pdr: GoalResult,
+    /// One result per goal, in the settings' order.
+    pub goals: Vec<GoalResult>,
+    /// Trials run again because the tester spoiled them.
+    #[serde(default)]
+    pub measurement_repeats: u32,
 }
 
 impl ThroughputSummary {
-    /// The result of `goal`.
-    pub fn goal(&self, goal: Goal) -> &GoalResult {
-        match goal {
-            Goal::Ndr => &self.ndr,
-            Goal::Pdr => &self.pdr,
-        }
+    /// The result of the goal named `name`.
+    pub fn goal(&self, name: &str) -> Option<&GoalResult> {
+        self.goals.iter().find(|g| g.name() == name)
+    }
+
+    /// The first goal's result (the one other tests start from).
+    pub fn first(&self) -> Option<&GoalResult> {
+        self.goals.first()
     }
 }
 
@@ -191,8 +197,8 @@ impl TestResult {
             ip,
             result: TestValue::Throughput(ThroughputSummary {
                 max_rate_fps: r.max_rate_fps,
-                ndr: r.ndr,
-                pdr: r.pdr,
+                goals: r.goals,
+                measurement_repeats: r.measurement_repeats,
             }),
             size,
             trials: r.trials,
@@ -292,38 +298,53 @@ pub struct ComparisonRow {
     pub size: FrameSize,
     /// 4 or 6.
     pub ip: u8,
+    /// The run the ratios divide by (its DUT label): the last run unless
+    /// a baseline was named.
+    pub baseline: String,
     /// One entry per run, in run order.
     pub duts: Vec<ComparedDut>,
-    /// NDR of the first run / NDR of the last (null when either is
-    /// missing).
-    pub ndr_ratio: Option<f64>,
-    /// PDR of the first run / PDR of the last.
-    pub pdr_ratio: Option<f64>,
 }
 
 /// One run's throughput in a [`ComparisonRow`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ComparedDut {
-    /// `meta.dut.kind` of the run.
+    /// `meta.dut.label()` of the run.
     pub dut: String,
-    /// NDR, frames/s per port.
-    pub ndr_fps: Option<f64>,
-    /// The NDR is a lower bound.
-    pub ndr_lower_bound: bool,
-    /// PDR, frames/s per port.
-    pub pdr_fps: Option<f64>,
-    /// The PDR is a lower bound.
-    pub pdr_lower_bound: bool,
-    /// Busy cycles of the DUT's CPUs per forwarded packet in the NDR's
-    /// trial ([`dut_cycles_at_throughput`]).
+    /// Per goal, in the goals' order.
+    pub goals: Vec<ComparedGoal>,
+    /// Busy cycles of the DUT's CPUs per forwarded packet in the trial
+    /// carrying the first goal's lower bound
+    /// ([`dut_cycles_at_throughput`]).
     pub cycles_per_packet: Option<f64>,
 }
 
+/// One goal of one run in a [`ComparedDut`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ComparedGoal {
+    /// The goal's name.
+    pub goal: String,
+    /// Its conditional throughput, frames/s per port.
+    pub fps: Option<f64>,
+    /// The rate is a lower bound.
+    pub lower_bound: bool,
+    /// `fps` / the baseline run's `fps` for the same goal (null when
+    /// either is missing).
+    pub ratio: Option<f64>,
+}
+
 impl BenchResults {
-    /// The document for `runs`, with their comparison.
+    /// The document for `runs`, with their comparison against the last
+    /// run.
     pub fn new(runs: Vec<RunResults>) -> BenchResults {
+        BenchResults::with_baseline(runs, None)
+    }
+
+    /// The document for `runs`, with their comparison against the run
+    /// whose DUT label is `baseline` (the last run when `None` or when no
+    /// run has that label).
+    pub fn with_baseline(runs: Vec<RunResults>, baseline: Option<&str>) -> BenchResults {
         let comparison = if runs.len() >= 2 {
-            compare(&runs)
+            compare(&runs, baseline)
         } else {
             Vec::new()
         };
@@ -369,8 +390,9 @@ impl BenchResults {
 }
 
 /// Every (size, IP version) with a throughput result in any run, in the
-/// order first seen, with each run's figures.
-fn compare(runs: &[RunResults]) -> Vec<ComparisonRow> {
+/// order first seen, with each run's figures per goal and their ratios
+/// to the baseline run's.
+fn compare(runs: &[RunResults], baseline: Option<&str>) -> Vec<ComparisonRow> {
     let mut keys: Vec<(FrameSize, u8)> = Vec::new();
     for r in runs {
         for t in r.tests.iter().filter(|t| t.test == TestKind::Throughput) {
@@ -379,53 +401,77 @@ fn compare(runs: &[RunResults]) -> Vec<ComparisonRow> {
             }
         }
     }
+    let base = baseline
+        .and_then(|b| runs.iter().rposition(|r| r.meta.dut.label() == b))
+        .unwrap_or(runs.len() - 1);
     keys.into_iter()
         .map(|(size, ip)| {
-            let duts: Vec<ComparedDut> =
-                runs.iter()
-                    .map(|r| {
-                        let t = r.tests.iter().find(|t| {
-                            t.test == TestKind::Throughput && t.size == size && t.ip == ip
-                        });
-                        let s = t.and_then(TestResult::throughput_summary);
-                        ComparedDut {
-                            dut: r.meta.dut.label().to_string(),
-                            ndr_fps: s.and_then(|s| s.ndr.fps),
-                            ndr_lower_bound: s.is_some_and(|s| s.ndr.lower_bound),
-                            pdr_fps: s.and_then(|s| s.pdr.fps),
-                            pdr_lower_bound: s.is_some_and(|s| s.pdr.lower_bound),
-                            cycles_per_packet: t.and_then(dut_cycles_at_throughput),
-                        }
-                    })
-                    .collect();
-            let last = duts.len() - 1;
-            let ratio = |f: fn(&ComparedDut) -> Option<f64>| match (f(&duts[0]), f(&duts[last])) {
-                (Some(a), Some(b)) if b > 0.0 => Some(a / b),
-                _ => None,
+            let test = |r: &'_ RunResults| -> Option<TestResult> {
+                r.tests
+                    .iter()
+                    .find(|t| t.test == TestKind::Throughput && t.size == size && t.ip == ip)
+                    .cloned()
             };
+            let base_test = test(&runs[base]);
+            let base_sum = base_test.as_ref().and_then(TestResult::throughput_summary);
+            let duts = runs
+                .iter()
+                .map(|r| {
+                    let t = test(r);
+                    let s = t.as_ref().and_then(TestResult::throughput_summary);
+                    let goals = s
+                        .map(|s| {
+                            s.goals
+                                .iter()
+                                .map(|g| {
+                                    let b = base_sum.and_then(|b| b.goal(g.name())).and_then(|b| b.fps);
+                                    ComparedGoal {
+                                        goal: g.name().to_string(),
+                                        fps: g.fps,
+                                        lower_bound: g.lower_bound,
+                                        ratio: match (g.fps, b) {
+                                            (Some(a), Some(b)) if b > 0.0 => Some(a / b),
+                                            _ => None,
+                                        },
+                                    }
+                                })
+                                .collect()
+                        })
+                        .unwrap_or_default();
+                    ComparedDut {
+                        dut: r.meta.dut.label().to_string(),
+                        goals,
+                        cycles_per_packet: t.as_ref().and_then(dut_cycles_at_throughput),
+                    }
+                })
+                .collect();
             ComparisonRow {
-                ndr_ratio: ratio(|d| d.ndr_fps),
-                pdr_ratio: ratio(|d| d.pdr_fps),
                 size,
                 ip,
+                baseline: runs[base].meta.dut.label().to_string(),
                 duts,
             }
         })
         .collect()
 }
 
-/// The trial of a throughput test whose rate is the NDR (else the
+/// The trial that carries the first goal's lower bound (else the
 /// highest-rate loss-free trial): where the DUT's figures at its
 /// throughput (CPU, cycles, interrupts) come from.
 pub fn trial_at_throughput(t: &TestResult) -> Option<&TrialRecord> {
-    let ndr = t
-        .trials
-        .iter()
-        .find(|tr| tr.bound_for.iter().any(|g| g == Goal::Ndr.name()));
-    ndr.or_else(|| {
+    let first = t
+        .throughput_summary()
+        .and_then(|s| s.first())
+        .map(|g| g.name().to_string());
+    let carrier = first.and_then(|name| {
         t.trials
             .iter()
-            .filter(|tr| tr.outcome.lost == 0 && tr.outcome.sent > 0)
+            .find(|tr| !tr.discarded && tr.bound_for.contains(&name))
+    });
+    carrier.or_else(|| {
+        t.trials
+            .iter()
+            .filter(|tr| !tr.discarded && tr.outcome.lost == 0 && tr.outcome.sent > 0)
             .max_by(|a, b| a.spec.rate_fps.total_cmp(&b.spec.rate_fps))
     })
 }
@@ -460,6 +506,10 @@ fn csv_rows(r: &RunResults, out: &mut String) {
                     .map(|c| c.available_pct)
                     .min_by(f64::total_cmp)
             });
+            let split = |f: fn(&crate::search::LossSplit) -> u64| {
+                o.loss_split.as_ref().map(|l| f(l).to_string()).unwrap_or_default()
+            };
+            let noise = o.noise.as_ref();
             let row: Vec<String> = vec![
                 r.meta.dut.label().to_string(),
                 t.test.name().into(),
@@ -487,6 +537,14 @@ fn csv_rows(r: &RunResults, out: &mut String) {
                 opt(l.ipdv_mean_abs_ns.filter(|_| l.count > 0)),
                 opt(cpu_min),
                 opt(o.sys.as_ref().map(|s| s.irq_total_per_s)),
+                split(|l| l.dut_ring),
+                split(|l| l.dut_drops),
+                split(|l| l.tester_ring),
+                split(|l| l.elsewhere),
+                o.measurement_fault.clone().unwrap_or_default(),
+                tr.discarded.to_string(),
+                opt(noise.and_then(|n| n.steal_pct.iter().copied().reduce(f64::max))),
+                opt(noise.and_then(|n| n.longest_rx_gap_us)),
                 tr.passed.to_string(),
                 tr.bound_for.join(" "),
             ];
@@ -500,7 +558,7 @@ fn csv_rows(r: &RunResults, out: &mut String) {
 /// Columns of the CSV file. Empty cells: not applicable or not measured
 /// (e.g. `ipdv_mean_abs_ns` with a tester that does not compute IPDV, the
 /// latency of a trial in which no frame arrived).
-pub const CSV_HEADER: [&str; 28] = [
+pub const CSV_HEADER: [&str; 36] = [
     "dut",
     "test",
     "ip",
@@ -527,6 +585,14 @@ pub const CSV_HEADER: [&str; 28] = [
     "ipdv_mean_abs_ns",
     "dut_cpu_min_available_pct",
     "dut_irq_per_s",
+    "lost_dut_ring",
+    "lost_dut_drops",
+    "lost_tester_ring",
+    "lost_elsewhere",
+    "measurement_fault",
+    "discarded",
+    "steal_max_pct",
+    "longest_rx_gap_us",
     "passed",
     "bound",
 ];
@@ -557,6 +623,18 @@ mod tests {
     use crate::throughput::{throughput, ThroughputConfig};
     use std::time::Duration;
 
+    /// An NDR and a 0.1 % PDR of 0.1 s trials, decided by three of them.
+    pub(crate) fn test_goals() -> Vec<crate::settings::SearchGoal> {
+        ["ndr", "pdr"]
+            .iter()
+            .zip(["0.1f0.3d0l50e1w", "0.1f0.3d0.1l50e1w"])
+            .map(|(name, code)| crate::settings::SearchGoal {
+                name: name.to_string(),
+                ..crate::settings::SearchGoal::from_code(code).unwrap()
+            })
+            .collect()
+    }
+
     /// A run against the simulated DUT: throughput and latency at 64 B and
     /// IMIX, back-to-back at 64 B. `ipdv`: whether latency has IPDV (the
     /// analyzer's) or not (as the xdp counter reports it).
@@ -574,11 +652,7 @@ mod tests {
                 &ThroughputConfig {
                     size: size.clone(),
                     max_rate_fps: 100_000.0,
-                    ndr_loss_pct: 0.0,
-                    pdr_loss_pct: 0.1,
-                    resolution_pct: 1.0,
-                    trial_duration: Duration::from_millis(100),
-                    confirm_duration: None,
+                    goals: test_goals(),
                     rate_tolerance_pct: 1.0,
                 },
             )
@@ -658,34 +732,44 @@ mod tests {
         }
         let j: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
-        assert_eq!(j["schema_version"], 2);
-        assert_eq!(j["runs"][0]["meta"]["schema_version"], 2);
+        assert_eq!(j["schema_version"], 3);
+        assert_eq!(j["runs"][0]["meta"]["schema_version"], 3);
         assert_eq!(j["runs"][0]["meta"]["dut"]["kind"], "softrouter");
         assert_eq!(j["runs"][1]["meta"]["dut"]["kind"], "linux");
         let tp = &j["runs"][0]["tests"][0]["result"];
         assert_eq!(tp["kind"], "throughput");
-        for goal in ["ndr", "pdr"] {
-            let g = &tp[goal];
-            assert!(g["fps"].is_number(), "{goal}: {g}");
+        for (i, goal) in ["ndr", "pdr"].iter().enumerate() {
+            let g = &tp["goals"][i];
+            assert_eq!(g["goal"]["name"], *goal);
+            for f in ["fps", "lower_fps", "upper_fps", "loss_at_bound_pct"] {
+                assert!(g[f].is_number(), "{goal} {f}: {g}");
+            }
             assert!(g["lower_bound"].is_boolean() && g["tester_limited"].is_boolean());
-            assert!(g["loss_at_bound_pct"].is_number(), "{g}");
+            assert!(g["regular"].is_boolean(), "{g}");
+            let loads = g["loads"].as_array().unwrap();
+            assert!(loads.iter().all(|l| l["class"].is_string() && l["trials"].is_number()));
         }
-        assert_eq!(tp["ndr"]["goal_loss_pct"], 0.0);
-        assert_eq!(tp["pdr"]["goal_loss_pct"], 0.1);
+        assert_eq!(tp["goals"][0]["goal"]["loss_pct"], 0.0);
+        assert_eq!(tp["goals"][1]["goal"]["loss_pct"], 0.1);
         // IPDV: a number where measured, null where not.
         let ipdv =
             |run: usize| j["runs"][run]["tests"][1]["result"]["mean"]["ipdv_mean_abs_ns"].clone();
         assert!(ipdv(0).is_number());
         assert!(ipdv(1).is_null());
-        // The comparison: per size, both runs, ratios of NDR and PDR.
+        // The comparison: per size, both runs, ratios per goal against the
+        // baseline (the last run).
         let c = &j["comparison"];
         assert_eq!(c.as_array().unwrap().len(), 2);
         assert_eq!(c[0]["size"], "64");
+        assert_eq!(c[0]["baseline"], "linux");
         assert_eq!(c[0]["duts"][1]["dut"], "linux");
-        // Random loss makes the NDR a matter of luck; the PDR is capacity.
-        assert!(c[0]["ndr_ratio"].is_number());
-        let ratio = c[0]["pdr_ratio"].as_f64().unwrap();
+        assert_eq!(c[0]["duts"][1]["goals"][1]["ratio"], 1.0);
+        let ratio = c[0]["duts"][0]["goals"][1]["ratio"].as_f64().unwrap();
         assert!((ratio - 2.0).abs() < 0.15, "{ratio}");
+        // A named baseline.
+        let b = BenchResults::with_baseline(r.runs.clone(), Some("softrouter"));
+        assert_eq!(b.comparison[0].baseline, "softrouter");
+        assert_eq!(b.comparison[0].duts[0].goals[1].ratio, Some(1.0));
         // One run: no comparison.
         assert!(BenchResults::new(vec![run(50_000.0, "softrouter", true)])
             .comparison
@@ -717,12 +801,15 @@ mod tests {
         };
         assert_eq!(of("softrouter") + of("linux"), rows);
         assert!(of("linux") > 0);
-        // The rows whose rates are the NDR and PDR are marked, per DUT and size.
-        let bound = csv
-            .lines()
-            .filter(|l| l.ends_with(",ndr") || l.ends_with(",ndr pdr"))
-            .count();
-        assert_eq!(bound, 4, "{csv}");
+        // The rows that carry the NDR's lower bound are marked, for every
+        // DUT and size.
+        for dut in ["softrouter", "linux"] {
+            let bound = csv
+                .lines()
+                .filter(|l| l.starts_with(dut) && (l.ends_with(",ndr") || l.ends_with(",ndr pdr")))
+                .count();
+            assert!(bound >= 2, "{dut}: {csv}");
+        }
         // Unmeasured IPDV is an empty cell, measured a number.
         let latency_rows: Vec<Vec<&str>> = csv
             .lines()
@@ -780,7 +867,13 @@ mod tests {
         let r = run(50_000.0, "softrouter", false);
         let s = render_tables(&r);
         assert!(s.contains("throughput - softrouter test"), "{s}");
-        assert!(s.contains("NDR Mpps") && s.contains("PDR Mpps"), "{s}");
+        assert!(s.contains("RFC 9971 goals: ndr (0.1f0.3d0l50e1w)"), "{s}");
+        let goals: Vec<&str> = s
+            .lines()
+            .filter(|l| l.starts_with("64 v4") && !l.contains("n/a"))
+            .filter_map(|l| l.split_whitespace().nth(2))
+            .collect();
+        assert!(goals.starts_with(&["NDR", "PDR"]), "{s}");
         let lat = s
             .lines()
             .skip_while(|l| !l.starts_with("latency"))

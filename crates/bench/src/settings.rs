@@ -26,7 +26,7 @@
 //! pattern = "bidirectional"
 //! flows = 64
 //! tester = "xdp"
-//! pdr_loss_pct = 0.5
+//! goals = ["ndr", "pdr", "rfc2544"]
 //!
 //! [dut]
 //! kind = "linux"
@@ -35,6 +35,7 @@
 
 mod dut;
 mod error;
+mod goal;
 mod paper;
 mod values;
 
@@ -46,6 +47,7 @@ use crate::sizes::FrameSize;
 
 pub use dut::{DutKind, DutSettings, FastPathMode, MacAddr, PortDriver, RpsMode, SoftrouterMode};
 pub use error::SettingsError;
+pub use goal::{GoalEntry, SearchGoal};
 pub use paper::{PaperValue, PapersFile};
 pub use values::{IpVersion, Pattern, Preset, TestKind, TesterBackend};
 
@@ -100,20 +102,17 @@ pub struct Settings {
     /// Drain time after the last frame before counters are read, s
     /// (quick 1, rfc 2).
     pub drain_seconds: Option<f64>,
-    /// Final trial length of the throughput search, s: each goal's rate
-    /// is measured again at this length when it is longer than
-    /// `trial_seconds` (MLRsearch's final duration); 0 = the search
-    /// trials are final (quick 0, rfc 60).
-    pub confirm_seconds: Option<f64>,
-    /// Loss ratio of the NDR goal of the throughput search, % (default
-    /// 0: no drop). `loss_tolerance_pct` (schema 1) is read as this.
-    #[serde(alias = "loss_tolerance_pct")]
-    pub ndr_loss_pct: f64,
-    /// Loss ratio of the PDR goal of the throughput search, % (default
-    /// 0.1); at least `ndr_loss_pct`.
-    pub pdr_loss_pct: f64,
-    /// Search resolution, % of the maximum rate (default 0.1).
-    pub resolution_pct: f64,
+    /// The throughput search's goals (RFC 9971), in order: built-in
+    /// names (`ndr`, `pdr`, `rfc2544`), goal codes (`1f21d0.5l50e`) or
+    /// tables (`settings::goal`'s docs); unset: the preset's `ndr` and
+    /// `pdr`. The first goal's rate is the one latency, back-to-back and
+    /// recovery start from.
+    #[serde(
+        default,
+        with = "goal::goals_serde",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub goals: Option<Vec<GoalEntry>>,
     /// Achieved-rate shortfall above which a trial is tester-limited, %
     /// (default 1).
     pub rate_tolerance_pct: f64,
@@ -175,10 +174,7 @@ impl Default for Settings {
             trial_seconds: None,
             pause_seconds: None,
             drain_seconds: None,
-            confirm_seconds: None,
-            ndr_loss_pct: 0.0,
-            pdr_loss_pct: 0.1,
-            resolution_pct: 0.1,
+            goals: None,
             rate_tolerance_pct: 1.0,
             loss_step_pct: 10.0,
             latency_seconds: None,
@@ -246,23 +242,18 @@ impl Settings {
         if self.sizes.is_empty() {
             return bad("sizes", "no frame sizes given".into());
         }
-        if !(0.0..100.0).contains(&self.ndr_loss_pct) {
-            return bad("ndr_loss_pct", "must be in [0, 100)".into());
+        let mut names: Vec<String> = Vec::new();
+        for (i, e) in self.goals.iter().flatten().enumerate() {
+            let g = e
+                .resolve(self.preset)
+                .map_err(|(f, m)| (format!("goals.{i}.{f}"), m))?;
+            if names.contains(&g.name) {
+                return bad(&format!("goals.{i}.name"), format!("{:?} given twice", g.name));
+            }
+            names.push(g.name);
         }
-        if !(0.0..100.0).contains(&self.pdr_loss_pct) {
-            return bad("pdr_loss_pct", "must be in [0, 100)".into());
-        }
-        if self.pdr_loss_pct < self.ndr_loss_pct {
-            return bad(
-                "pdr_loss_pct",
-                format!(
-                    "{} is below ndr_loss_pct {}: the PDR goal tolerates at least the NDR's loss",
-                    self.pdr_loss_pct, self.ndr_loss_pct
-                ),
-            );
-        }
-        if !(self.resolution_pct > 0.0 && self.resolution_pct <= 50.0) {
-            return bad("resolution_pct", "must be in (0, 50]".into());
+        if self.goals.as_ref().is_some_and(|g| g.is_empty()) {
+            return bad("goals", "no search goal given".into());
         }
         if !(self.loss_step_pct > 0.0 && self.loss_step_pct <= 10.0) {
             return bad(
@@ -292,7 +283,6 @@ impl Settings {
         for (name, v) in [
             ("pause_seconds", self.pause_seconds),
             ("drain_seconds", self.drain_seconds),
-            ("confirm_seconds", self.confirm_seconds),
         ] {
             if v.is_some_and(|v| !(v >= 0.0 && v.is_finite())) {
                 return bad(name, "must be zero or a positive number of seconds".into());
@@ -355,7 +345,7 @@ impl Settings {
             trial_seconds: pick(self.trial_seconds, 2.0, 60.0),
             pause_seconds: pick(self.pause_seconds, 1.0, 2.0),
             drain_seconds: pick(self.drain_seconds, 1.0, 2.0),
-            confirm_seconds: pick(self.confirm_seconds, 0.0, 60.0),
+            goals: Some(self.search_goals().iter().map(GoalEntry::from_goal).collect()),
             latency_seconds: pick(self.latency_seconds, 2.0, 120.0),
             latency_repetitions: picku(self.latency_repetitions, 1, 20),
             b2b_trials: picku(self.b2b_trials, 1, 50),
@@ -371,13 +361,16 @@ impl Settings {
         secs(self.resolved().trial_seconds)
     }
 
-    /// Final trial length of the throughput search, `None` when the
-    /// search trials are final.
-    pub fn confirm(&self) -> Option<std::time::Duration> {
-        self.resolved()
-            .confirm_seconds
-            .filter(|&s| s > 0.0)
-            .map(|s| secs(Some(s)))
+    /// The throughput search's goals, every attribute resolved under the
+    /// preset (entries that do not resolve are skipped: [`validate`]
+    /// reports them).
+    ///
+    /// [`validate`]: Settings::validate
+    pub fn search_goals(&self) -> Vec<SearchGoal> {
+        match &self.goals {
+            None => SearchGoal::defaults(self.preset),
+            Some(v) => v.iter().filter_map(|e| e.resolve(self.preset).ok()).collect(),
+        }
     }
 }
 
@@ -395,17 +388,17 @@ mod tests {
         assert_eq!(q.trial_seconds, Some(2.0));
         assert_eq!(q.pause_seconds, Some(1.0));
         assert_eq!(q.latency_repetitions, Some(1));
-        assert_eq!(Settings::default().confirm(), None);
+        let names = |s: &Settings| -> Vec<String> {
+            s.search_goals().into_iter().map(|g| g.code()).collect()
+        };
+        assert_eq!(names(&q), ["1f3d0l50e2w", "1f3d0.5l50e2w"]);
         let r = Settings::rfc().resolved();
         assert_eq!(r.trial_seconds, Some(60.0));
         assert_eq!(r.drain_seconds, Some(2.0));
         assert_eq!(r.latency_repetitions, Some(20));
         assert_eq!(r.b2b_trials, Some(50));
         assert_eq!(r.latency_seconds, Some(120.0));
-        assert_eq!(
-            Settings::rfc().confirm(),
-            Some(std::time::Duration::from_secs(60))
-        );
+        assert_eq!(names(&r), ["1f21d0l50e0.5w", "1f21d0.5l50e0.5w"]);
         assert_eq!(Settings::default().sizes.len(), 8);
     }
 
@@ -671,10 +664,10 @@ interfaces = ["a", "b", "c", "d"]
             trial_seconds: Some(3.5),
             pause_seconds: Some(0.25),
             drain_seconds: Some(0.75),
-            confirm_seconds: Some(10.0),
-            ndr_loss_pct: 0.01,
-            pdr_loss_pct: 0.5,
-            resolution_pct: 2.0,
+            goals: Some(vec![
+                GoalEntry::from_goal(&SearchGoal::builtin("ndr", Preset::Rfc).unwrap()),
+                GoalEntry::from_goal(&SearchGoal::from_code("2f10d0.01l25e1w").unwrap()),
+            ]),
             rate_tolerance_pct: 3.0,
             loss_step_pct: 5.0,
             latency_seconds: Some(4.0),
@@ -743,34 +736,37 @@ interfaces = ["a", "b", "c", "d"]
     #[test]
     fn search_goals_are_checked() {
         let s = Settings::from_toml_str(
-            "loss_tolerance_pct = 0.002
-",
-            "old.toml",
+            "goals = [\"ndr\", \"rfc2544\", \"1f5d0.1l50e\"]\n",
+            "g.toml",
         )
         .unwrap();
-        assert_eq!(
-            s.ndr_loss_pct, 0.002,
-            "schema 1 name is read as the NDR goal"
-        );
-        assert_eq!(s.pdr_loss_pct, 0.1);
+        let g = s.search_goals();
+        assert_eq!(g.len(), 3);
+        assert!(g[1].is_strict_rfc2544());
+        assert_eq!(g[2].loss_pct, 0.1);
+        let s = Settings::from_toml_str(
+            "[[goals]]\nname = \"ndr\"\nduration_sum_seconds = 7\n",
+            "g.toml",
+        )
+        .unwrap();
+        assert_eq!(s.search_goals()[0].duration_sum_seconds, 7.0);
+        let back = Settings::from_toml_str(&s.to_toml(), "saved.toml").unwrap();
+        assert_eq!(back.search_goals(), s.search_goals());
         let e = Settings::from_toml_str(
-            "ndr_loss_pct = 0.5
-pdr_loss_pct = 0.1
-",
+            "tests = [\"throughput\"]\n[[goals]]\nname = \"pdr\"\nexceed_pct = 100\n",
             "g.toml",
         )
         .unwrap_err();
         assert_eq!(
             (e.line, e.field.as_deref()),
-            (Some(2), Some("pdr_loss_pct"))
+            (Some(4), Some("goals.0.exceed_pct"))
         );
-        let e = Settings::from_toml_str(
-            "pdr_loss_pct = 100
-",
-            "g.toml",
-        )
-        .unwrap_err();
-        assert_eq!(e.field.as_deref(), Some("pdr_loss_pct"));
+        let e = Settings::from_toml_str("goals = [\"ndr\", \"ndr\"]\n", "g.toml").unwrap_err();
+        assert_eq!((e.line, e.field.as_deref()), (Some(1), Some("goals.1.name")));
+        let e = Settings::from_toml_str("goals = [\"fast\"]\n", "g.toml").unwrap_err();
+        assert!(e.message.contains("every attribute"), "{e}");
+        let e = Settings::from_toml_str("goals = []\n", "g.toml").unwrap_err();
+        assert_eq!(e.field.as_deref(), Some("goals"));
         let e = Settings::from_toml_str("tester = \"dpdk\"\n", "g.toml").unwrap_err();
         assert_eq!(e.field.as_deref(), Some("tester"));
         assert!(e.message.contains("afxdp, afpacket, xdp"), "{e}");

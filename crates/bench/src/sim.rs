@@ -23,6 +23,11 @@
 //!   overflow: a model of a router that needs time to recover from
 //!   overload. Overflows continue until the overload ends, so the RFC 2544
 //!   recovery time is this value (minus at most one overflow period);
+//! * `stalls_per_s` / `stall_ns`: the host stalls the DUT at random
+//!   (Poisson, `stalls_per_s` a second on average) for `stall_ns` each:
+//!   nothing is served while it lasts, so the queue overflows when the
+//!   offered rate brings more than `buffer` frames in a stall (the
+//!   millisecond scheduler stalls of a VM on veth's 256-frame ring);
 //! * every accepted frame is delivered (the drain is always long enough).
 //!
 //! Frames go through the real [`Analyzer`], so the outcome's counts are
@@ -60,6 +65,10 @@ pub struct SimConfig {
     /// Drop everything arriving within this time of the last queue
     /// overflow, ns (0 = off).
     pub recovery_stall_ns: u64,
+    /// Host stalls of the DUT per second, on average (0 = none).
+    pub stalls_per_s: f64,
+    /// Length of each stall, ns.
+    pub stall_ns: u64,
     /// Fastest rate the generator achieves, frames/s.
     pub tester_max_fps: f64,
     /// Do not set `tester_limited` (to test the procedures' own check).
@@ -81,6 +90,8 @@ impl Default for SimConfig {
             dup_every: None,
             non_test_per_trial: 0,
             recovery_stall_ns: 0,
+            stalls_per_s: 0.0,
+            stall_ns: 0,
             tester_max_fps: 1_000_000.0,
             hide_tester_limit: false,
             seed: 1,
@@ -121,6 +132,27 @@ impl SimDut {
                 i - departed.min(i) >= self.cfg.buffer as u64
             })
             .unwrap_or(max)
+    }
+}
+
+impl SimDut {
+    /// The stalls of a trial lasting `end_ns`: `(start, end)` in ns, in
+    /// order, from a Poisson process of `stalls_per_s`.
+    fn stalls(&mut self, end_ns: u64) -> Vec<(f64, f64)> {
+        let mut out = Vec::new();
+        if self.cfg.stalls_per_s <= 0.0 || self.cfg.stall_ns == 0 {
+            return out;
+        }
+        let mean_gap = 1e9 / self.cfg.stalls_per_s;
+        let mut t = 0.0f64;
+        loop {
+            let u: f64 = self.rng.gen_range(f64::MIN_POSITIVE..1.0);
+            t += -u.ln() * mean_gap;
+            if t > end_ns as f64 {
+                return out;
+            }
+            out.push((t, t + self.cfg.stall_ns as f64));
+        }
     }
 }
 
@@ -176,6 +208,8 @@ impl Trial for SimDut {
         let mut last_overflow: Option<u64> = None;
         // (seq, tx_ns, rx_ns) of delivered frames in delivery order
         let mut delivered: Vec<(u64, u64, u64)> = Vec::with_capacity(tx.len());
+        let stalls = self.stalls(tx.last().copied().unwrap_or(0));
+        let mut next_stall = 0;
         for (seq, &t) in tx.iter().enumerate() {
             let tf = t as f64;
             while queue.front().is_some_and(|&d| d <= tf) {
@@ -185,7 +219,19 @@ impl Trial for SimDut {
                 last_overflow = Some(t);
                 continue; // queue overflow
             }
-            let dep = tf.max(last_dep) + service;
+            // Service starts when the server is free and not stalled.
+            let mut start = tf.max(last_dep);
+            while let Some(&(a, b)) = stalls.get(next_stall) {
+                if b <= start {
+                    next_stall += 1;
+                } else if a <= start + service {
+                    start = start.max(b);
+                    next_stall += 1;
+                } else {
+                    break;
+                }
+            }
+            let dep = start + service;
             last_dep = dep;
             queue.push_back(dep);
             // Recovering from overload: the frame is queued (it uses the

@@ -94,21 +94,18 @@ pub fn run(
                 let tp_cfg = ThroughputConfig {
                     size: size.clone(),
                     max_rate_fps: max,
-                    ndr_loss_pct: s.ndr_loss_pct,
-                    pdr_loss_pct: s.pdr_loss_pct,
-                    resolution_pct: s.resolution_pct,
-                    trial_duration: s.trial(),
-                    confirm_duration: s.confirm(),
+                    goals: s.search_goals(),
                     rate_tolerance_pct: s.rate_tolerance_pct,
                 };
                 // Throughput first whenever it is asked for, or needed by
-                // latency, back-to-back or recovery, which start from it
-                // (from the NDR, RFC 2544's throughput).
+                // latency, back-to-back or recovery, which start from it:
+                // from the first goal's relevant lower bound (a load the
+                // DUT held, as RFC 2544's throughput is a rate it held).
                 let mut throughput: Option<f64> = None;
                 if tp_first {
                     paced.observer.test(TestKind::Throughput, &size, ip);
                     let r = bound_by_max(&s, throughput::throughput(&mut paced, &tp_cfg)?);
-                    throughput = r.ndr.fps;
+                    throughput = r.first().and_then(|g| g.lower_fps);
                     out.push(TestResult::throughput(size.clone(), ip, r));
                 }
                 let tp_passed = throughput.filter(|&t| t > 0.0);
@@ -196,15 +193,15 @@ pub fn run(
 /// came from: at a line rate (`link_bps`) it is the DUT's full throughput,
 /// not a lower bound; at the tester's calibrated maximum the tester, not
 /// the DUT, set the result (flagged tester-limited); at a maximum the user
-/// set it stays a lower bound. Applied to both goals.
+/// set it stays a lower bound. Applied to every goal.
 fn bound_by_max(s: &Settings, mut r: ThroughputResult) -> ThroughputResult {
     let calibrated = s.max_rate_fps.is_none() && s.link_bps.is_none();
     let max = r.max_rate_fps;
-    for goal in [throughput::Goal::Ndr, throughput::Goal::Pdr] {
-        let g = r.goal_mut(goal);
+    for g in &mut r.goals {
+        let width = g.goal.as_ref().map_or(0.0, |g| g.width_pct);
         let at_max = g
-            .fps
-            .is_some_and(|t| t >= max * (1.0 - s.resolution_pct / 100.0));
+            .lower_fps
+            .is_some_and(|t| t >= max * (1.0 - width / 100.0));
         if !at_max || g.tester_limited {
             continue;
         }
@@ -223,13 +220,28 @@ fn bound_by_max(s: &Settings, mut r: ThroughputResult) -> ThroughputResult {
 }
 
 /// A rough duration of [`run`], for the progress bar's ETA: trials are
-/// counted from the procedures' shapes (a bisection to the resolution, a
-/// loss series to its first two zero-loss steps, ...).
+/// counted from the procedures' shapes (per goal, a few loads to reach
+/// its width, each decided by about half its duration sum; a loss series
+/// to its first two zero-loss steps, ...).
 pub fn estimate(settings: &Settings) -> Duration {
     let s = settings.resolved();
     let trial = s.trial_seconds.unwrap_or(1.0);
     let gap = s.pause_seconds.unwrap_or(0.0) + 0.3; // pause + drain
-    let bisection = (100.0 / s.resolution_pct).log2().ceil() + 1.0;
+    let search: f64 = s
+        .search_goals()
+        .iter()
+        .enumerate()
+        .map(|(i, g)| {
+            let loads = (100.0 / g.width_pct).log2().ceil() / 2.0 + 3.0;
+            let per_load = (g.duration_sum_seconds * (1.0 - g.exceed_pct / 100.0)
+                / g.final_trial_seconds)
+                .ceil()
+                .max(1.0)
+                * (g.final_trial_seconds + gap);
+            // Later goals reuse most of the earlier goals' loads.
+            loads * per_load / if i == 0 { 1.0 } else { 2.0 }
+        })
+        .sum();
     let mut per_size = 0.0;
     let needs_tp = s.tests.iter().any(|t| {
         matches!(
@@ -238,9 +250,7 @@ pub fn estimate(settings: &Settings) -> Duration {
         )
     });
     if needs_tp || s.tests.contains(&TestKind::Throughput) {
-        // One search for both goals: the bisection, a few trials for the
-        // second goal, a final trial per goal.
-        per_size += (bisection + 3.0) * (trial + gap) + 2.0 * s.confirm_seconds.unwrap_or(0.0);
+        per_size += search;
     }
     for t in &s.tests {
         per_size += match t {
@@ -282,7 +292,6 @@ mod tests {
             sizes: vec![FrameSize::Fixed(64), FrameSize::Fixed(1518)],
             trial_seconds: Some(1.0),
             pause_seconds: Some(0.0),
-            resolution_pct: 1.0,
             ..Settings::default()
         }
     }
@@ -321,7 +330,7 @@ mod tests {
         let TestValue::Throughput(t) = &r[0].result else {
             panic!()
         };
-        let tp = t.ndr.fps.unwrap();
+        let tp = t.goals[0].lower_fps.unwrap();
         assert!((tp - 50_000.0).abs() <= 1_000.0, "{tp}");
         // The latency trial ran at the throughput rate.
         assert_eq!(r[1].trials[0].spec.rate_fps, tp);
@@ -381,7 +390,7 @@ mod tests {
         let TestValue::Throughput(t) = &r[0].result else {
             panic!()
         };
-        for g in [&t.ndr, &t.pdr] {
+        for g in &t.goals {
             assert!(g.tester_limited && g.lower_bound, "{t:?}");
             assert!(
                 g.tester_limit_reason
@@ -396,7 +405,7 @@ mod tests {
         let TestValue::Throughput(t) = &r[0].result else {
             panic!()
         };
-        assert!(!t.ndr.tester_limited && !t.ndr.lower_bound, "{t:?}");
+        assert!(!t.goals[0].tester_limited && !t.goals[0].lower_bound, "{t:?}");
         // A maximum the user set: passing it is a lower bound, not the
         // tester's doing.
         s.link_bps = None;
@@ -405,7 +414,7 @@ mod tests {
         let TestValue::Throughput(t) = &r[0].result else {
             panic!()
         };
-        assert!(!t.ndr.tester_limited && t.ndr.lower_bound, "{t:?}");
+        assert!(!t.goals[0].tester_limited && t.goals[0].lower_bound, "{t:?}");
     }
 
     #[test]

@@ -19,7 +19,7 @@ trial_seconds = 0.3
 pause_seconds = 0.1
 drain_seconds = 0.5
 latency_seconds = 0.3
-resolution_pct = 5.0
+goals = [{ name = "ndr", final_trial_seconds = 0.3, duration_sum_seconds = 0.3, width_pct = 5.0 }, { name = "pdr", final_trial_seconds = 0.3, duration_sum_seconds = 0.3, width_pct = 5.0 }]
 loss_step_pct = 10.0
 b2b_max_burst_seconds = 0.05
 recovery_overload_seconds = 0.3
@@ -143,24 +143,27 @@ fn check(r: &serde_json::Value, stdout: &str, dut: &str) {
         }
     }
     let tp = &tests[0]["result"];
-    // Both goals, always: the PDR passes somewhere; the NDR (which on a VM
-    // measures its scheduler's hiccups) is at most the PDR.
-    for goal in ["ndr", "pdr"] {
-        let g = &tp[goal];
-        for field in ["lower_bound", "tester_limited"] {
+    // Both default goals, always, each with its RFC 9971 result: the PDR
+    // passes somewhere; the NDR's lower bound is at most the PDR's.
+    for (i, goal) in ["ndr", "pdr"].iter().enumerate() {
+        let g = &tp["goals"][i];
+        assert_eq!(g["goal"]["name"], *goal, "{dut}: {tp}");
+        for field in ["lower_bound", "tester_limited", "regular"] {
             assert!(g[field].is_boolean(), "{dut} {goal}.{field}: {g}");
         }
         assert!(
             g["fps"].is_null() || g["loss_at_bound_pct"].is_number(),
             "{g}"
         );
+        assert!(g["loads"].as_array().is_some_and(|l| !l.is_empty()), "{g}");
     }
-    let fps = tp["pdr"]["fps"]
+    let fps = tp["goals"][1]["fps"]
         .as_f64()
         .expect("a PDR (or its tester-limited lower bound)");
     assert!(fps > 1000.0, "{dut}: PDR {fps} fps");
-    if let Some(ndr) = tp["ndr"]["fps"].as_f64() {
-        assert!(ndr <= fps, "{dut}: NDR {ndr} above PDR {fps}");
+    if let Some(ndr) = tp["goals"][0]["lower_fps"].as_f64() {
+        let pdr = tp["goals"][1]["lower_fps"].as_f64().unwrap();
+        assert!(ndr <= pdr, "{dut}: NDR {ndr} above PDR {pdr}");
     }
     let lat = &tests[1]["result"]["mean"];
     assert!(
@@ -188,9 +191,9 @@ fn check(r: &serde_json::Value, stdout: &str, dut: &str) {
         b2b["bursts"].as_array().is_some_and(|b| !b.is_empty()),
         "{dut}: {b2b}"
     );
-    let fps = tp["ndr"]["fps"].as_f64().unwrap_or(0.0);
+    let fps = tp["goals"][0]["lower_fps"].as_f64().unwrap_or(0.0);
     let rec = &tests[4]["result"];
-    // 110 % of the throughput (the NDR), capped at the maximum rate (flagged).
+    // 110 % of the throughput (the NDR's lower bound), capped at the maximum rate (flagged).
     let over = rec["overload_rate_fps"].as_f64().unwrap();
     let max = tp["max_rate_fps"].as_f64().unwrap();
     if rec["capped"].as_bool().unwrap() {
@@ -262,7 +265,7 @@ fn several_duts_write_one_file() {
     let (r, stdout) = bench(
         dir.path(),
         "linux,softrouter",
-        &["--test", "throughput", "--pdr-loss-pct", "0.5"],
+        &["--test", "throughput", "--goals", "ndr,1f3d1l50e2w"],
     );
     let c = r["comparison"].as_array().unwrap();
     assert_eq!(c.len(), 1, "one size: {c:?}");
@@ -274,9 +277,9 @@ fn several_duts_write_one_file() {
         .map(|d| d["dut"].as_str().unwrap())
         .collect();
     assert_eq!(duts, ["linux", "softrouter"]);
-    // A row per run, each against the last run.
+    // A row per run, each against the last run, a column per goal.
     assert!(
-        stdout.contains("NDR/softrouter") && stdout.contains("PDR/softrouter"),
+        stdout.contains("NDR/softrouter") && stdout.contains("1F3D1L50E2W/softrouter"),
         "{stdout}"
     );
     let rows: Vec<&str> = stdout.lines().filter(|l| l.starts_with("64 v4")).collect();
@@ -286,8 +289,8 @@ fn several_duts_write_one_file() {
         "{stdout}"
     );
     for run in r["runs"].as_array().unwrap() {
-        assert_eq!(run["settings"]["pdr_loss_pct"], 0.5);
-        assert_eq!(run["tests"][0]["result"]["pdr"]["goal_loss_pct"], 0.5);
+        assert_eq!(run["settings"]["goals"][1]["name"], "1f3d1l50e2w");
+        assert_eq!(run["tests"][0]["result"]["goals"][1]["goal"]["loss_pct"], 1.0);
         assert_eq!(run["settings"]["tester"], "xdp");
     }
 }
@@ -372,7 +375,7 @@ fn linux_with_interrupt_coalescing_forwards() {
         forwarded > 1000 && received > 1000,
         "the kernel forwarded {forwarded}, the tester received {received}"
     );
-    let pdr = t["result"]["pdr"]["fps"].as_f64().unwrap();
+    let pdr = t["result"]["goals"][1]["fps"].as_f64().unwrap();
     assert!(pdr > 1000.0, "PDR {pdr} fps");
     eprintln!("coalesced linux: PDR {pdr:.0} fps, {forwarded} frames forwarded in all trials");
 }

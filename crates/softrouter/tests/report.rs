@@ -32,8 +32,10 @@ fn run(name: &str, ndr: f64, limited: bool) -> RunResults {
         .enumerate()
     {
         let f = ndr / (i as f64 * 2.0 + 1.0);
-        let goal = |fps: f64| GoalResult {
+        let goal = |name: &str, fps: f64| GoalResult {
+            goal: bench::settings::SearchGoal::builtin(name, bench::settings::Preset::Quick),
             fps: Some(fps),
+            lower_fps: Some(fps),
             lower_bound: limited,
             tester_limited: limited,
             pct_of_max: Some(fps / 2e4),
@@ -44,9 +46,8 @@ fn run(name: &str, ndr: f64, limited: bool) -> RunResults {
             4,
             ThroughputResult {
                 max_rate_fps: 2e6,
-                ndr: goal(f),
-                pdr: goal(f * 1.1),
-                trials: Vec::new(),
+                goals: vec![goal("ndr", f), goal("pdr", f * 1.1)],
+                ..ThroughputResult::default()
             },
         ));
         let mut lat = LatencyResult::default();

@@ -14,7 +14,7 @@ ip = 4
 trial_seconds = 0.5
 pause_seconds = 0.1
 drain_seconds = 0.3
-resolution_pct = 5.0
+goals = [{ name = "ndr", final_trial_seconds = 0.5, duration_sum_seconds = 0.5, width_pct = 5.0 }, { name = "pdr", final_trial_seconds = 0.5, duration_sum_seconds = 0.5, width_pct = 5.0 }]
 flows = 4
 profile_stages = true
 "#;

@@ -225,11 +225,7 @@ fn measure_tester_and_kernel() {
     let cfg = |max_rate_fps: f64| throughput::ThroughputConfig {
         size: FrameSize::Fixed(64),
         max_rate_fps,
-        ndr_loss_pct: 0.0,
-        pdr_loss_pct: 0.0,
-        resolution_pct: 2.0,
-        trial_duration: Duration::from_secs(1),
-        confirm_duration: None,
+        goals: vec![bench::settings::SearchGoal::from_code("1f1d0l0e2w").unwrap()],
         rate_tolerance_pct: 1.0,
     };
     let mut r = throughput::throughput(&mut t, &cfg(max)).unwrap();
@@ -237,11 +233,11 @@ fn measure_tester_and_kernel() {
     // Stopped at once by a tester limit: the generator could not offer
     // the rate while the DUT's forwarding ran on its CPU. Search again
     // below what it did achieve.
-    if r.ndr.fps.is_none() && r.ndr.tester_limited {
+    if r.goals[0].fps.is_none() && r.goals[0].tester_limited {
         top = r.trials[0].outcome.achieved_tx_rate_fps * 0.97;
         eprintln!(
             "first search tester-limited at {max:.0}: {:?}",
-            r.ndr.tester_limit_reason
+            r.goals[0].tester_limit_reason
         );
         r = throughput::throughput(&mut t, &cfg(top)).unwrap();
     }
@@ -255,11 +251,11 @@ fn measure_tester_and_kernel() {
             tr.outcome.tester_limit_reason
         );
     }
-    let k = r.ndr.fps.unwrap_or(0.0);
+    let k = r.goals[0].fps.unwrap_or(0.0);
     eprintln!(
         "linux kernel DUT star(2) 64 B throughput {k:.0} fps (searched up to {top:.0}, \
          tester-limited {:?}); tester calibrated max / kernel = {:.2}",
-        r.ndr.tester_limit_reason,
+        r.goals[0].tester_limit_reason,
         best / k.max(1.0)
     );
 }

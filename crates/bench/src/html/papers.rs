@@ -123,7 +123,9 @@ fn lookup(p: &PaperValue, run: &RunResults) -> (Option<f64>, bool) {
             let Some(s) = test(TestKind::Throughput).and_then(|t| t.throughput_summary()) else {
                 return (None, false);
             };
-            let g = if m == "ndr_mpps" { &s.ndr } else { &s.pdr };
+            let Some(g) = s.goal(m.trim_end_matches("_mpps")) else {
+                return (None, false);
+            };
             (g.fps.map(|f| f / 1e6), g.lower_bound)
         }
         "cycles_per_packet" => (

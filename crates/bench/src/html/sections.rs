@@ -69,21 +69,22 @@ pub(super) fn header(out: &mut String, r: &BenchResults) {
         (
             "durations",
             format!(
-                "preset {}; trials {}, pauses {}, drain {}, latency {}, final {}",
+                "preset {}; trials {}, pauses {}, drain {}, latency {}",
                 s.preset,
                 secs(s.trial_seconds),
                 secs(s.pause_seconds),
                 secs(s.drain_seconds),
                 secs(s.latency_seconds),
-                secs(s.confirm_seconds)
             ),
         ),
         (
-            "search",
-            format!(
-                "NDR loss {} %, PDR loss {} %, resolution {} % of the maximum rate",
-                s.ndr_loss_pct, s.pdr_loss_pct, s.resolution_pct
-            ),
+            "search goals (RFC 9971: final trial s f, duration sum s d, loss % l, exceed % e, \
+             width % w)",
+            s.search_goals()
+                .iter()
+                .map(|g| g.label())
+                .collect::<Vec<_>>()
+                .join("; "),
         ),
         ("maximum rate", m.max_rate_source.clone()),
         ("frames", m.frame_format.clone()),
@@ -151,7 +152,8 @@ fn goal_cell(g: &GoalResult) -> Cell {
     }
 }
 
-/// NDR and PDR per DUT and size, with the tester's maximum.
+/// Each goal's conditional throughput and bounds per DUT and size, with
+/// the tester's maximum.
 pub(super) fn throughput(out: &mut String, runs: &[RunResults]) {
     let mut rows = Vec::new();
     for r in runs {
@@ -159,16 +161,18 @@ pub(super) fn throughput(out: &mut String, runs: &[RunResults]) {
             let Some(s) = t.throughput_summary() else {
                 continue;
             };
-            let pct = |g: &GoalResult| opt(g.pct_of_max, |p| format!("{p:.1}"));
-            rows.push(vec![
-                Cell::text(r.meta.dut.label()),
-                Cell::text(t.label()),
-                goal_cell(&s.ndr),
-                goal_cell(&s.pdr),
-                Cell::num(mpps(s.max_rate_fps)),
-                Cell::num(pct(&s.ndr)),
-                Cell::num(pct(&s.pdr)),
-            ]);
+            for g in &s.goals {
+                rows.push(vec![
+                    Cell::text(r.meta.dut.label()),
+                    Cell::text(t.label()),
+                    Cell::text(g.goal.as_ref().map_or("?".into(), |g| g.label())),
+                    goal_cell(g),
+                    Cell::num(opt(g.lower_fps, mpps)),
+                    Cell::num(opt(g.upper_fps, mpps)),
+                    Cell::num(mpps(s.max_rate_fps)),
+                    Cell::num(opt(g.pct_of_max, |p| format!("{p:.1}"))),
+                ]);
+            }
         }
     }
     if rows.is_empty() {
@@ -178,21 +182,23 @@ pub(super) fn throughput(out: &mut String, runs: &[RunResults]) {
     figure(
         out,
         &crate::plot::throughput_svg(runs),
-        "NDR (zero loss) and PDR (partial drop) per frame size and DUT, Mpps per port; \
-         the dashed tick is the tester's maximum rate; ≥ marks a lower bound \
+        "each search goal's conditional throughput (RFC 9971) per frame size and DUT, Mpps \
+         per port; the dashed tick is the tester's maximum rate; ≥ marks a lower bound \
          (the tester, not the DUT, set the figure)",
     );
     table(
         out,
-        "throughput, Mpps per port",
+        "throughput, Mpps per port: conditional throughput at the relevant lower bound, \
+         and the relevant bounds",
         &[
             "DUT",
             "size",
-            "NDR Mpps",
-            "PDR Mpps",
+            "goal",
+            "Mpps",
+            "lower bound",
+            "upper bound",
             "tester max Mpps",
-            "NDR % of max",
-            "PDR % of max",
+            "% of max",
         ],
         &rows,
     );
@@ -604,56 +610,68 @@ pub(super) fn interrupts(out: &mut String, runs: &[RunResults]) {
 }
 
 /// `comparison[]` as the results give it: a row per size and run, each
-/// run's rates against the last run's (softrouter against linux).
+/// goal's rate and its ratio to the baseline run's.
 pub(super) fn comparison(out: &mut String, r: &BenchResults) {
     let Some(first) = r.comparison.first() else {
         return;
     };
-    let last = first.duts.last().map_or("", |d| d.dut.as_str());
-    let rate = |v: Option<f64>, lb: bool| match v {
-        None => Cell::num("-"),
-        Some(f) if lb => Cell::lower_bound(format!("≥ {}", mpps(f))),
-        Some(f) => Cell::num(mpps(f)),
-    };
+    let base = first.baseline.clone();
+    let goals: Vec<String> = first
+        .duts
+        .iter()
+        .find(|d| !d.goals.is_empty())
+        .map(|d| d.goals.iter().map(|g| g.goal.clone()).collect())
+        .unwrap_or_default();
     let mut rows: Vec<Vec<Cell>> = Vec::new();
     for c in &r.comparison {
-        let Some(l) = c.duts.last() else {
-            continue;
+        let base_goal = |name: &str| {
+            c.duts
+                .iter()
+                .find(|d| d.dut == c.baseline)
+                .and_then(|d| d.goals.iter().find(|g| g.goal == name))
         };
-        for (i, d) in c.duts.iter().enumerate() {
-            let is_last = i + 1 == c.duts.len();
-            // A ratio with a lower bound on either side is not exact.
-            let ratio = |a: Option<f64>, alb: bool, b: Option<f64>, blb: bool| match (a, b) {
-                (Some(a), Some(b)) if b > 0.0 && !is_last => {
-                    let t = format!("{:.2}", a / b);
-                    if alb || blb {
-                        Cell::lower_bound(format!("{t} (bound)"))
-                    } else {
-                        Cell::num(t)
+        for d in &c.duts {
+            let mut cells = vec![Cell::text(format!("{} v{}", c.size, c.ip)), Cell::text(&d.dut)];
+            let goal = |name: &str| d.goals.iter().find(|g| g.goal == name);
+            for g in &goals {
+                cells.push(match goal(g).and_then(|g| g.fps.map(|f| (f, g.lower_bound))) {
+                    None => Cell::num("-"),
+                    Some((f, true)) => Cell::lower_bound(format!("≥ {}", mpps(f))),
+                    Some((f, false)) => Cell::num(mpps(f)),
+                });
+            }
+            for g in &goals {
+                // A ratio with a lower bound on either side is not exact.
+                let bound = goal(g).is_some_and(|g| g.lower_bound)
+                    || base_goal(g).is_some_and(|g| g.lower_bound);
+                cells.push(match goal(g).and_then(|g| g.ratio) {
+                    Some(x) if d.dut != c.baseline => {
+                        if bound {
+                            Cell::lower_bound(format!("{x:.2} (bound)"))
+                        } else {
+                            Cell::num(format!("{x:.2}"))
+                        }
                     }
-                }
-                _ => Cell::num("-"),
-            };
-            rows.push(vec![
-                Cell::text(format!("{} v{}", c.size, c.ip)),
-                Cell::text(&d.dut),
-                rate(d.ndr_fps, d.ndr_lower_bound),
-                rate(d.pdr_fps, d.pdr_lower_bound),
-                ratio(d.ndr_fps, d.ndr_lower_bound, l.ndr_fps, l.ndr_lower_bound),
-                ratio(d.pdr_fps, d.pdr_lower_bound, l.pdr_fps, l.pdr_lower_bound),
-                Cell::num(opt(d.cycles_per_packet, |v| format!("{v:.0}"))),
-            ]);
+                    _ => Cell::num("-"),
+                });
+            }
+            cells.push(Cell::num(opt(d.cycles_per_packet, |v| format!("{v:.0}"))));
+            rows.push(cells);
         }
     }
     out.push_str("<h3>Comparison</h3>\n");
-    let (ndr, pdr) = (format!("NDR / {last}"), format!("PDR / {last}"));
+    let mut headers: Vec<String> = vec!["size".into(), "DUT".into()];
+    headers.extend(goals.iter().map(|g| g.to_uppercase()));
+    headers.extend(goals.iter().map(|g| format!("{} / {base}", g.to_uppercase())));
+    headers.push("cyc/pkt".into());
+    let headers: Vec<&str> = headers.iter().map(String::as_str).collect();
     table(
         out,
         &format!(
-            "throughput side by side, Mpps per port; ratio: each run / {last} (\"bound\": a \
-             lower bound is involved, the ratio is not exact)"
+            "throughput side by side, Mpps per port (conditional throughput); ratio: each run / \
+             {base} (\"bound\": a lower bound is involved, the ratio is not exact)"
         ),
-        &["size", "DUT", "NDR", "PDR", &ndr, &pdr, "cyc/pkt"],
+        &headers,
         &rows,
     );
 }

@@ -76,13 +76,16 @@ fn trial(rate: f64, softrouter: bool) -> TrialRecord {
         },
         passed: true,
         bound_for: vec!["ndr".into(), "pdr".into()],
+        discarded: false,
     }
 }
 
 /// One run: throughput (tester-limited when `limited`), latency, loss.
 fn run(name: &str, ndr: f64, limited: bool) -> RunResults {
-    let goal = |fps: f64| GoalResult {
+    let goal = |name: &str, fps: f64| GoalResult {
+        goal: crate::settings::SearchGoal::builtin(name, crate::settings::Preset::Quick),
         fps: Some(fps),
+        lower_fps: Some(fps),
         lower_bound: limited,
         tester_limited: limited,
         pct_of_max: Some(fps / 2e3),
@@ -91,8 +94,8 @@ fn run(name: &str, ndr: f64, limited: bool) -> RunResults {
     let softrouter = name.starts_with("softrouter") || name.contains("script");
     let tp = ThroughputResult {
         max_rate_fps: 200_000.0,
-        ndr: goal(ndr),
-        pdr: goal(ndr * 1.1),
+        goals: vec![goal("ndr", ndr), goal("pdr", ndr * 1.1)],
+        measurement_repeats: 0,
         trials: vec![trial(ndr, softrouter)],
     };
     let mut lat = LatencyResult::default();

@@ -185,10 +185,15 @@ pub struct TrialRecord {
     /// Whether it passed the procedure's criterion (tester-limited trials
     /// never pass; throughput: the criterion of the goal in `purpose`).
     pub passed: bool,
-    /// Throughput: the goals (`ndr`, `pdr`) whose reported rate is this
-    /// trial's; empty otherwise.
+    /// Throughput: the goals whose relevant lower bound this trial
+    /// carries (a full-length low-loss trial at that load); empty
+    /// otherwise.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub bound_for: Vec<String>,
+    /// The tester spoiled this trial (`outcome.measurement_fault`) and it
+    /// was run again: kept for the record, counted for nothing.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub discarded: bool,
 }
 
 impl TrialRecord {
@@ -205,6 +210,7 @@ impl TrialRecord {
             outcome,
             passed,
             bound_for: Vec::new(),
+            discarded: false,
         }
     }
 }

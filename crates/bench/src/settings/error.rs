@@ -68,7 +68,12 @@ impl SettingsError {
         field: String,
         message: String,
     ) -> SettingsError {
-        let pos = locate_key(text, &field);
+        // A field inside an inline value (`goals = ["x"]`) is located at
+        // its top-level key.
+        let pos = locate_key(text, &field).or_else(|| {
+            let top = field.split('.').next().unwrap_or(&field);
+            locate_key(text, top)
+        });
         SettingsError {
             file: file.to_string(),
             line: pos.map(|p| p.0),

@@ -1,0 +1,63 @@
+"""Run-to-run spread of `softrouter bench` results (schema 3).
+
+Usage: summary.py OUT.json RUN1.json RUN2.json ...
+
+Per DUT, size and goal: each run's conditional throughput and the largest
+deviation from the median of the runs; per size and goal, the ratio of
+each DUT to the baseline run in every run and its largest deviation from
+the median ratio. Issue 18's targets: rates within 10 % of the median,
+ratios within 15 % (three separate runs); medians of two `--repeat 3`
+runs within 5 % of each other.
+"""
+import json
+import statistics
+import sys
+
+out, files = sys.argv[1], sys.argv[2:]
+rates, ratios = {}, {}
+for f in files:
+    doc = json.load(open(f))
+    for run in doc["runs"]:
+        dut = run["meta"]["dut"].get("name") or run["meta"]["dut"]["kind"]
+        for t in run["tests"]:
+            if t["test"] != "throughput":
+                continue
+            for g in t["result"]["goals"]:
+                key = (dut, f'{t["size"]} v{t["ip"]}', g["goal"]["name"])
+                rates.setdefault(key, []).append((g.get("fps"), g.get("lower_bound", False)))
+    for row in doc.get("comparison", []):
+        for d in row["duts"]:
+            if d["dut"] == row["baseline"]:
+                continue
+            for g in d["goals"]:
+                key = (f'{d["dut"]}/{row["baseline"]}', f'{row["size"]} v{row["ip"]}', g["goal"])
+                ratios.setdefault(key, []).append(g.get("ratio"))
+
+
+def spread(values):
+    v = [x for x in values if x]
+    if not v:
+        return None, None
+    med = statistics.median(v)
+    return med, max(abs(x - med) / med * 100 for x in v)
+
+
+summary = {"files": files, "rates": [], "ratios": []}
+for (dut, size, goal), v in sorted(rates.items()):
+    med, dev = spread([f for f, _ in v])
+    lb = " (some lower bounds)" if any(l for _, l in v) else ""
+    shown = "  ".join("-" if not f else f"{f / 1e6:.4f}" for f, _ in v)
+    if med:
+        print(f"{dut:18s} {size:10s} {goal:8s} {shown}  Mpps  median {med / 1e6:.4f}  max dev {dev:.1f} %{lb}")
+    else:
+        print(f"{dut:18s} {size:10s} {goal:8s} no rate")
+    summary["rates"].append({"dut": dut, "size": size, "goal": goal, "fps": [f for f, _ in v],
+                             "lower_bound": [l for _, l in v], "median": med, "max_dev_pct": dev})
+for (pair, size, goal), v in sorted(ratios.items()):
+    med, dev = spread(v)
+    shown = "  ".join("-" if not x else f"{x:.2f}" for x in v)
+    if med:
+        print(f"{pair:18s} {size:10s} {goal:8s} {shown}  median {med:.2f}  max dev {dev:.1f} %")
+    summary["ratios"].append({"pair": pair, "size": size, "goal": goal, "ratio": v,
+                              "median": med, "max_dev_pct": dev})
+json.dump(summary, open(out, "w"), indent=2)

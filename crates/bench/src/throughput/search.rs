@@ -1,0 +1,417 @@
+//! The search: which load to measure next, for how long, and when a goal
+//! is done (RFC 9971 leaves all three to the implementation; only the
+//! classification in [`super::classify`] is specified).
+//!
+//! * **Goals in order, one set of trials.** Every trial counts for every
+//!   goal; the search serves the first goal not yet done, so later goals
+//!   start from the loads the earlier ones measured.
+//! * **Measure smaller candidates first** (RFC 9971 section 1.1): a load
+//!   inside the goal's current bounds that is still undecided is measured
+//!   again, at the goal's final trial duration, before any new load is
+//!   tried. Loads strictly between the relevant bounds are always
+//!   undecided (a decided one would be a bound), so every new load
+//!   narrows the interval once decided.
+//! * **New loads.** First the maximum load; with only an upper bound, the
+//!   forwarding rate measured there (RFC 2285's FRMOL, as MLRsearch
+//!   starts), then steps down that double from the goal width (at most
+//!   halving the load, never below [`MIN_RATE_FPS`]); with both bounds,
+//!   steps away from the bound decided last, doubling, until the interval
+//!   is within twice the step, then bisection. New loads use the goal's
+//!   initial trial duration while the interval is wider than four goal
+//!   widths, the final one after.
+//! * **Done** when the bounds lie within the goal width, when the
+//!   maximum load is a lower bound, or when the minimum load is an upper
+//!   bound; [`MAX_TRIALS`] ends a search whose DUT answers at random.
+
+use anyhow::{bail, Result};
+
+use super::classify::{conditional_throughput, full_length, high_loss, TrialLoss};
+use super::*;
+use crate::search::{run_checked, Trial, TrialSpec};
+use crate::sizes::{l2_bps, wire_bps};
+
+/// A counted trial as the search sees it.
+#[derive(Debug, Clone)]
+struct Measured {
+    /// The intended load.
+    load: f64,
+    duration_s: f64,
+    sent: u64,
+    lost: u64,
+    /// Of `lost`, what the tester's receive side dropped.
+    tester_dropped: u64,
+    /// The tester could not hold the load (after the repeats).
+    limited: bool,
+    /// Its index in the records.
+    record: usize,
+}
+
+impl Measured {
+    fn ratio(&self, lost: u64) -> f64 {
+        if self.sent == 0 {
+            1.0
+        } else {
+            lost as f64 / self.sent as f64
+        }
+    }
+
+    /// The trial as `goal` counts it, and whether it marks its load as
+    /// the tester's: a tester-limited trial counts as high-loss (loss
+    /// ratio 1) unless the DUT's own loss already made it high-loss.
+    fn for_goal(&self, goal: &SearchGoal) -> (TrialLoss, bool) {
+        let dut_alone = self.ratio(self.lost.saturating_sub(self.tester_dropped));
+        let tester = self.limited && !high_loss(goal, dut_alone);
+        let loss_ratio = if tester { 1.0 } else { self.ratio(self.lost) };
+        (
+            TrialLoss {
+                duration_s: self.duration_s,
+                effective_s: self.duration_s,
+                loss_ratio,
+            },
+            tester,
+        )
+    }
+}
+
+/// One load as a goal sees it now.
+#[derive(Debug, Clone)]
+struct Load {
+    fps: f64,
+    class: Class,
+    sums: LoadSums,
+    trials: u32,
+    tester: bool,
+}
+
+/// A goal's loads (by rate) and its relevant bounds (indices).
+#[derive(Debug)]
+struct View {
+    loads: Vec<Load>,
+    upper: Option<usize>,
+    lower: Option<usize>,
+}
+
+impl View {
+    fn fps(&self, i: Option<usize>) -> Option<f64> {
+        i.map(|i| self.loads[i].fps)
+    }
+}
+
+fn same_load(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-9 * a.abs().max(1.0)
+}
+
+struct Search<'a> {
+    cfg: &'a ThroughputConfig,
+    trial: &'a mut dyn Trial,
+    min: f64,
+    measured: Vec<Measured>,
+    records: Vec<TrialRecord>,
+    repeats: u32,
+    /// Per goal: the current external step, relative to the load.
+    step: Vec<f64>,
+}
+
+impl Search<'_> {
+    fn view(&self, goal: &SearchGoal) -> View {
+        let mut loads: Vec<Load> = Vec::new();
+        let mut by_load: Vec<(f64, Vec<TrialLoss>, bool)> = Vec::new();
+        for m in &self.measured {
+            let (t, tester) = m.for_goal(goal);
+            match by_load.iter_mut().find(|(l, _, _)| same_load(*l, m.load)) {
+                Some((_, v, tt)) => {
+                    v.push(t);
+                    *tt |= tester;
+                }
+                None => by_load.push((m.load, vec![t], tester)),
+            }
+        }
+        for (fps, trials, tester) in by_load {
+            let sums = LoadSums::of(goal, trials.iter().copied());
+            // A load the tester could not hold (after the repeats) is
+            // beyond this tester: an upper bound, flagged as the tester's.
+            let class = if tester {
+                Class::UpperBound
+            } else {
+                sums.classify(goal)
+            };
+            loads.push(Load {
+                fps,
+                class,
+                sums,
+                trials: trials.len() as u32,
+                tester,
+            });
+        }
+        loads.sort_by(|a, b| a.fps.total_cmp(&b.fps));
+        let upper = loads.iter().position(|l| l.class == Class::UpperBound);
+        let below = upper.unwrap_or(loads.len());
+        let lower = (0..below)
+            .rev()
+            .find(|&i| loads[i].class == Class::LowerBound);
+        View {
+            loads,
+            upper,
+            lower,
+        }
+    }
+
+    /// Whether the goal needs no more trials.
+    fn done(&self, goal: &SearchGoal, v: &View) -> bool {
+        let max = self.cfg.max_rate_fps;
+        match (v.fps(v.lower), v.fps(v.upper)) {
+            (Some(lo), Some(hi)) => hi - lo <= goal.width_pct / 100.0 * hi * (1.0 + 1e-9),
+            (Some(lo), None) => same_load(lo, max),
+            (None, Some(hi)) => hi <= self.min * (1.0 + 1e-9),
+            (None, None) => false,
+        }
+    }
+
+    /// The next trial for goal `gi`: `(load, duration s, purpose)`.
+    fn next(&mut self, gi: usize) -> Option<(f64, f64, &'static str)> {
+        let cfg = self.cfg;
+        let goal = &cfg.goals[gi];
+        let v = self.view(goal);
+        if self.measured.is_empty() {
+            return Some((self.cfg.max_rate_fps, goal.initial_trial_seconds, "search"));
+        }
+        if self.done(goal, &v) {
+            return None;
+        }
+        let lo = v.fps(v.lower).unwrap_or(0.0);
+        let hi = v.fps(v.upper).unwrap_or(f64::INFINITY);
+        // An undecided load between the bounds: measure it again.
+        if let Some(l) = v
+            .loads
+            .iter()
+            .find(|l| l.class == Class::Undecided && l.fps > lo && l.fps < hi)
+        {
+            return Some((l.fps, goal.final_trial_seconds, "classify"));
+        }
+        let w = goal.width_pct / 100.0;
+        let step = &mut self.step[gi];
+        let load = match (v.lower, v.upper) {
+            (None, Some(u)) => {
+                let up = &v.loads[u];
+                // The forwarding rate measured at the upper bound.
+                let loss: f64 = self
+                    .measured
+                    .iter()
+                    .filter(|m| same_load(m.load, up.fps))
+                    .map(|m| m.ratio(m.lost))
+                    .sum::<f64>()
+                    / up.trials.max(1) as f64;
+                let guess = (up.fps * (1.0 - loss)).max(self.min);
+                let tried = v.loads.iter().any(|l| same_load(l.fps, guess));
+                if !up.tester && guess < up.fps * (1.0 - w) && !tried {
+                    guess
+                } else {
+                    let c = (up.fps * (1.0 - *step)).max(up.fps / 2.0).max(self.min);
+                    *step *= 2.0;
+                    c
+                }
+            }
+            (Some(l), None) => {
+                let c = (v.loads[l].fps * (1.0 + *step)).min(self.cfg.max_rate_fps);
+                *step *= 2.0;
+                c
+            }
+            (Some(l), Some(u)) => {
+                let (lo, hi) = (v.loads[l].fps, v.loads[u].fps);
+                let width = (hi - lo) / hi;
+                if width <= 2.0 * *step {
+                    *step = (width / 2.0).max(w);
+                    (lo + hi) / 2.0
+                } else {
+                    // Away from the bound the last trial decided.
+                    let last = self.measured.last().map_or(hi, |m| m.load);
+                    let c = if same_load(last, lo) {
+                        lo + *step * hi
+                    } else {
+                        hi * (1.0 - *step)
+                    };
+                    *step *= 2.0;
+                    c
+                }
+            }
+            (None, None) => self.cfg.max_rate_fps,
+        };
+        let wide = match (v.fps(v.lower), v.fps(v.upper)) {
+            (Some(lo), Some(hi)) => hi - lo > 4.0 * w * hi,
+            _ => true,
+        };
+        let d = if wide {
+            goal.initial_trial_seconds
+        } else {
+            goal.final_trial_seconds
+        };
+        Some((load, d, "search"))
+    }
+
+    /// Run a trial, again while the tester spoiled it in a way that could
+    /// change some goal's verdict (at most [`MAX_REPEATS`] times).
+    fn measure(&mut self, load: f64, duration_s: f64, purpose: String, gi: usize) -> Result<()> {
+        let spec = TrialSpec::constant(
+            load,
+            Duration::from_secs_f64(duration_s),
+            self.cfg.size.clone(),
+        );
+        let most_loss = self
+            .cfg
+            .goals
+            .iter()
+            .map(|g| g.loss_pct / 100.0)
+            .fold(0.0, f64::max);
+        let cfg = self.cfg;
+        let goal = &cfg.goals[gi];
+        for attempt in 0..=MAX_REPEATS {
+            let o = run_checked(self.trial, &spec, self.cfg.rate_tolerance_pct)?;
+            let dut_alone = ratio(o.lost.saturating_sub(o.tester_dropped), o.sent);
+            let decisive = dut_alone <= most_loss;
+            if o.measurement_fault.is_some() && decisive && attempt < MAX_REPEATS {
+                self.repeats += 1;
+                let mut r = TrialRecord::new(purpose.clone(), spec.clone(), o, false);
+                r.discarded = true;
+                self.records.push(r);
+                continue;
+            }
+            let passed = !o.tester_limited && !high_loss(goal, ratio(o.lost, o.sent));
+            self.measured.push(Measured {
+                load,
+                duration_s: spec.duration.as_secs_f64(),
+                sent: o.sent,
+                lost: o.lost,
+                tester_dropped: o.tester_dropped,
+                limited: o.tester_limited || o.measurement_fault.is_some(),
+                record: self.records.len(),
+            });
+            self.records.push(TrialRecord::new(purpose, spec, o, passed));
+            return Ok(());
+        }
+        unreachable!("the last attempt is always kept")
+    }
+
+    /// The goal's result; marks the records that carry its lower bound.
+    fn result(&mut self, gi: usize) -> GoalResult {
+        let goal = self.cfg.goals[gi].clone();
+        let v = self.view(&goal);
+        let (lower, upper) = (v.fps(v.lower), v.fps(v.upper));
+        let at = |load: f64| self.measured.iter().filter(move |m| same_load(m.load, load));
+        let ct = lower.and_then(|lo| {
+            conditional_throughput(&goal, lo, at(lo).map(|m| m.for_goal(&goal).0))
+        });
+        let fps = ct.map(|(f, _)| f);
+        let tester_limited = v.upper.is_some_and(|u| v.loads[u].tester);
+        let tester_limit_reason = tester_limited
+            .then(|| {
+                at(upper.expect("tester-limited upper bound"))
+                    .find(|m| m.limited)
+                    .and_then(|m| self.records[m.record].outcome.tester_limit_reason.clone())
+                    .or_else(|| Some("the tester could not hold the load above".into()))
+            })
+            .flatten();
+        if let Some(lo) = lower {
+            let carriers: Vec<usize> = at(lo)
+                .filter(|m| {
+                    let (t, _) = m.for_goal(&goal);
+                    full_length(&goal, t.duration_s) && !high_loss(&goal, t.loss_ratio)
+                })
+                .map(|m| m.record)
+                .collect();
+            for i in carriers {
+                self.records[i].bound_for.push(goal.name.clone());
+            }
+        }
+        let avg = self.cfg.size.average();
+        GoalResult {
+            fps,
+            lower_fps: lower,
+            upper_fps: upper,
+            regular: match (lower, upper) {
+                (Some(lo), Some(hi)) => hi - lo <= goal.width_pct / 100.0 * hi * (1.0 + 1e-9),
+                _ => false,
+            },
+            l2_bps: fps.map(|f| l2_bps(f, avg)),
+            wire_bps: fps.map(|f| wire_bps(f, avg)),
+            pct_of_max: fps.map(|f| f * 100.0 / self.cfg.max_rate_fps),
+            lower_bound: lower.is_some() && (upper.is_none() || tester_limited),
+            tester_limited,
+            tester_limit_reason,
+            loss_at_bound_pct: ct.map(|(_, q)| q * 100.0),
+            loads: v
+                .loads
+                .iter()
+                .map(|l| LoadResult {
+                    fps: l.fps,
+                    class: l.class,
+                    trials: l.trials,
+                    sums: l.sums,
+                    tester_limited: l.tester,
+                })
+                .collect(),
+            goal: Some(goal),
+        }
+    }
+}
+
+fn ratio(lost: u64, sent: u64) -> f64 {
+    if sent == 0 {
+        1.0
+    } else {
+        lost as f64 / sent as f64
+    }
+}
+
+/// The throughput search for every goal of `cfg` between
+/// [`MIN_RATE_FPS`] and `cfg.max_rate_fps` (module docs).
+pub fn throughput(trial: &mut dyn Trial, cfg: &ThroughputConfig) -> Result<ThroughputResult> {
+    if !(cfg.max_rate_fps.is_finite() && cfg.max_rate_fps > 0.0) {
+        bail!("throughput search needs a positive maximum rate");
+    }
+    if cfg.goals.is_empty() {
+        bail!("throughput search needs at least one goal");
+    }
+    for g in &cfg.goals {
+        if let Err((field, why)) = g.validate() {
+            bail!("search goal {:?}: {field} {why}", g.name);
+        }
+    }
+    let mut s = Search {
+        cfg,
+        trial,
+        min: MIN_RATE_FPS.min(cfg.max_rate_fps),
+        measured: Vec::new(),
+        records: Vec::new(),
+        repeats: 0,
+        step: cfg.goals.iter().map(|g| g.width_pct / 100.0).collect(),
+    };
+    'search: while s.measured.len() < MAX_TRIALS {
+        for gi in 0..cfg.goals.len() {
+            if let Some((load, d, why)) = s.next(gi) {
+                let purpose = format!("{why} {}", cfg.goals[gi].name);
+                s.measure(load, d, purpose, gi)?;
+                continue 'search;
+            }
+        }
+        break;
+    }
+    if s.measured.len() >= MAX_TRIALS {
+        tracing::warn!(
+            "throughput search of {} stopped after {MAX_TRIALS} trials",
+            cfg.size
+        );
+    }
+    let goals = (0..cfg.goals.len()).map(|gi| s.result(gi)).collect();
+    Ok(ThroughputResult {
+        max_rate_fps: cfg.max_rate_fps,
+        goals,
+        measurement_repeats: s.repeats,
+        trials: s.records,
+    })
+}
+
+/// For the tests: the outcome's loss ratio as the search reads it.
+#[cfg(test)]
+pub(super) fn loss_ratio(o: &crate::search::TrialOutcome) -> f64 {
+    ratio(o.lost, o.sent)
+}

@@ -1,0 +1,320 @@
+//! The search against the simulated DUT ([`crate::sim`]): capacities
+//! found within the goal width, rare host stalls that no longer decide
+//! the NDR, a DUT that really loses frames still failing, tester limits
+//! flagged, measurement faults repeated.
+
+use super::*;
+use crate::search::{Trial, TrialOutcome, TrialSpec};
+use crate::settings::{Preset, SearchGoal};
+use crate::sim::{SimConfig, SimDut};
+use anyhow::Result;
+
+/// A goal from its code.
+fn goal(code: &str, name: &str) -> SearchGoal {
+    SearchGoal {
+        name: name.into(),
+        ..SearchGoal::from_code(code).unwrap()
+    }
+}
+
+/// The quick preset's NDR and PDR (1 s trials, 3 s sums, 2 % width).
+fn quick_goals() -> Vec<SearchGoal> {
+    SearchGoal::defaults(Preset::Quick)
+}
+
+fn cfg(max: f64, goals: Vec<SearchGoal>) -> ThroughputConfig {
+    ThroughputConfig {
+        size: FrameSize::Fixed(64),
+        max_rate_fps: max,
+        goals,
+        rate_tolerance_pct: 1.0,
+    }
+}
+
+fn sim(c: SimConfig) -> SimDut {
+    SimDut::new(c)
+}
+
+/// The invariants of every result: bounds ordered and, when regular,
+/// within the width; the conditional throughput at most the lower bound;
+/// the lower bound carried by marked full-length low-loss trials; the
+/// relevant bounds classified as such.
+fn check(r: &ThroughputResult, c: &ThroughputConfig) {
+    assert_eq!(r.goals.len(), c.goals.len());
+    for (g, goal) in r.goals.iter().zip(&c.goals) {
+        assert_eq!(g.goal.as_ref(), Some(goal));
+        if let (Some(lo), Some(hi)) = (g.lower_fps, g.upper_fps) {
+            assert!(hi > lo, "{g:?}");
+            if g.regular {
+                assert!(hi - lo <= goal.width_pct / 100.0 * hi * 1.000_001, "{g:?}");
+            }
+        }
+        if let (Some(f), Some(lo)) = (g.fps, g.lower_fps) {
+            assert!(f <= lo * (1.0 + 1e-12), "{g:?}");
+        }
+        assert_eq!(g.fps.is_some(), g.lower_fps.is_some(), "{g:?}");
+        let class = |fps: Option<f64>| {
+            fps.map(|f| g.loads.iter().find(|l| l.fps == f).expect("a load").class)
+        };
+        assert!(matches!(class(g.lower_fps), None | Some(Class::LowerBound)));
+        assert!(matches!(class(g.upper_fps), None | Some(Class::UpperBound)));
+        let marked = r
+            .trials
+            .iter()
+            .filter(|t| t.bound_for.iter().any(|b| *b == goal.name))
+            .count();
+        assert_eq!(marked > 0, g.lower_fps.is_some(), "{}", goal.name);
+    }
+    for t in r.trials.iter().filter(|t| !t.discarded) {
+        let name = t.purpose.split_whitespace().last().unwrap();
+        let goal = c.goals.iter().find(|g| g.name == name).unwrap();
+        let low = !classify::high_loss(goal, search::loss_ratio(&t.outcome));
+        assert_eq!(t.passed, low && !t.outcome.tester_limited, "{t:?}");
+    }
+}
+
+#[test]
+fn finds_the_capacity_within_the_goal_width() {
+    for &(cap, max) in &[(20_000.0, 40_000.0), (7_000.0, 30_000.0), (18_000.0, 20_000.0)] {
+        let c = cfg(max, quick_goals());
+        let r = throughput(
+            &mut sim(SimConfig {
+                capacity_fps: cap,
+                buffer: 8,
+                ..SimConfig::default()
+            }),
+            &c,
+        )
+        .unwrap();
+        check(&r, &c);
+        for g in &r.goals {
+            let (lo, hi) = (g.lower_fps.unwrap(), g.upper_fps.unwrap());
+            // 1 s trials cannot see an excess below the 8 frames the
+            // queue absorbs.
+            assert!(lo <= cap + 8.0 && hi > cap, "cap {cap}: {g:?}");
+            assert!(g.regular && !g.lower_bound && !g.tester_limited, "{g:?}");
+            assert_eq!(g.fps, g.lower_fps, "no loss at the lower bound");
+        }
+        // Decided loads need two of three 1 s trials: a few dozen at most.
+        assert!(r.trials.len() <= 40, "cap {cap}: {} trials", r.trials.len());
+    }
+}
+
+/// RFC 9971's point: host stalls that overflow the DUT's ring now and
+/// then no longer decide the zero-loss rate. A DUT of 20 kfps whose host
+/// stalls it for 5 ms (its 64-frame ring holds 5 ms at 12.8 kfps) 0.05
+/// and 0.1 times a second (a 1 s trial meets a stall 5 % and 10 % of the
+/// time): the default NDR is the capacity within the goal width at both
+/// stall rates, for every seed.
+#[test]
+fn doubling_rare_stalls_moves_the_ndr_less_than_the_goal_width() {
+    let cap = 20_000.0;
+    let ndr = |stalls_per_s: f64, seed: u64, goals: Vec<SearchGoal>| {
+        let c = cfg(40_000.0, goals);
+        let r = throughput(
+            &mut sim(SimConfig {
+                capacity_fps: cap,
+                buffer: 64,
+                stalls_per_s,
+                stall_ns: 5_000_000,
+                seed,
+                ..SimConfig::default()
+            }),
+            &c,
+        )
+        .unwrap();
+        check(&r, &c);
+        r.goals[0].lower_fps.unwrap_or(0.0)
+    };
+    let width = 0.02 * cap;
+    for seed in 1..=5 {
+        let (once, twice) = (ndr(0.05, seed, quick_goals()), ndr(0.1, seed, quick_goals()));
+        assert!(
+            (once - twice).abs() < width && (cap - once) < width && (cap - twice) < width,
+            "seed {seed}: NDR {once} at 0.05 stalls/s, {twice} at 0.1"
+        );
+    }
+}
+
+/// A DUT that loses 0.2 % at every load fails a 0.1 % goal at every load
+/// where a trial holds enough frames to tell (the exceed ratio forgives
+/// noise, not loss).
+#[test]
+fn a_dut_that_always_loses_fails_a_lower_loss_goal() {
+    let c = cfg(
+        40_000.0,
+        vec![goal("1f3d0.1l50e2w", "pdr-0.1"), goal("1f3d0.5l50e2w", "pdr-0.5")],
+    );
+    let r = throughput(
+        &mut sim(SimConfig {
+            capacity_fps: 20_000.0,
+            buffer: 64,
+            loss_prob: 0.002,
+            seed: 3,
+            ..SimConfig::default()
+        }),
+        &c,
+    )
+    .unwrap();
+    check(&r, &c);
+    let strict = &r.goals[0];
+    assert!(
+        strict.lower_fps.is_none_or(|f| f < 5_000.0),
+        "0.2 % loss passed a 0.1 % goal at {:?}",
+        strict.lower_fps
+    );
+    for l in strict.loads.iter().filter(|l| l.fps >= 5_000.0) {
+        assert_eq!(l.class, Class::UpperBound, "{l:?}");
+    }
+    // A 0.5 % goal finds the capacity.
+    let lax = r.goals[1].lower_fps.unwrap();
+    assert!(lax > 19_000.0 && lax <= 20_100.0, "{lax}");
+}
+
+#[test]
+fn the_maximum_passing_is_an_irregular_lower_bound() {
+    let c = cfg(20_000.0, quick_goals());
+    let r = throughput(
+        &mut sim(SimConfig {
+            capacity_fps: 50_000.0,
+            ..SimConfig::default()
+        }),
+        &c,
+    )
+    .unwrap();
+    check(&r, &c);
+    assert_eq!(r.trials.len(), 2, "two low-loss seconds of three decide");
+    for g in &r.goals {
+        assert_eq!((g.fps, g.lower_fps, g.upper_fps), (Some(20_000.0), Some(20_000.0), None));
+        assert!(g.lower_bound && !g.regular && !g.tester_limited, "{g:?}");
+    }
+}
+
+#[test]
+fn a_tester_limit_is_flagged_never_the_dut_throughput() {
+    // The DUT could do 30 kfps, the tester sends 20 kfps at most.
+    for hide in [false, true] {
+        let c = cfg(40_000.0, quick_goals());
+        let r = throughput(
+            &mut sim(SimConfig {
+                capacity_fps: 30_000.0,
+                tester_max_fps: 20_000.0,
+                hide_tester_limit: hide,
+                ..SimConfig::default()
+            }),
+            &c,
+        )
+        .unwrap();
+        check(&r, &c);
+        for g in &r.goals {
+            assert!(g.tester_limited && g.lower_bound, "hide={hide}: {g:?}");
+            assert!(g.tester_limit_reason.is_some());
+            let lo = g.lower_fps.unwrap();
+            // Hidden, a limit within the rate tolerance (1 %) passes.
+            assert!(lo <= 20_200.0 && lo > 19_000.0, "hide={hide}: {lo}");
+        }
+    }
+    // A tester limit above the DUT's capacity does not matter: the DUT's
+    // own upper bound ends the search.
+    let c = cfg(40_000.0, quick_goals());
+    let r = throughput(
+        &mut sim(SimConfig {
+            capacity_fps: 15_000.0,
+            tester_max_fps: 30_000.0,
+            ..SimConfig::default()
+        }),
+        &c,
+    )
+    .unwrap();
+    check(&r, &c);
+    let g = &r.goals[0];
+    assert!(!g.tester_limited && g.regular, "{g:?}");
+    assert!(r.trials[0].outcome.tester_limited);
+}
+
+/// Trials the tester spoiled are run again and counted; the result is
+/// the one a tester without faults gives.
+#[test]
+fn measurement_faults_are_repeated_and_counted() {
+    struct Faulty(SimDut, u32);
+    impl Trial for Faulty {
+        fn run(&mut self, spec: &TrialSpec) -> Result<TrialOutcome> {
+            let mut o = self.0.run(spec)?;
+            self.1 += 1;
+            if self.1 % 3 == 0 {
+                o.measurement_fault = Some("the tester's ring dropped 5 frames".into());
+                o.tester_dropped = 5;
+                o.lost += 5;
+            }
+            Ok(o)
+        }
+    }
+    let mk = || {
+        sim(SimConfig {
+            capacity_fps: 20_000.0,
+            buffer: 8,
+            ..SimConfig::default()
+        })
+    };
+    let c = cfg(40_000.0, quick_goals());
+    let clean = throughput(&mut mk(), &c).unwrap();
+    let r = throughput(&mut Faulty(mk(), 0), &c).unwrap();
+    check(&r, &c);
+    assert!(r.measurement_repeats > 0);
+    let discarded = r.trials.iter().filter(|t| t.discarded).count();
+    assert_eq!(discarded as u32, r.measurement_repeats);
+    for (a, b) in r.goals.iter().zip(&clean.goals) {
+        assert_eq!((a.lower_fps, a.upper_fps), (b.lower_fps, b.upper_fps));
+    }
+}
+
+/// The strict RFC 2544 goal: one short lossy trial makes an upper bound,
+/// only the full zero-loss final trial a lower bound.
+#[test]
+fn the_strict_rfc2544_goal() {
+    let strict = goal("3f3d0l0e2w0.5i", "rfc2544-3s");
+    let c = cfg(40_000.0, vec![strict]);
+    let r = throughput(
+        &mut sim(SimConfig {
+            capacity_fps: 20_000.0,
+            buffer: 8,
+            ..SimConfig::default()
+        }),
+        &c,
+    )
+    .unwrap();
+    check(&r, &c);
+    let g = &r.goals[0];
+    assert!(g.regular, "{g:?}");
+    let carriers: Vec<_> = r.trials.iter().filter(|t| !t.bound_for.is_empty()).collect();
+    assert!(carriers.iter().all(|t| t.spec.duration.as_secs_f64() >= 3.0));
+    assert!(r.trials.iter().any(|t| t.spec.duration.as_secs_f64() < 1.0));
+}
+
+#[test]
+fn a_random_dut_does_not_keep_the_search_going() {
+    struct Coin(SimDut, u64);
+    impl Trial for Coin {
+        fn run(&mut self, spec: &TrialSpec) -> Result<TrialOutcome> {
+            let mut o = self.0.run(spec)?;
+            self.1 = self.1.wrapping_mul(6364136223846793005).wrapping_add(1);
+            o.lost = (self.1 >> 62) * o.sent / 1000;
+            Ok(o)
+        }
+    }
+    let c = cfg(5_000.0, quick_goals());
+    let r = throughput(&mut Coin(sim(SimConfig::default()), 5), &c).unwrap();
+    assert!(r.trials.len() <= MAX_TRIALS, "{}", r.trials.len());
+    check(&r, &c);
+}
+
+#[test]
+fn bad_configurations_are_refused() {
+    let mut d = sim(SimConfig::default());
+    assert!(throughput(&mut d, &cfg(0.0, quick_goals())).is_err());
+    assert!(throughput(&mut d, &cfg(1e4, vec![])).is_err());
+    let mut bad = quick_goals();
+    bad[0].exceed_pct = 100.0;
+    assert!(throughput(&mut d, &cfg(1e4, bad)).is_err());
+}
+
