@@ -1,0 +1,640 @@
+//! The event loop both servers run on (the control socket and the metrics
+//! endpoint), so that no client can hold up another, the supervisor or
+//! shutdown.
+//!
+//! * One thread polls the listener and every connection (mio, epoll):
+//!   reading and writing never block, however slowly a client sends or
+//!   takes its answer. A small pool of threads carries out complete
+//!   requests, so a slow request (a reload, a large `route show`) holds up
+//!   only its own connection.
+//! * Connections are accepted at once up to [`Limits::max_connections`];
+//!   one more is answered with the service's refusal (an error line, an
+//!   HTTP 503) and closed, never left waiting in the backlog.
+//! * A request must arrive whole within [`Limits::request_deadline`] of the
+//!   connection's start or of its previous answer, however its bytes
+//!   trickle in (a deadline on the request, not a timeout per read); an
+//!   answer must be taken within [`Limits::answer_deadline`].
+//! * A request is carried out only while its answer can still be
+//!   delivered: its client has not hung up, and it starts within
+//!   [`Limits::start_within`] of having arrived (`ctl` waits 10 s for an
+//!   answer). Otherwise it is not carried out, and a client still there is
+//!   told so; a client that gave up never has its request applied behind
+//!   its back. A request that is started is finished and answered.
+//! * [`Server::stop`] (and drop) wakes the loop, which closes every
+//!   connection and returns: nothing waits for a client. The pool's threads
+//!   are not waited for (one may be in a long request); they end once idle.
+
+use std::io::{self, Read, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use mio::{Events, Interest, Poll, Token, Waker};
+
+/// How a server bounds its clients.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Connections open at once; one more is refused and closed.
+    pub max_connections: usize,
+    /// A request must arrive whole within this of the connection's start
+    /// or of its previous answer.
+    pub request_deadline: Duration,
+    /// An answer must be taken by the client within this.
+    pub answer_deadline: Duration,
+    /// A request that waited longer than this for a thread is not carried
+    /// out (its client is told).
+    pub start_within: Duration,
+    /// Threads that carry out requests.
+    pub threads: usize,
+    /// Complete requests waiting for a thread; one more is refused as busy.
+    pub queue: usize,
+}
+
+/// Why a request is not carried out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refusal {
+    /// [`Limits::max_connections`] are open.
+    Full,
+    /// No complete request within [`Limits::request_deadline`].
+    Timeout,
+    /// [`Limits::queue`] requests are waiting already.
+    Busy,
+    /// It waited longer than [`Limits::start_within`].
+    Late,
+}
+
+/// What a connection's bytes hold at their front.
+pub enum Parsed<J> {
+    /// Not a whole request yet.
+    Incomplete,
+    /// A request of `len` bytes, to be carried out on the pool.
+    Request { len: usize, job: J },
+    /// `len` bytes answered at once (a malformed request), then the
+    /// connection closes if `close`.
+    Answer {
+        len: usize,
+        bytes: Vec<u8>,
+        close: bool,
+    },
+}
+
+/// The answer to one request.
+pub struct Answer {
+    pub bytes: Vec<u8>,
+    /// The connection closes once the answer is taken.
+    pub close: bool,
+}
+
+/// A protocol served by the loop.
+pub trait Service: Send + Sync + 'static {
+    type Job: Send + 'static;
+    /// Bytes a connection buffers at most: [`Service::parse`] must decide
+    /// (a request, or an answer) on a buffer this long.
+    fn max_request(&self) -> usize;
+    /// The request at the front of `buf` (what the connection has sent
+    /// since its previous request). The first `seen` bytes were looked at
+    /// before and held no whole request (so a request trickled in byte by
+    /// byte is scanned once, not once per byte).
+    fn parse(&self, buf: &[u8], seen: usize) -> Parsed<Self::Job>;
+    /// Carries out a request (on a pool thread).
+    fn run(&self, job: Self::Job) -> Answer;
+    /// The answer to a request refused for `why`; `message` says it in
+    /// words.
+    fn refuse(&self, why: Refusal, message: &str) -> Vec<u8>;
+}
+
+/// A listening socket the loop accepts from.
+pub trait Listen: mio::event::Source + Send + 'static {
+    type Stream: Read + Write + mio::event::Source + Send + 'static;
+    fn accept_one(&self) -> io::Result<Self::Stream>;
+}
+
+impl Listen for mio::net::UnixListener {
+    type Stream = mio::net::UnixStream;
+    fn accept_one(&self) -> io::Result<Self::Stream> {
+        self.accept().map(|(s, _)| s)
+    }
+}
+
+impl Listen for mio::net::TcpListener {
+    type Stream = mio::net::TcpStream;
+    fn accept_one(&self) -> io::Result<Self::Stream> {
+        self.accept().map(|(s, _)| s)
+    }
+}
+
+/// A running loop; stopped (without waiting for any client) when dropped.
+pub struct Server {
+    stop: Arc<AtomicBool>,
+    waker: Arc<Waker>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Server {
+    /// Serves `service` on `listener` from a thread named `name`.
+    pub fn start<L: Listen, S: Service>(
+        name: &str,
+        mut listener: L,
+        service: Arc<S>,
+        limits: Limits,
+    ) -> io::Result<Server> {
+        let poll = Poll::new()?;
+        poll.registry()
+            .register(&mut listener, LISTENER, Interest::READABLE)?;
+        let waker = Arc::new(Waker::new(poll.registry(), WAKER)?);
+        let (tasks, queued) = mpsc::sync_channel(limits.queue);
+        let (done_tx, done) = mpsc::channel();
+        let queued = Arc::new(Mutex::new(queued));
+        for i in 0..limits.threads.max(1) {
+            let pool = Pool {
+                service: service.clone(),
+                tasks: queued.clone(),
+                done: done_tx.clone(),
+                waker: waker.clone(),
+                start_within: limits.start_within,
+            };
+            std::thread::Builder::new()
+                .name(format!("{name}-{i}"))
+                .spawn(move || pool.run())?;
+        }
+        let stop = Arc::new(AtomicBool::new(false));
+        let event_loop = Loop {
+            poll,
+            listener,
+            service,
+            limits,
+            conns: Vec::new(),
+            free: Vec::new(),
+            open: 0,
+            next_id: 0,
+            tasks,
+            done,
+            accept_again: None,
+            next_check: None,
+            stop: stop.clone(),
+        };
+        let thread = std::thread::Builder::new()
+            .name(name.into())
+            .spawn(move || event_loop.run())?;
+        Ok(Server {
+            stop,
+            waker,
+            thread: Some(thread),
+        })
+    }
+
+    /// Closes every connection and stops listening; waits only for the
+    /// loop's thread, which never waits for a client.
+    pub fn stop(&mut self) {
+        self.stop.store(true, Ordering::Release);
+        let _ = self.waker.wake();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// Raises this process's soft limit on open files to its hard limit (at
+/// most `want`), as Go's runtime does for every program: a server that
+/// holds thousands of connections needs more than the usual 1,024. The
+/// limit now in force.
+pub fn raise_fd_limit(want: u64) -> u64 {
+    let mut l = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit/setrlimit on a valid struct.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut l) != 0 {
+            return 0;
+        }
+        let target = want.min(l.rlim_max);
+        if l.rlim_cur < target {
+            let raised = libc::rlimit {
+                rlim_cur: target,
+                rlim_max: l.rlim_max,
+            };
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &raised) == 0 {
+                return target;
+            }
+        }
+    }
+    l.rlim_cur
+}
+
+const LISTENER: Token = Token(0);
+const WAKER: Token = Token(1);
+/// Connection `i` is `Token(FIRST + i)`.
+const FIRST: usize = 2;
+
+/// How long accepting pauses when the process is out of file descriptors
+/// (the connection waits in the backlog meanwhile).
+const ACCEPT_PAUSE: Duration = Duration::from_millis(100);
+
+struct Task<J> {
+    slot: usize,
+    id: u64,
+    job: J,
+    arrived: Instant,
+    /// Set by the loop when the client hangs up.
+    gone: Arc<AtomicBool>,
+}
+
+/// A request's outcome: its answer, or `None` (its client is gone, or the
+/// service panicked): the connection closes.
+struct Done {
+    slot: usize,
+    id: u64,
+    answer: Option<Answer>,
+}
+
+struct Pool<S: Service> {
+    service: Arc<S>,
+    tasks: Arc<Mutex<mpsc::Receiver<Task<S::Job>>>>,
+    done: mpsc::Sender<Done>,
+    waker: Arc<Waker>,
+    start_within: Duration,
+}
+
+impl<S: Service> Pool<S> {
+    fn run(self) {
+        loop {
+            let task = {
+                let rx = self.tasks.lock().unwrap_or_else(|e| e.into_inner());
+                rx.recv()
+            };
+            // The loop is gone: so is every connection.
+            let Ok(task) = task else { return };
+            let waited = task.arrived.elapsed();
+            let answer = if task.gone.load(Ordering::Acquire) {
+                None
+            } else if waited > self.start_within {
+                let message = format!(
+                    "not carried out: it waited {:.1} s for the router, longer than the {} s allowed; nothing changed, try again",
+                    waited.as_secs_f64(),
+                    self.start_within.as_secs_f64()
+                );
+                Some(Answer {
+                    bytes: self.service.refuse(Refusal::Late, &message),
+                    close: false,
+                })
+            } else {
+                let service = &self.service;
+                let job = task.job;
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || service.run(job)))
+                    .ok()
+            };
+            let done = Done {
+                slot: task.slot,
+                id: task.id,
+                answer,
+            };
+            if self.done.send(done).is_err() {
+                return;
+            }
+            let _ = self.waker.wake();
+        }
+    }
+}
+
+enum State {
+    /// Waiting for a whole request.
+    Reading,
+    /// Its request is on the pool.
+    Working,
+    /// Sending an answer.
+    Writing,
+}
+
+struct Conn<T> {
+    stream: T,
+    /// Tells a queued request from one of an earlier connection in the
+    /// same slot.
+    id: u64,
+    input: Vec<u8>,
+    /// Bytes of `input` that [`Service::parse`] found incomplete.
+    seen: usize,
+    output: Vec<u8>,
+    sent: usize,
+    close_after: bool,
+    state: State,
+    /// When reading or writing must be done by.
+    deadline: Instant,
+    gone: Arc<AtomicBool>,
+}
+
+struct Loop<L: Listen, S: Service> {
+    poll: Poll,
+    listener: L,
+    service: Arc<S>,
+    limits: Limits,
+    conns: Vec<Option<Conn<L::Stream>>>,
+    free: Vec<usize>,
+    open: usize,
+    next_id: u64,
+    tasks: mpsc::SyncSender<Task<S::Job>>,
+    done: mpsc::Receiver<Done>,
+    /// Out of file descriptors: accept again then.
+    accept_again: Option<Instant>,
+    /// The earliest deadline (or later: deadlines are checked then).
+    next_check: Option<Instant>,
+    stop: Arc<AtomicBool>,
+}
+
+/// What [`Loop::pump`] leaves a connection in.
+enum Verdict {
+    Keep,
+    Close,
+}
+
+impl<L: Listen, S: Service> Loop<L, S> {
+    fn run(mut self) {
+        let mut events = Events::with_capacity(1024);
+        loop {
+            let now = Instant::now();
+            let wake = [self.next_check, self.accept_again]
+                .into_iter()
+                .flatten()
+                .min();
+            let timeout = wake.map(|t| t.saturating_duration_since(now));
+            if let Err(e) = self.poll.poll(&mut events, timeout) {
+                if e.kind() != io::ErrorKind::Interrupted {
+                    tracing::error!(error = %e, "server loop: poll failed; not serving any more");
+                    return;
+                }
+            }
+            if self.stop.load(Ordering::Acquire) {
+                return;
+            }
+            for ev in events.iter() {
+                match ev.token() {
+                    LISTENER => self.accept(),
+                    WAKER => {}
+                    Token(t) => {
+                        let slot = t - FIRST;
+                        let hung_up = ev.is_write_closed() || ev.is_error();
+                        self.on_ready(slot, hung_up);
+                    }
+                }
+            }
+            self.answers();
+            if self.accept_again.is_some_and(|t| Instant::now() >= t) {
+                self.accept_again = None;
+                self.accept();
+            }
+            if self.next_check.is_some_and(|t| Instant::now() >= t) {
+                self.expire();
+            }
+        }
+    }
+
+    fn accept(&mut self) {
+        loop {
+            match self.listener.accept_one() {
+                Ok(mut s) => {
+                    if self.open >= self.limits.max_connections {
+                        let m = format!(
+                            "refused: {} connections are open, the most this server takes; try again later",
+                            self.open
+                        );
+                        // One try, never waiting: a new socket takes a short
+                        // line. Dropping it closes it.
+                        let _ = s.write(&self.service.refuse(Refusal::Full, &m));
+                        continue;
+                    }
+                    self.add(s);
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::Interrupted | io::ErrorKind::ConnectionAborted
+                    ) => {}
+                Err(e) => {
+                    // EMFILE and the like: the connection stays in the
+                    // backlog; try again shortly rather than spin.
+                    if self.accept_again.is_none() {
+                        tracing::warn!(error = %e, open = self.open, "server: cannot accept a connection");
+                    }
+                    self.accept_again = Some(Instant::now() + ACCEPT_PAUSE);
+                    return;
+                }
+            }
+        }
+    }
+
+    fn add(&mut self, mut stream: L::Stream) {
+        let slot = self.free.pop().unwrap_or_else(|| {
+            self.conns.push(None);
+            self.conns.len() - 1
+        });
+        let interest = Interest::READABLE | Interest::WRITABLE;
+        if self
+            .poll
+            .registry()
+            .register(&mut stream, Token(FIRST + slot), interest)
+            .is_err()
+        {
+            self.free.push(slot);
+            return;
+        }
+        self.next_id += 1;
+        let deadline = Instant::now() + self.limits.request_deadline;
+        self.conns[slot] = Some(Conn {
+            stream,
+            id: self.next_id,
+            input: Vec::new(),
+            seen: 0,
+            output: Vec::new(),
+            sent: 0,
+            close_after: false,
+            state: State::Reading,
+            deadline,
+            gone: Arc::new(AtomicBool::new(false)),
+        });
+        self.open += 1;
+        self.watch(deadline);
+        self.pump(slot);
+    }
+
+    fn remove(&mut self, slot: usize) {
+        if let Some(mut c) = self.conns[slot].take() {
+            let _ = self.poll.registry().deregister(&mut c.stream);
+            self.free.push(slot);
+            self.open -= 1;
+        }
+    }
+
+    /// Deadlines are checked at the earliest one.
+    fn watch(&mut self, deadline: Instant) {
+        if self.next_check.is_none_or(|t| deadline < t) {
+            self.next_check = Some(deadline);
+        }
+    }
+
+    fn on_ready(&mut self, slot: usize, hung_up: bool) {
+        let Some(c) = self.conns.get_mut(slot).and_then(Option::as_mut) else {
+            return;
+        };
+        if hung_up && matches!(c.state, State::Working) {
+            // Its request is not started if it still waits; the slot is
+            // free at once (a late outcome is dropped by its id).
+            c.gone.store(true, Ordering::Release);
+            self.remove(slot);
+            return;
+        }
+        self.pump(slot);
+    }
+
+    /// Moves connection `slot` on as far as it can without waiting.
+    fn pump(&mut self, slot: usize) {
+        let Some(c) = self.conns.get_mut(slot).and_then(Option::as_mut) else {
+            return;
+        };
+        let mut new_deadline = None;
+        let verdict = loop {
+            match c.state {
+                State::Working => break Verdict::Keep,
+                State::Writing => match c.stream.write(&c.output[c.sent..]) {
+                    Ok(0) => break Verdict::Close,
+                    Ok(n) => {
+                        c.sent += n;
+                        if c.sent == c.output.len() {
+                            if c.close_after {
+                                break Verdict::Close;
+                            }
+                            c.output = Vec::new();
+                            c.sent = 0;
+                            c.state = State::Reading;
+                            c.deadline = Instant::now() + self.limits.request_deadline;
+                            new_deadline = Some(c.deadline);
+                        }
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => break Verdict::Keep,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(_) => break Verdict::Close,
+                },
+                State::Reading => match self.service.parse(&c.input, c.seen) {
+                    Parsed::Request { len, job } => {
+                        c.input.drain(..len.min(c.input.len()));
+                        c.seen = 0;
+                        let task = Task {
+                            slot,
+                            id: c.id,
+                            job,
+                            arrived: Instant::now(),
+                            gone: c.gone.clone(),
+                        };
+                        match self.tasks.try_send(task) {
+                            Ok(()) => c.state = State::Working,
+                            Err(mpsc::TrySendError::Full(_)) => {
+                                let m = format!(
+                                    "busy: {} requests are waiting for the router; not carried out, try again",
+                                    self.limits.queue
+                                );
+                                let bytes = self.service.refuse(Refusal::Busy, &m);
+                                new_deadline = Some(c.answer(bytes, false, &self.limits));
+                            }
+                            Err(mpsc::TrySendError::Disconnected(_)) => break Verdict::Close,
+                        }
+                    }
+                    Parsed::Answer { len, bytes, close } => {
+                        c.input.drain(..len.min(c.input.len()));
+                        c.seen = 0;
+                        new_deadline = Some(c.answer(bytes, close, &self.limits));
+                    }
+                    Parsed::Incomplete => {
+                        c.seen = c.input.len();
+                        let room = self.service.max_request().saturating_sub(c.input.len());
+                        if room == 0 {
+                            // The service did not decide on a full buffer.
+                            break Verdict::Close;
+                        }
+                        let mut buf = [0u8; 8192];
+                        let n = room.min(buf.len());
+                        match c.stream.read(&mut buf[..n]) {
+                            Ok(0) => break Verdict::Close,
+                            Ok(n) => c.input.extend_from_slice(&buf[..n]),
+                            Err(e) if e.kind() == io::ErrorKind::WouldBlock => break Verdict::Keep,
+                            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                            Err(_) => break Verdict::Close,
+                        }
+                    }
+                },
+            }
+        };
+        if let Some(d) = new_deadline {
+            self.watch(d);
+        }
+        if let Verdict::Close = verdict {
+            self.remove(slot);
+        }
+    }
+
+    /// The pool's outcomes, to their connections.
+    fn answers(&mut self) {
+        while let Ok(d) = self.done.try_recv() {
+            let Some(c) = self.conns.get_mut(d.slot).and_then(Option::as_mut) else {
+                continue;
+            };
+            if c.id != d.id || !matches!(c.state, State::Working) {
+                continue;
+            }
+            match d.answer {
+                Some(a) => {
+                    let deadline = c.answer(a.bytes, a.close, &self.limits);
+                    self.watch(deadline);
+                    self.pump(d.slot);
+                }
+                None => self.remove(d.slot),
+            }
+        }
+    }
+
+    /// Closes the connections past their deadline; one that did not send a
+    /// whole request in time is told why (one try, never waiting).
+    fn expire(&mut self) {
+        let now = Instant::now();
+        let mut next: Option<Instant> = None;
+        for slot in 0..self.conns.len() {
+            let Some(c) = self.conns[slot].as_mut() else {
+                continue;
+            };
+            if matches!(c.state, State::Working) {
+                continue;
+            }
+            if c.deadline > now {
+                next = Some(next.map_or(c.deadline, |t| t.min(c.deadline)));
+                continue;
+            }
+            if matches!(c.state, State::Reading) {
+                let m = format!(
+                    "no complete request within {} s; closing",
+                    self.limits.request_deadline.as_secs_f64()
+                );
+                let _ = c.stream.write(&self.service.refuse(Refusal::Timeout, &m));
+            }
+            self.remove(slot);
+        }
+        self.next_check = next;
+    }
+}
+
+impl<T> Conn<T> {
+    /// Starts sending `bytes`; the deadline to take them by.
+    fn answer(&mut self, bytes: Vec<u8>, close: bool, limits: &Limits) -> Instant {
+        self.output = bytes;
+        self.sent = 0;
+        self.close_after = close;
+        self.state = State::Writing;
+        self.deadline = Instant::now() + limits.answer_deadline;
+        self.deadline
+    }
+}
