@@ -480,17 +480,21 @@ impl<L: Listen, S: Service> Loop<L, S> {
     }
 
     fn on_ready(&mut self, slot: usize, hung_up: bool) {
-        let Some(c) = self.conns.get_mut(slot).and_then(Option::as_mut) else {
-            return;
-        };
-        if hung_up && matches!(c.state, State::Working) {
-            // Its request is not started if it still waits; the slot is
-            // free at once (a late outcome is dropped by its id).
-            c.gone.store(true, Ordering::Release);
-            self.remove(slot);
+        // What it sent before hanging up is read (and answered, if it
+        // can be: it may only have shut down its own sending side)...
+        self.pump(slot);
+        if !hung_up {
             return;
         }
-        self.pump(slot);
+        // ... but a request of a client that is gone is not started if it
+        // still waits; the slot is free at once (a late outcome is
+        // dropped by its id).
+        if let Some(c) = self.conns.get_mut(slot).and_then(Option::as_mut) {
+            if matches!(c.state, State::Working) {
+                c.gone.store(true, Ordering::Release);
+                self.remove(slot);
+            }
+        }
     }
 
     /// Moves connection `slot` on as far as it can without waiting.
