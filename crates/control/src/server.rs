@@ -29,8 +29,8 @@ use anyhow::{bail, Context, Result};
 use crate::protocol::{parse_request, Request, Response, MAX_LINE};
 use crate::serve::{Answer, Limits, Parsed, Refusal, Server, Service};
 
-/// Connections open at once; one more is refused with an error line.
-/// Thousands of idle or slow clients leave room for the operator's `ctl`
+/// Connections open at once; one more is refused with an error line. A
+/// thousand idle or slow clients still leave room for the operator's `ctl`
 /// (each costs a file descriptor and at most [`MAX_LINE`] bytes buffered).
 pub const MAX_CONNECTIONS: usize = 2048;
 
