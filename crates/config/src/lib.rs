@@ -17,6 +17,7 @@ pub mod file;
 mod model;
 mod raw;
 pub mod routes_file;
+pub mod source;
 mod validate;
 
 pub use addr::{excerpt, is_unicast_mac, parse_mac, Cidr, MacAddr, EXCERPT_CHARS};
@@ -26,9 +27,15 @@ pub use validate::runtime_route;
 
 use std::path::Path;
 
-/// Reads and validates a configuration file.
+/// Reads and validates a configuration file: a regular file of at most
+/// [`source::MAX_CONFIG_BYTES`] (see [`source`]).
 pub fn load(path: &Path) -> Result<Config, ConfigError> {
-    let text = std::fs::read_to_string(path).map_err(|e| ConfigError::io(path, e))?;
+    let mut text = String::new();
+    std::io::Read::read_to_string(
+        &mut source::open_regular(path, source::MAX_CONFIG_BYTES)?,
+        &mut text,
+    )
+    .map_err(|e| ConfigError::io(path, e))?;
     parse(&text, path)
 }
 

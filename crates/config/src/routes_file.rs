@@ -8,7 +8,9 @@
 //! must be remembered (one small entry per prefix, to find conflicting
 //! duplicates) and a 10 MB line is an error after its first kilobyte.
 //! Every error names the file and the line, and quotes at most a short
-//! excerpt. Each route obeys the rules of a `[[route]]` in the TOML (the
+//! excerpt. Only a regular file of at most
+//! [`crate::source::MAX_ROUTES_FILE_BYTES`] is read (as much once
+//! decompressed): never a FIFO or a device. Each route obeys the rules of a `[[route]]` in the TOML (the
 //! same functions decide), and the next hops of the whole configuration
 //! must fit the router's next-hop table.
 
@@ -70,9 +72,14 @@ pub fn check(cfg: &Config, max_next_hops: usize) -> Result<Summary, ConfigError>
             next_hops,
         });
     };
-    let file = std::fs::File::open(path).map_err(|e| ConfigError::io(path, e))?;
+    // A regular file of bounded size, and as much once decompressed.
+    let max = crate::source::MAX_ROUTES_FILE_BYTES;
+    let file = crate::source::open_regular(path, max)?;
     let reader: Box<dyn BufRead> = if path.extension().is_some_and(|e| e == "gz") {
-        Box::new(BufReader::new(flate2::read::GzDecoder::new(file)))
+        Box::new(BufReader::new(crate::source::Bounded::new(
+            flate2::read::GzDecoder::new(file),
+            max,
+        )))
     } else {
         Box::new(BufReader::new(file))
     };

@@ -5,13 +5,15 @@
 //!   versioned ([`protocol::VERSION`]); any number of requests per
 //!   connection.
 //! * [`server`]: the listening socket (mode 0660, root or one group),
-//!   refusing a path held by a live instance, one thread per connection;
-//!   requests go to a [`server::Handler`] (the router's single writer).
+//!   refusing a path held by a live instance; requests go to a
+//!   [`server::Handler`] (the router's single writer).
 //! * [`client`]: one request, one response (what `softrouter ctl` uses).
 //! * [`kernel`]: the kernel's routing table as a source of routes (dump,
 //!   then follow), so `ip route`, BIRD and FRR can drive softrouter.
 //! * [`metrics`]: the OpenMetrics endpoint, one statistics snapshot per
 //!   scrape.
+//! * [`serve`]: the event loop both serve from, so that no client can hold
+//!   up another or shutdown (limits, deadlines, refusals).
 //!
 //! Why JSON lines over a UNIX socket: every language and `socat` can speak
 //! it, file permissions are the access control, and a request is tiny
@@ -22,6 +24,7 @@ pub mod kernel;
 pub mod kernel_neigh;
 pub mod metrics;
 pub mod protocol;
+pub mod serve;
 pub mod server;
 
 pub use protocol::{Request, Response};

@@ -7,11 +7,8 @@
 //! `prometheus-client`'s text encoder through a [`Collector`], so nothing
 //! is kept between scrapes and the fast path never knows it was scraped.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::net::{SocketAddr, TcpListener};
 use std::sync::Arc;
-use std::thread::JoinHandle;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
@@ -21,6 +18,8 @@ use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
 use prometheus_client::metrics::counter::ConstCounter;
 use prometheus_client::metrics::gauge::ConstGauge;
 use prometheus_client::registry::Registry;
+
+use crate::serve::{Answer, Limits, Parsed, Refusal, Server, Service};
 
 /// Where a scrape's snapshot comes from (`None`: the router is not up).
 pub type Snapshot = Arc<dyn Fn() -> Option<Report> + Send + Sync>;
@@ -260,40 +259,54 @@ pub fn scrape(reg: &Registry) -> String {
     out
 }
 
-/// A listening metrics endpoint; stops when dropped.
+/// Connections open at once; one more is answered 503 and closed.
+pub const MAX_CONNECTIONS: usize = 2048;
+
+/// The longest request head (request line and headers) read.
+pub const MAX_HEAD: usize = 16 * 1024;
+
+/// The endpoint's limits (see [`crate::serve`]): a whole request head
+/// within 5 s of connecting, the page taken within 10 s, a scrape started
+/// within 5 s of its request (Prometheus's default scrape timeout is 10 s).
+pub const LIMITS: Limits = Limits {
+    max_connections: MAX_CONNECTIONS,
+    request_deadline: Duration::from_secs(5),
+    answer_deadline: Duration::from_secs(10),
+    start_within: Duration::from_secs(5),
+    threads: 2,
+    queue: 16,
+};
+
+/// A listening metrics endpoint; stops when dropped, without waiting for
+/// any client.
 pub struct MetricsServer {
     addr: SocketAddr,
-    stop: Arc<AtomicBool>,
-    thread: Option<JoinHandle<()>>,
+    _server: Server,
 }
 
 impl MetricsServer {
     /// Serve `GET /metrics` on `listen` (port 0: any free port).
     pub fn start(listen: SocketAddr, snapshot: Snapshot) -> Result<MetricsServer> {
+        MetricsServer::start_with(listen, snapshot, LIMITS)
+    }
+
+    /// [`MetricsServer::start`] with other limits (tests use short ones).
+    pub fn start_with(
+        listen: SocketAddr,
+        snapshot: Snapshot,
+        limits: Limits,
+    ) -> Result<MetricsServer> {
         let listener =
             TcpListener::bind(listen).with_context(|| format!("metrics: binding {listen}"))?;
         let addr = listener.local_addr()?;
+        listener.set_nonblocking(true)?;
+        let listener = mio::net::TcpListener::from_std(listener);
         let reg = registry(snapshot);
-        let stop = Arc::new(AtomicBool::new(false));
-        let thread = {
-            let stop = stop.clone();
-            std::thread::Builder::new()
-                .name("sr-metrics".into())
-                .spawn(move || {
-                    for conn in listener.incoming() {
-                        if stop.load(Ordering::Acquire) {
-                            break;
-                        }
-                        if let Ok(c) = conn {
-                            let _ = answer(c, &reg);
-                        }
-                    }
-                })?
-        };
+        let server = Server::start("sr-metrics", listener, Arc::new(Scrapes { reg }), limits)
+            .context("metrics: starting its threads")?;
         Ok(MetricsServer {
             addr,
-            stop,
-            thread: Some(thread),
+            _server: server,
         })
     }
 
@@ -303,50 +316,85 @@ impl MetricsServer {
     }
 }
 
-impl Drop for MetricsServer {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Release);
-        let _ = TcpStream::connect(self.addr);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
+/// HTTP/1.x on [`crate::serve`]: one request per connection, answered and
+/// closed.
+struct Scrapes {
+    reg: Registry,
+}
+
+impl Service for Scrapes {
+    type Job = ();
+
+    fn max_request(&self) -> usize {
+        MAX_HEAD
+    }
+
+    fn parse(&self, buf: &[u8], seen: usize) -> Parsed<()> {
+        // The head ends at an empty line (whose first bytes may have been
+        // seen); a body is never read.
+        let end = (seen.saturating_sub(3)..buf.len()).find_map(|i| {
+            let rest = &buf[i..];
+            if rest.starts_with(b"\r\n\r\n") {
+                Some(i + 4)
+            } else if rest.starts_with(b"\n\n") {
+                Some(i + 2)
+            } else {
+                None
+            }
+        });
+        let Some(len) = end else {
+            if buf.len() < MAX_HEAD {
+                return Parsed::Incomplete;
+            }
+            return Parsed::Answer {
+                len: buf.len(),
+                bytes: http(
+                    "431 Request Header Fields Too Large",
+                    TEXT,
+                    &format!("a request head longer than {MAX_HEAD} bytes\n"),
+                ),
+                close: true,
+            };
+        };
+        let first = buf.split(|&b| b == b'\n').next().unwrap_or_default();
+        let first = String::from_utf8_lossy(first);
+        let mut parts = first.split_whitespace();
+        let (method, path) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
+        if method == "GET" && (path == "/metrics" || path.starts_with("/metrics?")) {
+            Parsed::Request { len, job: () }
+        } else {
+            Parsed::Answer {
+                len,
+                bytes: http("404 Not Found", TEXT, "only GET /metrics here\n"),
+                close: true,
+            }
         }
+    }
+
+    fn run(&self, _: ()) -> Answer {
+        Answer {
+            bytes: http("200 OK", OPENMETRICS, &scrape(&self.reg)),
+            close: true,
+        }
+    }
+
+    fn refuse(&self, why: Refusal, message: &str) -> Vec<u8> {
+        let status = match why {
+            Refusal::Timeout => "408 Request Timeout",
+            Refusal::Full | Refusal::Busy | Refusal::Late => "503 Service Unavailable",
+        };
+        http(status, TEXT, &format!("{message}\n"))
     }
 }
 
-/// One HTTP/1.x request, answered and closed.
-fn answer(c: TcpStream, reg: &Registry) -> std::io::Result<()> {
-    c.set_read_timeout(Some(Duration::from_secs(5)))?;
-    let mut r = BufReader::new(c.try_clone()?);
-    let mut request = String::new();
-    r.by_ref().take(8192).read_line(&mut request)?;
-    // Skip the headers (bounded).
-    let mut line = String::new();
-    for _ in 0..100 {
-        line.clear();
-        if r.by_ref().take(8192).read_line(&mut line)? == 0 || line == "\r\n" || line == "\n" {
-            break;
-        }
-    }
-    let mut parts = request.split_whitespace();
-    let (method, path) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
-    let (status, ctype, body) =
-        if method == "GET" && (path == "/metrics" || path.starts_with("/metrics?")) {
-            (
-                "200 OK",
-                "application/openmetrics-text; version=1.0.0; charset=utf-8",
-                scrape(reg),
-            )
-        } else {
-            (
-                "404 Not Found",
-                "text/plain; charset=utf-8",
-                "only GET /metrics here\n".to_string(),
-            )
-        };
-    let mut w = c;
-    write!(
-        w,
+const TEXT: &str = "text/plain; charset=utf-8";
+const OPENMETRICS: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+
+/// A whole HTTP/1.1 answer that closes the connection.
+fn http(status: &str, ctype: &str, body: &str) -> Vec<u8> {
+    format!(
         "HTTP/1.1 {status}\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
         body.len()
     )
+    .into_bytes()
 }

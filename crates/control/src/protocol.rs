@@ -136,7 +136,45 @@ pub fn parse_request(line: &str) -> Result<Request, String> {
         None => return Err("request without \"version\"".into()),
     }
     let e: Envelope = serde_json::from_str(line).map_err(|e| format!("bad request: {e}"))?;
+    refuse_unknown_fields(line, &e.request)?;
     Ok(e.request)
+}
+
+/// serde's `deny_unknown_fields` holds for the requests with fields; one
+/// without any (`stats`, `reload`, ...) takes whatever follows its tag
+/// (serde ignores the rest of an internally tagged unit variant). So a
+/// request whose kind accepts a made-up field takes no fields, and every
+/// field of the line but `version` and `op` is refused, by name: a typo or
+/// an option this router does not have must not pass as done.
+fn refuse_unknown_fields(line: &str, request: &Request) -> Result<(), String> {
+    use serde_json::{Map, Value};
+    let Ok(Value::Object(mut probe)) = serde_json::to_value(request) else {
+        return Ok(());
+    };
+    let op = probe
+        .get("op")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    probe.insert("\u{0}made-up".into(), Value::Null);
+    if serde_json::from_value::<Request>(Value::Object(probe)).is_err() {
+        return Ok(()); // its fields were checked by serde
+    }
+    let fields: Map<String, Value> =
+        serde_json::from_str(line).map_err(|e| format!("bad request: {e}"))?;
+    match fields.keys().find(|k| *k != "version" && *k != "op") {
+        Some(k) => {
+            // A name may be as long as the line: quote its start.
+            let mut name: String = k.chars().take(60).collect();
+            if name.len() < k.len() {
+                name.push('…');
+            }
+            Err(format!(
+                "bad request: unknown field `{name}`: `{op}` takes no fields"
+            ))
+        }
+        None => Ok(()),
+    }
 }
 
 #[cfg(test)]
@@ -189,6 +227,22 @@ mod tests {
         assert!(
             err(r#"{"version":1,"op":"route_add","prefix":"p","via":["nope"]}"#)
                 .contains("invalid IP address")
+        );
+        // Requests without fields refuse them too, by name.
+        for op in ["reload", "stats", "neigh_show", "port_show"] {
+            let e = err(&format!(r#"{{"version":1,"op":"{op}","path":"/etc/x"}}"#));
+            assert!(
+                e.contains("unknown field `path`")
+                    && e.contains(&format!("`{op}` takes no fields")),
+                "{op}: {e}"
+            );
+        }
+        assert_eq!(
+            parse_request(r#"{"version":1,"op":"route_show","prefix":null}"#),
+            Ok(Request::RouteShow {
+                prefix: None,
+                longest: None
+            })
         );
     }
 }

@@ -7,28 +7,45 @@
 //! * One instance per path: a path that accepts a connection belongs to a
 //!   live router, and starting is refused; a path nobody listens on is a
 //!   leftover of a killed one and is replaced.
-//! * A thread per connection, at most [`MAX_CONNECTIONS`] at once; each
-//!   request goes to the [`Handler`], which must not block for long (it
-//!   runs on the control side, never on a worker).
+//! * Served by [`crate::serve`]: one event loop for every connection and a
+//!   few threads for the requests, at most [`MAX_CONNECTIONS`] connections
+//!   (one more is answered with an error line and closed), a deadline on
+//!   each whole request and answer, and a request carried out only while
+//!   its client waits for the answer ([`LIMITS`]). Each request goes to the
+//!   [`Handler`], on a pool thread, never on a worker.
+//! * A request line is at most [`MAX_LINE`] bytes (a longer one is refused
+//!   and the connection closed: its rest could not be told from the next
+//!   request); a line that is not UTF-8 or not a request is answered with
+//!   the reason, and the connection goes on.
 
-use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::thread::JoinHandle;
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 
 use crate::protocol::{parse_request, Request, Response, MAX_LINE};
+use crate::serve::{Answer, Limits, Parsed, Refusal, Server, Service};
 
-/// Connections served at once; more wait in the listen backlog.
-pub const MAX_CONNECTIONS: usize = 16;
+/// Connections open at once; one more is refused with an error line. A
+/// thousand idle or slow clients still leave room for the operator's `ctl`
+/// (each costs a file descriptor and at most [`MAX_LINE`] bytes buffered).
+pub const MAX_CONNECTIONS: usize = 2048;
 
-/// An idle connection is closed after this long.
-const IDLE: Duration = Duration::from_secs(60);
+/// The control socket's limits (see [`crate::serve`]): a request line
+/// within 30 s of connecting or of the previous answer, an answer taken
+/// within 10 s, and a request started within 5 s of arriving, well inside
+/// the 10 s `ctl` waits ([`crate::client::TIMEOUT`]), or not at all.
+pub const LIMITS: Limits = Limits {
+    max_connections: MAX_CONNECTIONS,
+    request_deadline: Duration::from_secs(30),
+    answer_deadline: Duration::from_secs(10),
+    start_within: Duration::from_secs(5),
+    threads: 4,
+    queue: 64,
+};
 
 /// What answers requests (the router's control side).
 pub trait Handler: Send + Sync + 'static {
@@ -40,8 +57,7 @@ pub trait Handler: Send + Sync + 'static {
 /// A listening control socket; removed when dropped.
 pub struct ControlServer {
     path: PathBuf,
-    stop: Arc<AtomicBool>,
-    thread: Option<JoinHandle<()>>,
+    server: Server,
 }
 
 impl ControlServer {
@@ -51,6 +67,16 @@ impl ControlServer {
         path: &Path,
         gid: Option<u32>,
         handler: Arc<dyn Handler>,
+    ) -> Result<ControlServer> {
+        ControlServer::start_with(path, gid, handler, LIMITS)
+    }
+
+    /// [`ControlServer::start`] with other limits (tests use short ones).
+    pub fn start_with(
+        path: &Path,
+        gid: Option<u32>,
+        handler: Arc<dyn Handler>,
+        limits: Limits,
     ) -> Result<ControlServer> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
@@ -73,17 +99,18 @@ impl ControlServer {
             std::os::unix::fs::chown(path, None, Some(gid))
                 .with_context(|| format!("chgrp {gid} {}", path.display()))?;
         }
-        let stop = Arc::new(AtomicBool::new(false));
-        let thread = {
-            let stop = stop.clone();
-            std::thread::Builder::new()
-                .name("sr-control".into())
-                .spawn(move || accept_loop(listener, handler, stop))?
-        };
+        listener.set_nonblocking(true)?;
+        let listener = mio::net::UnixListener::from_std(listener);
+        let server = Server::start(
+            "sr-control",
+            listener,
+            Arc::new(Control { handler }),
+            limits,
+        )
+        .context("starting the control socket's threads")?;
         Ok(ControlServer {
             path: path.to_path_buf(),
-            stop,
-            thread: Some(thread),
+            server,
         })
     }
 
@@ -95,77 +122,79 @@ impl ControlServer {
 
 impl Drop for ControlServer {
     fn drop(&mut self) {
-        self.stop.store(true, Ordering::Release);
-        // Wake the blocking accept.
-        let _ = UnixStream::connect(&self.path);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
+        self.server.stop();
         let _ = std::fs::remove_file(&self.path);
     }
 }
 
-fn accept_loop(listener: UnixListener, handler: Arc<dyn Handler>, stop: Arc<AtomicBool>) {
-    let active = Arc::new(AtomicUsize::new(0));
-    for conn in listener.incoming() {
-        if stop.load(Ordering::Acquire) {
-            break;
-        }
-        let Ok(conn) = conn else { continue };
-        while active.load(Ordering::Acquire) >= MAX_CONNECTIONS {
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        active.fetch_add(1, Ordering::AcqRel);
-        let (handler, done) = (handler.clone(), active.clone());
-        let spawned = std::thread::Builder::new()
-            .name("sr-control-conn".into())
-            .spawn(move || {
-                if let Err(e) = serve(conn, &*handler) {
-                    tracing::debug!(error = %e, "control connection ended");
-                }
-                done.fetch_sub(1, Ordering::AcqRel);
-            });
-        if spawned.is_err() {
-            active.fetch_sub(1, Ordering::AcqRel);
-        }
-    }
+/// The control protocol on [`crate::serve`]: JSON lines.
+struct Control {
+    handler: Arc<dyn Handler>,
 }
 
-/// Answer the requests of one connection until it closes.
-fn serve(conn: UnixStream, handler: &dyn Handler) -> std::io::Result<()> {
-    conn.set_read_timeout(Some(IDLE))?;
-    let mut out = conn.try_clone()?;
-    let mut lines = BufReader::new(conn);
-    let mut line = String::new();
-    loop {
-        line.clear();
-        let n = lines
-            .by_ref()
-            .take(MAX_LINE as u64 + 1)
-            .read_line(&mut line)?;
-        if n == 0 {
-            return Ok(());
-        }
-        let response = if n > MAX_LINE {
+impl Service for Control {
+    type Job = Request;
+
+    fn max_request(&self) -> usize {
+        MAX_LINE
+    }
+
+    fn parse(&self, buf: &[u8], seen: usize) -> Parsed<Request> {
+        let window = &buf[..buf.len().min(MAX_LINE)];
+        let newline = window
+            .iter()
+            .skip(seen)
+            .position(|&b| b == b'\n')
+            .map(|i| seen + i);
+        let Some(end) = newline else {
+            if buf.len() < MAX_LINE {
+                return Parsed::Incomplete;
+            }
             // The rest of the line cannot be told from the next request.
             let r = Response::error(format!("request longer than {MAX_LINE} bytes"));
-            write_line(&mut out, &r)?;
-            return Ok(());
-        } else {
-            match parse_request(line.trim_end()) {
-                Ok(req) => match handler.handle(req) {
-                    Ok(data) => Response::Ok { data },
-                    Err(message) => Response::Error { message },
-                },
-                Err(message) => Response::Error { message },
-            }
+            return Parsed::Answer {
+                len: buf.len(),
+                bytes: line(&r),
+                close: true,
+            };
         };
-        write_line(&mut out, &response)?;
+        let len = end + 1;
+        let refused = match std::str::from_utf8(&buf[..end]) {
+            Err(e) => format!(
+                "request is not UTF-8 text (invalid byte at offset {})",
+                e.valid_up_to()
+            ),
+            Ok(text) => match parse_request(text.trim_end()) {
+                Ok(job) => return Parsed::Request { len, job },
+                Err(message) => message,
+            },
+        };
+        Parsed::Answer {
+            len,
+            bytes: line(&Response::error(refused)),
+            close: false,
+        }
+    }
+
+    fn run(&self, request: Request) -> Answer {
+        let r = match self.handler.handle(request) {
+            Ok(data) => Response::Ok { data },
+            Err(message) => Response::Error { message },
+        };
+        Answer {
+            bytes: line(&r),
+            close: false,
+        }
+    }
+
+    fn refuse(&self, _why: Refusal, message: &str) -> Vec<u8> {
+        line(&Response::error(message))
     }
 }
 
-fn write_line(out: &mut UnixStream, r: &Response) -> std::io::Result<()> {
-    let mut s = serde_json::to_string(r).map_err(std::io::Error::other)?;
-    s.push('\n');
-    out.write_all(s.as_bytes())
+/// `r` as one line.
+fn line(r: &Response) -> Vec<u8> {
+    let mut s = serde_json::to_vec(r).unwrap_or_else(|_| b"{}".to_vec());
+    s.push(b'\n');
+    s
 }

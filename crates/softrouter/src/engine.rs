@@ -48,6 +48,14 @@ const NEIGH_LOOK: Duration = Duration::from_secs(1);
 /// How often the supervisor looks at the live ports' interfaces.
 const IFACE_POLL: Duration = Duration::from_millis(100);
 
+/// Open files the servers may need at most: both connection limits, and
+/// room for the ports, the kernel mirror and the statistics.
+const FDS_NEEDED: u64 =
+    (control::server::MAX_CONNECTIONS + control::metrics::MAX_CONNECTIONS + 1024) as u64;
+
+/// The open-files limit asked for (up to the hard limit).
+const FDS_WANTED: u64 = 4 * FDS_NEEDED;
+
 /// Test hook: `SOFTROUTER_TEST_WORKER_PANIC_MS=<ms>` makes worker 0 panic
 /// after forwarding for that long, so the tests can show a panicking worker
 /// is noticed. Read once at start; costs the workers nothing otherwise.
@@ -82,6 +90,15 @@ pub fn run(cfg: &Config, opts: &RunOptions) -> Result<Report> {
     // the process without statistics).
     signal_hook::flag::register(signal_hook::consts::SIGHUP, hup.clone())
         .context("installing signal handlers")?;
+
+    // The control socket and the metrics endpoint each hold up to a few
+    // thousand connections: more than the usual 1,024 open files.
+    let fds = control::serve::raise_fd_limit(FDS_WANTED);
+    if fds < FDS_NEEDED {
+        tracing::warn!(
+            "open files limited to {fds} (ulimit -n): the control socket and the metrics endpoint may refuse connections before their own limits"
+        );
+    }
 
     // Before opening: a second softrouter on one of our interfaces stops
     // here rather than answering alongside the first.
@@ -203,6 +220,18 @@ pub fn run(cfg: &Config, opts: &RunOptions) -> Result<Report> {
         }
     };
 
+    let reloads = crate::reload::Reloads::start(control.clone());
+    let reloads = match reloads {
+        Ok(r) => r,
+        Err(e) => {
+            stop.store(true, Ordering::SeqCst);
+            for h in handles {
+                let _ = h.join();
+            }
+            return Err(e);
+        }
+    };
+
     // The kernel's routes (and with `[kernel] local` its neighbours),
     // dumped before "ready" (so a router started next to a routing daemon
     // comes up with its table), then followed.
@@ -273,11 +302,7 @@ pub fn run(cfg: &Config, opts: &RunOptions) -> Result<Report> {
             neigh_log.update(&router.neighbors(), |i| cfg.ports[i].name.clone());
         }
         if hup.swap(false, Ordering::SeqCst) {
-            // Logged by the reload itself, change by change; a bad file
-            // is the operator's to fix, never a reason to stop.
-            if let Err(e) = control.reload() {
-                tracing::error!("SIGHUP: {e:#}");
-            }
+            reloads.request();
         }
         if dump.swap(false, Ordering::SeqCst) {
             if let Some(path) = &opts.stats_json {

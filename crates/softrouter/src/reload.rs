@@ -16,6 +16,12 @@
 //! the *running* ports, so a route whose gateway is only on a changed
 //! port's new subnet is refused with the reason.
 //!
+//! What is read: the configuration file and its routes file, each only if
+//! it is a regular file of bounded size ([`config::source`]), so a path
+//! that names `/dev/zero`, a FIFO or a huge file is refused with the reason
+//! and nothing changes. SIGHUP reloads run on their own thread
+//! ([`Reloads`]).
+//!
 //! All or nothing: a file that does not validate, or a change the running
 //! ports refuse, leaves the router as it was, with the error. Only a
 //! failure while applying (a full table) can leave part of the changes
@@ -23,6 +29,7 @@
 
 use std::collections::HashMap;
 use std::net::IpAddr;
+use std::sync::{Arc, Condvar, Mutex};
 
 use anyhow::{anyhow, bail, Result};
 use config::{Cidr, Config, Neighbor, Route};
@@ -173,6 +180,67 @@ impl Plan {
             running.neighbors.retain(|o| o.address != a);
         }
         Ok(out)
+    }
+}
+
+/// Reloads asked for by SIGHUP, carried out on their own thread
+/// (`sr-reload`), so the supervisor never waits for one: it goes on
+/// watching signals, workers and ports while a file is read and applied,
+/// and stops at SIGTERM whatever a reload is doing (the thread is not
+/// waited for). SIGHUPs that arrive during a reload are folded into one
+/// more reload after it: a burst re-reads the file once or twice, not once
+/// per signal. (`ctl reload` runs on the control socket's threads, which
+/// nothing waits for either.)
+pub struct Reloads {
+    asked: Arc<(Mutex<Asked>, Condvar)>,
+}
+
+#[derive(Default)]
+struct Asked {
+    pending: bool,
+    closed: bool,
+}
+
+impl Reloads {
+    pub fn start(control: Arc<crate::controller::RouterControl>) -> Result<Reloads> {
+        let asked = Arc::new((Mutex::new(Asked::default()), Condvar::new()));
+        let mine = asked.clone();
+        std::thread::Builder::new()
+            .name("sr-reload".into())
+            .spawn(move || loop {
+                {
+                    let (lock, cv) = &*mine;
+                    let mut a = lock.lock().unwrap_or_else(|e| e.into_inner());
+                    while !a.pending && !a.closed {
+                        a = cv.wait(a).unwrap_or_else(|e| e.into_inner());
+                    }
+                    if a.closed {
+                        return;
+                    }
+                    a.pending = false;
+                }
+                // Logged by the reload itself, change by change; a bad
+                // file is the operator's to fix, never a reason to stop.
+                if let Err(e) = control.reload() {
+                    tracing::error!("SIGHUP: {e:#}");
+                }
+            })?;
+        Ok(Reloads { asked })
+    }
+
+    /// Asks for a reload; returns at once.
+    pub fn request(&self) {
+        let (lock, cv) = &*self.asked;
+        lock.lock().unwrap_or_else(|e| e.into_inner()).pending = true;
+        cv.notify_one();
+    }
+}
+
+impl Drop for Reloads {
+    fn drop(&mut self) {
+        let (lock, cv) = &*self.asked;
+        lock.lock().unwrap_or_else(|e| e.into_inner()).closed = true;
+        cv.notify_one();
     }
 }
 

@@ -54,6 +54,11 @@ impl RouterProcess {
         self.dir.join("router.toml")
     }
 
+    /// Its process id (to signal it).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// What it logged so far.
     pub fn log(&self) -> String {
         std::fs::read_to_string(self.dir.join("router.log")).unwrap_or_default()
