@@ -48,7 +48,7 @@ fn bench(dir: &Path, dut: &str, extra: &[&str]) -> (serde_json::Value, String) {
     let stdout = String::from_utf8_lossy(&out.stdout).to_string();
     let r: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    assert_eq!(r["schema_version"], 2);
+    assert_eq!(r["schema_version"], 3);
     let runs = r["runs"].as_array().unwrap();
     let kinds: Vec<&str> = runs
         .iter()
@@ -103,7 +103,7 @@ fn check(r: &serde_json::Value, stdout: &str, dut: &str) {
         assert!(stdout.contains(title), "table {title} printed:\n{stdout}");
     }
     assert!(
-        stdout.contains("NDR Mpps") && stdout.contains("PDR Mpps"),
+        stdout.contains("RFC 9971 goals: ndr (") && stdout.contains(" NDR ") && stdout.contains(" PDR "),
         "{stdout}"
     );
     let r = &r["runs"][0];
