@@ -297,7 +297,41 @@ fn recovery_table(title: String, tests: &[&TestResult]) -> Table {
     tb
 }
 
-/// One table per test kind that has results.
+/// What a run spent its time on: per test kind, the wall time, the trials
+/// and the trials' own traffic time (the rest is pauses, drains, learning
+/// frames and the DUT's probes).
+fn time_table(title: String, r: &RunResults) -> Table {
+    let mut tb = Table::new(title, &["test", "s", "% of run", "trials", "traffic s"]);
+    let total: f64 = r.tests.iter().map(|t| t.elapsed_s).sum();
+    for kind in TestKind::ALL.iter().copied() {
+        let tests: Vec<&TestResult> = r.tests.iter().filter(|t| t.test == kind).collect();
+        if tests.is_empty() {
+            continue;
+        }
+        let secs: f64 = tests.iter().map(|t| t.elapsed_s).sum();
+        let trials: Vec<_> = tests.iter().flat_map(|t| &t.trials).collect();
+        let traffic: f64 = trials
+            .iter()
+            .map(|t| match t.spec.burst {
+                Some(b) => b as f64 / t.spec.rate_fps.max(1.0),
+                None if !t.spec.phases.is_empty() => {
+                    t.spec.phases.iter().map(|p| p.duration.as_secs_f64()).sum()
+                }
+                None => t.spec.duration.as_secs_f64(),
+            })
+            .sum();
+        tb.rows.push(vec![
+            kind.name().to_string(),
+            format!("{secs:.0}"),
+            format!("{:.0}", secs * 100.0 / total.max(1e-9)),
+            trials.len().to_string(),
+            format!("{traffic:.0}"),
+        ]);
+    }
+    tb
+}
+
+/// One table per test kind that has results, and where the time went.
 pub fn render_tables(r: &RunResults) -> String {
     let mut out = String::new();
     let dut = format!("{} {}", r.meta.dut.label(), r.meta.dut.version);
@@ -315,6 +349,11 @@ pub fn render_tables(r: &RunResults) -> String {
             TestKind::Recovery => recovery_table(title, &tests),
         };
         out.push_str(&tb.render());
+        out.push('\n');
+    }
+    if r.tests.iter().any(|t| t.elapsed_s > 0.0) {
+        let title = format!("time spent - {}", dut.trim());
+        out.push_str(&time_table(title, r).render());
         out.push('\n');
     }
     out

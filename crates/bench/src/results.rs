@@ -187,6 +187,10 @@ pub struct TestResult {
     pub result: TestValue,
     /// Every trial, in order.
     pub trials: Vec<TrialRecord>,
+    /// Wall time the test took, s (trials, pauses, drains, the DUT's
+    /// probes): what a run spent its time on.
+    #[serde(default)]
+    pub elapsed_s: f64,
 }
 
 impl TestResult {
@@ -202,6 +206,7 @@ impl TestResult {
             }),
             size,
             trials: r.trials,
+            elapsed_s: 0.0,
         }
     }
 
@@ -227,6 +232,7 @@ impl TestResult {
             ip,
             result: TestValue::Latency(r),
             trials,
+            elapsed_s: 0.0,
         }
     }
 
@@ -239,6 +245,7 @@ impl TestResult {
             ip,
             result: TestValue::Loss(r),
             trials,
+            elapsed_s: 0.0,
         }
     }
 
@@ -251,6 +258,7 @@ impl TestResult {
             ip,
             result: TestValue::BackToBack(r),
             trials,
+            elapsed_s: 0.0,
         }
     }
 
@@ -263,6 +271,7 @@ impl TestResult {
             ip,
             result: TestValue::Recovery(r),
             trials,
+            elapsed_s: 0.0,
         }
     }
 }

@@ -7,7 +7,7 @@
 //! latency, back-to-back and recovery start from, and the pauses between
 //! trials are tested without a network.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::Result;
 
@@ -103,16 +103,20 @@ pub fn run(
                 // DUT held, as RFC 2544's throughput is a rate it held).
                 let mut throughput: Option<f64> = None;
                 if tp_first {
+                    let started = Instant::now();
                     paced.observer.test(TestKind::Throughput, &size, ip);
                     let r = bound_by_max(&s, throughput::throughput(&mut paced, &tp_cfg)?);
                     throughput = r.first().and_then(|g| g.lower_fps);
                     out.push(TestResult::throughput(size.clone(), ip, r));
+                    timed(&mut out, started);
                 }
                 let tp_passed = throughput.filter(|&t| t > 0.0);
                 for &test in &s.tests {
                     if test == TestKind::Throughput {
                         continue; // done above
                     }
+                    let started = Instant::now();
+                    let before = out.len();
                     paced.observer.test(test, &size, ip);
                     match test {
                         TestKind::Throughput => unreachable!("run first"),
@@ -182,11 +186,21 @@ pub fn run(
                             )),
                         },
                     }
+                    if out.len() > before {
+                        timed(&mut out, started);
+                    }
                 }
             }
         }
     }
     Ok(out)
+}
+
+/// The last result's wall time, from `started`.
+fn timed(out: &mut [TestResult], started: Instant) {
+    if let Some(t) = out.last_mut() {
+        t.elapsed_s = started.elapsed().as_secs_f64();
+    }
 }
 
 /// What passing at the maximum rate means depends on where the maximum
