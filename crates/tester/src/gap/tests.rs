@@ -1,0 +1,117 @@
+//! The gap program live: a veth end whose NAPI thread is kept off its CPU
+//! for a known time while frames arrive must show a gap at least that
+//! long; a closed window must see nothing.
+
+use super::*;
+use crate::count::Counter;
+use crate::gen::{Frame, Generator, Phase, Plan, Port};
+use crate::testutil::{can_run, enter_netns, ifindex};
+use testbed::napi::{pin, schedule, thread_napi_in, NapiPolicy};
+use testbed::{Netns, VethPair};
+
+/// How long the hog keeps the receiving end's NAPI thread off its CPU.
+const STALL: Duration = Duration::from_millis(30);
+
+/// Frames a -> b for 300 ms at 100 kfps (b's NAPI threaded on CPU 0, the
+/// generator on CPU 1), the meter armed for `window`; with `stall`, a
+/// SCHED_FIFO thread spins on CPU 0 for [`STALL`] 100 ms in.
+fn run(window: Duration, stall: bool) -> Gaps {
+    let ns = Netns::new("gap").unwrap();
+    let v = VethPair::new(&ns, &ns, 1).unwrap();
+    let (name, a, b) = (ns.name().to_string(), v.a.clone(), v.b.clone());
+    let gaps = std::thread::spawn(move || {
+        enter_netns(&name);
+        // The counter gives b NAPI (XDP in driver mode).
+        let _c = Counter::new(1, 1 << 20, &[ifindex(&b)]).unwrap();
+        thread_napi_in(&name, &b, &[0], NapiPolicy::Normal).unwrap();
+        pin(0, &[1]).unwrap();
+        let mut g = Generator::new(1, 1).unwrap();
+        let (bytes, l) = crate::testutil::frame(0, 64, false, 0, 0);
+        g.set_frame(0, 0, &Frame::from_layout(&bytes, &l)).unwrap();
+        let meter = GapMeter::new(std::slice::from_ref(&b)).unwrap();
+        let hog = stall.then(|| {
+            std::thread::spawn(|| {
+                pin(0, &[0]).unwrap();
+                std::thread::sleep(Duration::from_millis(100));
+                schedule(0, NapiPolicy::Fifo(10)).unwrap();
+                let t = std::time::Instant::now();
+                while t.elapsed() < STALL {
+                    std::hint::spin_loop();
+                }
+                schedule(0, NapiPolicy::Normal).unwrap();
+            })
+        });
+        meter.arm_handle().arm(window);
+        let s = g
+            .run(&Plan {
+                ports: vec![Port {
+                    ifindex: ifindex(&a),
+                    streams: vec![0],
+                }],
+                phases: vec![Phase {
+                    frames: 30_000,
+                    rate_fps: Some(100_000.0),
+                }],
+                schedule: vec![0],
+                batch: 16,
+                grace: Duration::from_millis(50),
+                lead: Duration::from_millis(1),
+                latency_every: 1,
+            })
+            .unwrap();
+        assert!(s.sent > 0, "{s:?}");
+        if let Some(h) = hog {
+            h.join().unwrap();
+        }
+        std::thread::sleep(Duration::from_millis(20));
+        meter.read().unwrap()
+    })
+    .join()
+    .expect("gap test thread");
+    drop(v);
+    gaps
+}
+
+fn runnable(test: &str) -> bool {
+    if !can_run(test) {
+        return false;
+    }
+    if testbed::napi::affinity(0).map_or(0, |c| c.len()) < 2 || !(0..2).all(cpu_online) {
+        eprintln!("{test}: skipped (needs CPUs 0 and 1)");
+        return false;
+    }
+    true
+}
+
+fn cpu_online(c: usize) -> bool {
+    std::path::Path::new(&format!("/sys/devices/system/cpu/cpu{c}")).exists()
+}
+
+#[test]
+fn a_receive_thread_kept_off_its_cpu_shows_as_a_gap() {
+    if !runnable("a_receive_thread_kept_off_its_cpu_shows_as_a_gap") {
+        return;
+    }
+    let g = run(Duration::from_secs(5), true);
+    assert!(g.polls > 0, "no poll of the receiving end seen: {g:?}");
+    assert!(
+        g.longest >= STALL * 2 / 3,
+        "a {STALL:?} stall of the receive thread, longest gap seen {g:?}"
+    );
+}
+
+#[test]
+fn polls_after_the_window_are_not_counted() {
+    if !runnable("polls_after_the_window_are_not_counted") {
+        return;
+    }
+    let g = run(Duration::ZERO, false);
+    assert_eq!(g, Gaps::default());
+}
+
+#[test]
+fn interface_names_are_keys() {
+    assert_eq!(&name_key("ab").unwrap()[..3], b"ab\0");
+    assert!(name_key("").is_err());
+    assert!(name_key("sixteen-letters!").is_err());
+}
