@@ -179,7 +179,6 @@ pub(crate) fn outcome(
         loss_split: Some(split),
         measurement_fault: (!faults.is_empty()).then(|| faults.join("; ")),
         noise: Some(seen.noise),
-        ..TrialOutcome::default()
     }
 }
 
