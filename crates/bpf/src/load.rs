@@ -1,6 +1,6 @@
 //! Loading a BPF object: aya parses the ELF, creates the maps (with sizes
 //! and globals set by the caller), relocates and loads one XDP program (or,
-//! [`load_raw_tracepoint`], loads and attaches one tracing program); a
+//! [`load_raw_tracepoints`], loads and attaches tracing programs); a
 //! verifier rejection comes back with the tail of the verifier's log.
 
 use std::os::fd::AsFd;
@@ -51,25 +51,28 @@ pub fn load(
 
 /// Load `obj`, relocated against the running kernel's BTF (tracing
 /// programs read kernel structures, whose layout is the kernel's: CO-RE),
-/// and attach its raw tracepoint program `prog` to `tracepoint`; the
-/// attachment lasts as long as the returned object. Fails without kernel
-/// BTF (`/sys/kernel/btf/vmlinux`) or the permission to trace.
-pub fn load_raw_tracepoint(what: &str, obj: &[u8], prog: &str, tracepoint: &str) -> Result<Loaded> {
+/// and attach each raw tracepoint program `(prog, tracepoint)` of
+/// `attach`; the attachments last as long as the returned object. Fails
+/// without kernel BTF (`/sys/kernel/btf/vmlinux`) or the permission to
+/// trace.
+pub fn load_raw_tracepoints(what: &str, obj: &[u8], attach: &[(&str, &str)]) -> Result<Loaded> {
     let btf = aya::Btf::from_sys_fs()
         .with_context(|| format!("{what}: the kernel's BTF (/sys/kernel/btf/vmlinux)"))?;
     let mut ebpf = EbpfLoader::new()
         .btf(Some(&btf))
         .load(obj)
         .with_context(|| format!("loading the {what} BPF object"))?;
-    let p: &mut RawTracePoint = ebpf
-        .program_mut(prog)
-        .ok_or_else(|| anyhow!("{what}: no program {prog} in the object"))?
-        .try_into()
-        .with_context(|| format!("{what}: {prog} is not a raw tracepoint program"))?;
-    p.load()
-        .map_err(|e| anyhow!("{what}: the verifier rejected {prog}: {}", verifier_log(&e)))?;
-    p.attach(tracepoint)
-        .with_context(|| format!("{what}: attaching {prog} to the {tracepoint} tracepoint"))?;
+    for &(prog, tracepoint) in attach {
+        let p: &mut RawTracePoint = ebpf
+            .program_mut(prog)
+            .ok_or_else(|| anyhow!("{what}: no program {prog} in the object"))?
+            .try_into()
+            .with_context(|| format!("{what}: {prog} is not a raw tracepoint program"))?;
+        p.load()
+            .map_err(|e| anyhow!("{what}: the verifier rejected {prog}: {}", verifier_log(&e)))?;
+        p.attach(tracepoint)
+            .with_context(|| format!("{what}: attaching {prog} to the {tracepoint} tracepoint"))?;
+    }
     Ok(Loaded { ebpf })
 }
 

@@ -8,14 +8,19 @@
 //! with every trial so a reader can tell such a stall from the DUT's
 //! capacity. It is reported, never used to discard a trial.
 //!
-//! What exactly is measured, per NAPI instance of the named devices: the
-//! time between the ends of two consecutive polls where the second poll
-//! did work (found frames), while armed. It bounds the wait of the frames
-//! that poll found from above; gaps ended by empty polls do not count (an
-//! empty ring needs no polling). See the program's comment for the rest.
+//! What exactly is measured, per NAPI instance of the named devices, while
+//! armed, for each poll that did work (found frames): with the device's
+//! sender known ([`Receiver::sender`], the `xdp` tester's end, whose XDP
+//! transmits are seen), the time from when frames became pending (the
+//! first transmit into an empty ring) to the poll's end: the wait of the
+//! oldest frame it found, within one batch. Without it, the time since
+//! the previous poll ended: an upper bound that also counts time in which
+//! no frame arrived (a tester's own stall). Gaps ended by empty polls do
+//! not count (an empty ring needs no polling). See the program's comment.
 //!
-//! Cost: one program run per NAPI poll on the host (a poll handles up to
-//! 64 frames): a name read and two hash lookups, no per-frame work.
+//! Cost: one program run per NAPI poll and per XDP transmit flush (a batch
+//! of up to 64 frames each) on the host: a name read and a few map
+//! lookups, no per-frame work.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -29,7 +34,12 @@ use bpf::{Loaded, MmapArray};
 // Word indices of bpf/gap.h.
 const GC_EPOCH: usize = 0;
 const GC_UNTIL: usize = 1;
-const GC_WORDS: usize = 2;
+const GC_PEND: usize = 2;
+const MAX_SLOTS: usize = 64;
+const GC_WORDS: usize = GC_PEND + MAX_SLOTS;
+const DEV_SENDER: u32 = 1 << 16;
+const DEV_TRACKED: u32 = 1 << 17;
+const DEV_RECEIVER: u32 = 1 << 18;
 const GN_EPOCH: usize = 0;
 const GN_MAX_GAP: usize = 2;
 const GN_POLLS: usize = 3;
@@ -37,7 +47,19 @@ const GN_WORDS: usize = 4;
 /// IFNAMSIZ: the key of the program's device set.
 const IFNAMSIZ: usize = 16;
 
-/// The loaded, attached gap program and its maps. Dropping it detaches.
+/// A device whose receive gaps are measured.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Receiver {
+    /// Its interface name (names are host-wide unique for the testbed's
+    /// veths, which is what makes a name a device).
+    pub name: String,
+    /// The interface that transmits into its ring with XDP (the `xdp`
+    /// tester's end of the same veth), when known: gaps are then measured
+    /// from when frames became pending.
+    pub sender: Option<String>,
+}
+
+/// The loaded, attached gap programs and their maps. Dropping it detaches.
 pub struct GapMeter {
     obj: Loaded,
     ctl: Arc<MmapArray>,
@@ -58,17 +80,25 @@ pub struct Gaps {
 }
 
 impl GapMeter {
-    /// Load the program and attach it to the `napi_poll` tracepoint for
-    /// `devices` (interface names; names are host-wide unique for the
-    /// testbed's veths, which is what makes a name a device). Fails
-    /// without kernel BTF or the permission to trace (the caller runs
-    /// the trial without the figure).
-    pub fn new(devices: &[String]) -> Result<GapMeter> {
-        if devices.is_empty() {
-            bail!("a receive-gap meter without devices");
+    /// Load the programs and attach them to the `napi_poll` and
+    /// `xdp_devmap_xmit` tracepoints for `devices`. Fails without kernel
+    /// BTF or the permission to trace (the caller runs the trial without
+    /// the figure).
+    pub fn new(devices: &[Receiver]) -> Result<GapMeter> {
+        if devices.is_empty() || devices.len() > MAX_SLOTS {
+            bail!(
+                "a receive-gap meter for {} devices (1..={MAX_SLOTS})",
+                devices.len()
+            );
         }
-        let mut obj =
-            programs::load_raw_tracepoint("gap", programs::GAP_OBJ, "sr_gap", "napi_poll")?;
+        let mut obj = programs::load_raw_tracepoints(
+            "gap",
+            programs::GAP_OBJ,
+            &[
+                ("sr_gap_poll", "napi_poll"),
+                ("sr_gap_xmit", "xdp_devmap_xmit"),
+            ],
+        )?;
         let ctl = Arc::new(obj.mmap("gap_ctl", GC_WORDS * 8, 1)?);
         ctl.zero();
         let map = obj
@@ -77,9 +107,15 @@ impl GapMeter {
             .context("gap: no map gap_devs")?;
         let mut devs: HashMap<&mut MapData, [u8; IFNAMSIZ], u32> =
             HashMap::try_from(map).context("gap: gap_devs")?;
-        for d in devices {
-            devs.insert(name_key(d)?, 1, 0)
-                .with_context(|| format!("gap: adding device {d}"))?;
+        for (slot, d) in devices.iter().enumerate() {
+            let slot = slot as u32;
+            let tracked = if d.sender.is_some() { DEV_TRACKED } else { 0 };
+            devs.insert(name_key(&d.name)?, slot | DEV_RECEIVER | tracked, 0)
+                .with_context(|| format!("gap: adding device {}", d.name))?;
+            if let Some(s) = &d.sender {
+                devs.insert(name_key(s)?, slot | DEV_SENDER, 0)
+                    .with_context(|| format!("gap: adding device {s}"))?;
+            }
         }
         Ok(GapMeter { obj, ctl })
     }
@@ -113,10 +149,13 @@ impl GapMeter {
 }
 
 impl GapArm {
-    /// Start a new window: from now for `window` (polls after it are
+    /// Start a new window: from now for `window` (events after it are
     /// ignored, so a stray frame long after the traffic ends no gap).
     pub fn arm(&self, window: Duration) {
         let until = bpf::mono_ns().saturating_add(window.as_nanos() as u64);
+        for s in 0..MAX_SLOTS {
+            self.0.set(GC_PEND + s, 0);
+        }
         self.0.set(GC_UNTIL, until);
         let e = self.0.get(GC_EPOCH);
         self.0.set(GC_EPOCH, e.wrapping_add(1).max(1));

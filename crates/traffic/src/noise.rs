@@ -14,7 +14,7 @@ use std::time::Duration;
 use bench::plan::TrafficPlan;
 use bench::search::Noise;
 use bench::sysstat::{parse_stat, steal_pct, CpuTimes};
-use tester::gap::{GapArm, GapMeter};
+use tester::gap::{GapArm, GapMeter, Receiver};
 
 /// Frames a veth end's receive ring holds (the kernel's `VETH_RING_SIZE`):
 /// what the DUT's ring absorbs while its receive work does not run.
@@ -41,10 +41,18 @@ impl NoiseMeter {
     /// for external DUTs or the loopback). If the program cannot be
     /// attached (no BTF, no permission) trials run without the figure.
     pub(crate) fn new(plan: &TrafficPlan) -> NoiseMeter {
-        let devs: Vec<String> = plan
+        // The xdp tester's XDP transmits are seen: gaps start when frames
+        // became pending, not at the previous poll (see `tester::gap`).
+        let xdp = plan.backend.counts_in_xdp();
+        let devs: Vec<Receiver> = plan
             .ports
             .iter()
-            .filter_map(|p| p.dut_iface.clone())
+            .filter_map(|p| {
+                Some(Receiver {
+                    name: p.dut_iface.clone()?,
+                    sender: xdp.then(|| p.iface.clone()),
+                })
+            })
             .collect();
         let gap = if devs.is_empty() {
             None
