@@ -2,5 +2,5 @@
 //! objects that `src/programs.rs` embeds.
 
 fn main() {
-    bpf_build::compile(&["gen", "count"]);
+    bpf_build::compile(&["gen", "count", "gap"]);
 }

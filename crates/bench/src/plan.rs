@@ -41,6 +41,12 @@ pub struct TesterPort {
     /// /64; the host part is varied per flow).
     pub dest_v4: Ipv4Addr,
     pub dest_v6: Ipv6Addr,
+    /// The DUT's interface at the other end of this port's wire, when the
+    /// bench built the wire (a veth end of its own testbed: such names are
+    /// unique on the host); `None` for external DUTs and the tester's
+    /// loopback. The traffic engine measures the DUT's receive gaps on it
+    /// (`traffic::noise`), and knows its ring is a veth's.
+    pub dut_iface: Option<String>,
 }
 
 /// Everything the traffic engine needs for one testbed.

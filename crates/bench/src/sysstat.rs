@@ -25,6 +25,8 @@ pub struct CpuTimes {
     pub idle: u64,
     /// All counted time (user..steal).
     pub total: u64,
+    /// Steal: time a VM's CPU was runnable but its host ran something else.
+    pub steal: u64,
 }
 
 /// Raw counters at one instant.
@@ -77,9 +79,27 @@ pub fn parse_stat(s: &str) -> BTreeMap<u32, CpuTimes> {
         // user nice system idle iowait irq softirq steal guest guest_nice
         let total: u64 = v.iter().take(8).sum();
         let idle = v.get(3).copied().unwrap_or(0) + v.get(4).copied().unwrap_or(0);
-        m.insert(n, CpuTimes { idle, total });
+        let steal = v.get(7).copied().unwrap_or(0);
+        m.insert(n, CpuTimes { idle, total, steal });
     }
     m
+}
+
+/// Steal per CPU between two readings of [`parse_stat`], % of each CPU's
+/// counted time (index = CPU number; 0 for a CPU without time or absent
+/// from either reading). Why per CPU: a VM's host steals one vCPU at a
+/// time, and the DUT's CPUs are not the tester's.
+pub fn steal_pct(a: &BTreeMap<u32, CpuTimes>, b: &BTreeMap<u32, CpuTimes>) -> Vec<f64> {
+    let n = b.keys().next_back().map_or(0, |&c| c as usize + 1);
+    let mut out = vec![0.0; n];
+    for (&cpu, tb) in b {
+        let Some(ta) = a.get(&cpu) else { continue };
+        let total = tb.total.saturating_sub(ta.total);
+        if total > 0 {
+            out[cpu as usize] = tb.steal.saturating_sub(ta.steal) as f64 * 100.0 / total as f64;
+        }
+    }
+    out
 }
 
 /// /proc/interrupts: IRQ id -> (description, total over CPUs).
@@ -304,7 +324,8 @@ MIS:          0\n";
             c[&1],
             CpuTimes {
                 idle: 860,
-                total: 1250
+                total: 1250,
+                steal: 0
             }
         );
         let i = parse_interrupts(IRQ_B);
@@ -313,6 +334,17 @@ MIS:          0\n";
         assert_eq!(i["ERR"].1, 3);
         let s = parse_softirqs(SOFT_B);
         assert_eq!(s["NET_RX"], vec![8561, 7850]);
+    }
+
+    #[test]
+    fn steal_per_cpu() {
+        let a = parse_stat("cpu0 100 0 50 840 0 0 0 10 0 0\ncpu1 0 0 0 100 0 0 0 0 0 0\n");
+        let b = parse_stat(
+            "cpu0 100 0 50 880 0 0 0 70 0 0\ncpu1 0 0 0 100 0 0 0 0 0 0\n\
+             cpu2 0 0 0 1 0 0 0 0 0 0\n",
+        );
+        // cpu0: 60 of 100 ticks stolen; cpu1 had no time; cpu2 is new.
+        assert_eq!(steal_pct(&a, &b), vec![60.0, 0.0, 0.0]);
     }
 
     #[test]

@@ -1,12 +1,13 @@
 //! Loading a BPF object: aya parses the ELF, creates the maps (with sizes
-//! and globals set by the caller), relocates and loads one XDP program; a
+//! and globals set by the caller), relocates and loads one XDP program (or,
+//! [`load_raw_tracepoints`], loads and attaches tracing programs); a
 //! verifier rejection comes back with the tail of the verifier's log.
 
 use std::os::fd::AsFd;
 
 use anyhow::{anyhow, Context, Result};
 use aya::maps::{Map, MapData};
-use aya::programs::Xdp;
+use aya::programs::{RawTracePoint, Xdp};
 use aya::{Ebpf, EbpfLoader};
 
 use crate::MmapArray;
@@ -45,6 +46,33 @@ pub fn load(
         .with_context(|| format!("{what}: {prog} is not an XDP program"))?;
     p.load()
         .map_err(|e| anyhow!("{what}: the verifier rejected {prog}: {}", verifier_log(&e)))?;
+    Ok(Loaded { ebpf })
+}
+
+/// Load `obj`, relocated against the running kernel's BTF (tracing
+/// programs read kernel structures, whose layout is the kernel's: CO-RE),
+/// and attach each raw tracepoint program `(prog, tracepoint)` of
+/// `attach`; the attachments last as long as the returned object. Fails
+/// without kernel BTF (`/sys/kernel/btf/vmlinux`) or the permission to
+/// trace.
+pub fn load_raw_tracepoints(what: &str, obj: &[u8], attach: &[(&str, &str)]) -> Result<Loaded> {
+    let btf = aya::Btf::from_sys_fs()
+        .with_context(|| format!("{what}: the kernel's BTF (/sys/kernel/btf/vmlinux)"))?;
+    let mut ebpf = EbpfLoader::new()
+        .btf(Some(&btf))
+        .load(obj)
+        .with_context(|| format!("loading the {what} BPF object"))?;
+    for &(prog, tracepoint) in attach {
+        let p: &mut RawTracePoint = ebpf
+            .program_mut(prog)
+            .ok_or_else(|| anyhow!("{what}: no program {prog} in the object"))?
+            .try_into()
+            .with_context(|| format!("{what}: {prog} is not a raw tracepoint program"))?;
+        p.load()
+            .map_err(|e| anyhow!("{what}: the verifier rejected {prog}: {}", verifier_log(&e)))?;
+        p.attach(tracepoint)
+            .with_context(|| format!("{what}: attaching {prog} to the {tracepoint} tracepoint"))?;
+    }
     Ok(Loaded { ebpf })
 }
 

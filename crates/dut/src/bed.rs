@@ -296,6 +296,7 @@ impl Bed {
                     peer_v6: p.dut_v6,
                     dest_v4: p.dest_v4,
                     dest_v6: p.dest_v6,
+                    dut_iface: self.star.is_some().then(|| p.dut_if.clone()),
                 })
                 .collect(),
             pairs: pairs(self.pattern),

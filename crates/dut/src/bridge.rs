@@ -19,7 +19,7 @@ use testbed::RouterMode;
 use super::bed::{if_counters, Bed, IfCounters};
 use super::probe::{merge, CpuMeter, Direct};
 use super::stages::StageProfiler;
-use super::{counters_since, describe_bed, dut_ns, named_counters, Dut, DutOptions};
+use super::{counters_since, describe_bed, dut_ns, named_counters, rx_dropped, Dut, DutOptions};
 use bench::plan::{DutProbe, DutSample, TesterBackend, TrafficPlan};
 use bench::settings::Pattern;
 
@@ -180,6 +180,7 @@ impl DutProbe for PortCountersProbe {
                 "kind": self.kind,
                 "forwarded": fwd,
                 "interfaces": named_counters(&self.ifaces, &d),
+                "dropped": rx_dropped(&d),
             }),
             cpu,
         );

@@ -34,8 +34,8 @@ use testbed::RouterMode;
 use super::bed::{if_counters, Bed, IfCounters};
 use super::probe::{merge, CpuMeter, Direct};
 use super::{
-    counters_since, describe_bed, dut_ns, log_tail, named_counters, shell_output, terminate_group,
-    Dut, DutOptions, Ended,
+    counters_since, describe_bed, dut_ns, log_tail, named_counters, rx_dropped, shell_output,
+    terminate_group, Dut, DutOptions, Ended,
 };
 use bench::plan::{DutProbe, DutSample, TesterBackend, TrafficPlan};
 use bench::settings::{DutSettings, Pattern};
@@ -291,9 +291,10 @@ impl DutProbe for CommandProbe {
         let fwd = d.iter().map(|c| c.tx_packets).sum::<u64>();
         let (sys, cpu) = self.meter.end(Some((fwd, "DUT interface TX packets")))?;
         let ifs = named_counters(&self.ifaces, &d);
+        let stats = json!({ "kind": "command", "interfaces": ifs, "dropped": rx_dropped(&d) });
         Ok(DutSample {
             sys: Some(sys),
-            dut_stats: Some(merge(json!({ "kind": "command", "interfaces": ifs }), cpu)),
+            dut_stats: Some(merge(stats, cpu)),
         })
     }
 }

@@ -222,6 +222,14 @@ pub(crate) fn counters_since(after: &[IfCounters], before: &[IfCounters]) -> Vec
     after.iter().zip(before).map(|(b, a)| b.since(a)).collect()
 }
 
+/// Frames the DUT's interfaces dropped on receive over a trial (their
+/// `rx_dropped`): a kernel DUT's own drops, as far as cheap counters
+/// tell. Every probe reports its DUT's drops as `dut_stats.dropped`; the
+/// traffic engine counts them in the trial's `loss_split.dut_drops`.
+pub(crate) fn rx_dropped(counters: &[IfCounters]) -> u64 {
+    counters.iter().map(|c| c.rx_dropped).sum()
+}
+
 /// Interface counters as JSON objects carrying the interface's name.
 pub(crate) fn named_counters(ifaces: &[String], counters: &[IfCounters]) -> Vec<Value> {
     ifaces

@@ -88,7 +88,7 @@ use testbed::RouterMode;
 use super::bed::{if_counters, ping_from_tester, Bed, IfCounters};
 use super::probe::{merge, CpuMeter, Direct};
 use super::stages::StageProfiler;
-use super::{counters_since, describe_bed, dut_ns, named_counters, Dut, DutOptions};
+use super::{counters_since, describe_bed, dut_ns, named_counters, rx_dropped, Dut, DutOptions};
 use bench::plan::{DutProbe, DutSample, TesterBackend, TrafficPlan};
 use bench::settings::{DutSettings, Pattern};
 
@@ -507,12 +507,14 @@ impl DutProbe for LinuxProbe {
         let c1 = if_counters(Some(&self.ns), &self.ifaces)?;
         let fwd = forwarded(&k1).saturating_sub(forwarded(&k0));
         let (sys, cpu) = self.meter.end(Some((fwd, "kernel ForwDatagrams")))?;
-        let ifs = named_counters(&self.ifaces, &counters_since(&c1, &c0));
+        let d = counters_since(&c1, &c0);
+        let ifs = named_counters(&self.ifaces, &d);
         let mut stats = merge(
             json!({
                 "kind": "linux",
                 "kernel": { "forwarded": fwd, "counters": counters_delta(&k0, &k1) },
                 "interfaces": ifs,
+                "dropped": rx_dropped(&d),
             }),
             cpu,
         );

@@ -54,6 +54,8 @@ fn check_plan(d: &dyn Dut, pattern: Pattern) {
         let shown = bed::ip_in(Some(&names[0]), &["link", "show", "dev", &p.iface]).unwrap();
         assert!(shown.contains(&format_mac(&p.mac)), "{shown}");
         let dut_if = &d.bed().ports[i].dut_if;
+        // The traffic engine measures the DUT's receive gaps on it.
+        assert_eq!(p.dut_iface.as_ref(), Some(dut_if));
         let shown = bed::ip_in(Some(&names[1]), &["link", "show", "dev", dut_if]).unwrap();
         assert!(shown.contains(&format_mac(&p.peer_mac)), "{shown}");
         assert_eq!(p.v4.to_string(), format!("198.18.{i}.2"));
@@ -90,6 +92,8 @@ fn probe_around_pings(d: &dyn Dut, from: usize, to: usize) -> serde_json::Value 
         cpu["forwarded_packets"].as_u64().unwrap() >= 3,
         "3 echo requests forwarded: {stats}"
     );
+    // The DUT's own drops, for the trial's loss split.
+    assert!(stats["dropped"].is_u64(), "dropped missing: {stats}");
     stats
 }
 

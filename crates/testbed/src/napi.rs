@@ -124,7 +124,8 @@ pub fn affinity(pid: i32) -> Result<Vec<usize>> {
     }
 }
 
-fn pin(pid: i32, cpus: &[usize]) -> Result<()> {
+/// Pin thread `pid` (0: the calling thread) to `cpus`.
+pub fn pin(pid: i32, cpus: &[usize]) -> Result<()> {
     // SAFETY: a zeroed cpu_set_t with our CPUs set.
     unsafe {
         let mut set: libc::cpu_set_t = std::mem::zeroed();
@@ -138,7 +139,8 @@ fn pin(pid: i32, cpus: &[usize]) -> Result<()> {
     Ok(())
 }
 
-fn schedule(pid: i32, policy: NapiPolicy) -> Result<()> {
+/// Schedule thread `pid` (0: the calling thread) by `policy`.
+pub fn schedule(pid: i32, policy: NapiPolicy) -> Result<()> {
     let (pol, prio) = match policy {
         NapiPolicy::Normal => (libc::SCHED_OTHER, 0),
         NapiPolicy::Fifo(p) => (libc::SCHED_FIFO, p.clamp(1, 99)),

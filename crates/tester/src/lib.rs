@@ -7,6 +7,8 @@
 //! * [`count`]: the XDP counter on the tester's receiving ends: per-stream
 //!   counts, a sequence bitmap, a latency histogram and IPDV, read through
 //!   mmap after the drain.
+//! * [`gap`]: the DUT's longest receive gap in a trial, from the
+//!   `napi_poll` tracepoint (a raw tracepoint program, not XDP).
 //!
 //! Why in the kernel: on a small VM an skb-based generator (AF_PACKET)
 //! tops out near 1 Mfps and the kernel DUT forwards about half that, so
@@ -15,6 +17,7 @@
 
 pub mod count;
 pub mod frame;
+pub mod gap;
 pub mod gen;
 pub use bpf::MmapArray;
 pub mod programs;

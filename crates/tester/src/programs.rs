@@ -6,4 +6,6 @@ pub const GEN_OBJ: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), 
 /// The counter (`bpf/count.bpf.c`).
 pub const COUNT_OBJ: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/count.bpf.o"));
 
-pub use bpf::{load, Loaded};
+pub use bpf::{load, load_raw_tracepoints, Loaded};
+/// The receive-gap meter (`bpf/gap.bpf.c`), a raw tracepoint program.
+pub const GAP_OBJ: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/gap.bpf.o"));

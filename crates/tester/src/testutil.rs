@@ -7,6 +7,14 @@ use crate::frame::{build, Flow, FrameLayout, UDP_DST_PORT, UDP_SRC_PORT};
 
 pub use bpf::{run_once, XDP_DROP, XDP_PASS, XDP_REDIRECT};
 
+/// Held by every live test (the generator's, the gap meter's): one at a
+/// time, as a generator spins on a CPU for its whole run and two at a
+/// time starve each other.
+pub fn live_lock() -> std::sync::MutexGuard<'static, ()> {
+    static LIVE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LIVE.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 /// Whether BPF tests can run here (they need root); says why not.
 pub fn can_run(test: &str) -> bool {
     if testbed::netns::is_root() {

@@ -128,6 +128,8 @@ pub fn wire_plan(
         peer_v6: Ipv6Addr::new(0x2001, 2, 0, u16::from(i), 0, 0, 0, 1),
         dest_v4: Ipv4Addr::new(198, 19, i, 0),
         dest_v6: Ipv6Addr::new(0x2001, 2, 0, 0x100 + u16::from(i), 0, 0, 0, 0),
+        // The other end is the tester's own port: no DUT to watch.
+        dut_iface: None,
     };
     Ok(TrafficPlan {
         ports: vec![

@@ -32,7 +32,9 @@
 //! * [`learning`]: the learning phase before the first trial;
 //! * [`trial`]: one trial with the user-space backends (`xdp::trial` for
 //!   the `xdp` backend);
-//! * [`limits`]: whether the tester limited a trial, and its outcome;
+//! * [`limits`]: whether the tester limited a trial, and its outcome
+//!   (with where its frames were lost and whether the tester spoiled it);
+//! * [`noise`]: steal and the DUT's longest receive gap with every trial;
 //! * [`gen`], [`rx`], [`neigh`], [`ports`], [`clock`], [`cpu`]: the
 //!   generator, the receiver, ARP/ND answers, the tester ports, time and
 //!   CPU placement; [`xdp`]: the in-kernel backend.
@@ -56,6 +58,7 @@ mod gen;
 mod learning;
 mod limits;
 pub mod neigh;
+mod noise;
 pub mod ports;
 mod rx;
 mod threads;
@@ -126,6 +129,8 @@ pub struct NetTrial {
     tx_describe: Vec<String>,
     /// The `xdp` backend's worker (then no receiver/generator threads).
     xdp: Option<xdp::XdpNet>,
+    /// Steal and the DUT's receive gaps over each trial.
+    noise: noise::NoiseMeter,
 }
 
 impl NetTrial {

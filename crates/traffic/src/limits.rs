@@ -1,17 +1,20 @@
 //! Whether the tester, not the DUT, limited a trial, and the trial's
 //! outcome that says so: the achieved rate per port, the reasons (a
 //! generator behind its schedule, the backend's own drops, a missed target
-//! rate, frames the DUT forwarded but the tester's ports refused), and the
-//! counts. Shared by both backends (the user-space trial and `xdp::trial`).
+//! rate, frames the DUT forwarded but the tester's ports refused), the
+//! counts, where the lost frames were lost ([`split_loss`]), whether the
+//! tester spoiled the trial (`measurement_fault`) and the host's noise.
+//! Shared by both backends (the user-space trial and `xdp::trial`).
 //!
 //! Why it matters: a tester-limited result is never the DUT's (R6 and the
-//! search's contract, see [`bench::search`]).
+//! search's contract, see [`bench::search`]); a trial the tester spoiled
+//! says nothing of the DUT and is run again.
 
 use super::gen::{GenPhase, GenResult};
 use super::NetTrial;
 use bench::analyzer::LatencySummary;
 use bench::plan::DutSample;
-use bench::search::{LossTimeline, TrialOutcome, TrialSpec};
+use bench::search::{LossSplit, LossTimeline, Noise, TrialOutcome, TrialSpec};
 
 /// How a trial's generator kept to its schedule, as both backends (AF_XDP
 /// and xdp) report it.
@@ -36,6 +39,24 @@ pub(crate) struct Counted {
     pub non_test: u64,
     pub latency: LatencySummary,
     pub timeline: Option<LossTimeline>,
+}
+
+/// What a backend saw beside the counts: where frames went, whether its
+/// generator did what it was asked, and the host's noise.
+#[derive(Debug, Default)]
+pub(crate) struct Seen {
+    /// Frames the DUT's full receive ring refused (xdp: the tester ends'
+    /// `xdp_xmit_errors`; AF_PACKET: the peer's refusals).
+    pub dut_ring: u64,
+    /// Frames the tester's own receive path dropped (its veth ring, its
+    /// AF_XDP ring); the DUT ends' `tx_dropped` are read by [`outcome`].
+    pub tester_rx: u64,
+    /// How the tester failed other than by its receive drops (frames its
+    /// generator did not send, errors; see [`faults`]): each a
+    /// measurement fault.
+    pub faults: Vec<String>,
+    /// Steal and the longest receive gap ([`super::noise`]).
+    pub noise: Noise,
 }
 
 impl SendTiming {
@@ -108,20 +129,30 @@ impl NetTrial {
 }
 
 /// A trial's outcome from what was counted, the achieved rate, the
-/// tester-limit reasons and the DUT probe's sample.
+/// tester-limit reasons, what the backend saw and the DUT probe's sample.
 pub(crate) fn outcome(
     spec: &TrialSpec,
     c: Counted,
     achieved: f64,
     mut reasons: Vec<String>,
+    seen: Seen,
     sample: Option<DutSample>,
 ) -> TrialOutcome {
     let dut_stats = sample.as_ref().and_then(|s| s.dut_stats.as_ref());
     let refused = dut_stats.map_or(0, refused_by_tester);
-    // The xdp tester's own ring drops (its reason is in `reasons` already).
-    let tester_rx = dut_stats
-        .and_then(|d| d.pointer("/wire/tester_rx_drops")?.as_u64())
+    let dut_drops = dut_stats
+        .and_then(|d| d.get("dropped")?.as_u64())
         .unwrap_or(0);
+    let tester_ring = refused + seen.tester_rx;
+    let split = split_loss(c.lost, tester_ring, seen.dut_ring, dut_drops);
+    let mut faults = seen.faults;
+    if split.tester_ring > 0 {
+        faults.push(format!(
+            "{} lost frames were lost in the tester's own receive path ({} dropped by its \
+             receive ring, {refused} refused entering it)",
+            split.tester_ring, seen.tester_rx
+        ));
+    }
     if refused > 0 {
         reasons.push(format!(
             "{refused} frames forwarded by the DUT were dropped entering the tester's \
@@ -140,12 +171,54 @@ pub(crate) fn outcome(
         achieved_tx_rate_fps: achieved,
         tester_limited: limited,
         tester_limit_reason: limited.then(|| reasons.join("; ")),
-        tester_dropped: (refused + tester_rx).min(c.lost),
+        tester_dropped: tester_ring.min(c.lost),
         latency: c.latency,
         timeline: c.timeline,
         sys: sample.as_ref().and_then(|s| s.sys.clone()),
         dut_stats: sample.and_then(|s| s.dut_stats),
-        ..TrialOutcome::default()
+        loss_split: Some(split),
+        measurement_fault: (!faults.is_empty()).then(|| faults.join("; ")),
+        noise: Some(seen.noise),
+    }
+}
+
+/// The tester's failures to do what it was asked, as measurement faults:
+/// its generator sent `sent` of `planned` frames (all ports), or stopped
+/// behind its schedule, and `own` (the backend's own reasons: errors,
+/// frames its TX ring would not take).
+pub(crate) fn faults(sent: u64, planned: u64, fell_behind: bool, own: Vec<String>) -> Vec<String> {
+    let mut f = Vec::new();
+    if sent < planned || fell_behind {
+        f.push(format!(
+            "the generator sent {sent} of the {planned} frames planned (it fell behind its \
+             schedule beyond the grace)"
+        ));
+    }
+    f.extend(own);
+    f
+}
+
+/// Where `lost` frames were lost: the tester's own receive path first
+/// (those frames say nothing of the DUT), then the DUT's full receive
+/// ring, then the DUT's own drops, each capped at what is left, and the
+/// rest `elsewhere`; the parts sum to `lost`. Why capped: the counters
+/// also count frames that are no test frames (ARP, ND) or were dropped
+/// outside the trial's frames, so they can exceed the loss.
+pub(crate) fn split_loss(lost: u64, tester_ring: u64, dut_ring: u64, dut_drops: u64) -> LossSplit {
+    let mut left = lost;
+    let mut take = |n: u64| {
+        let t = n.min(left);
+        left -= t;
+        t
+    };
+    let tester_ring = take(tester_ring);
+    let dut_ring = take(dut_ring);
+    let dut_drops = take(dut_drops);
+    LossSplit {
+        dut_ring,
+        dut_drops,
+        tester_ring,
+        elsewhere: left,
     }
 }
 
@@ -166,4 +239,33 @@ fn refused_by_tester(dut_stats: &serde_json::Value) -> u64 {
                 .filter_map(|i| i.get("tx_dropped")?.as_u64())
                 .sum()
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn split(lost: u64, tester: u64, ring: u64, drops: u64) -> [u64; 4] {
+        let s = split_loss(lost, tester, ring, drops);
+        assert_eq!(
+            s.tester_ring + s.dut_ring + s.dut_drops + s.elsewhere,
+            lost,
+            "{s:?}"
+        );
+        [s.tester_ring, s.dut_ring, s.dut_drops, s.elsewhere]
+    }
+
+    #[test]
+    fn the_split_claims_each_lost_frame_once() {
+        // Every counter below the loss: the rest is elsewhere.
+        assert_eq!(split(100, 10, 20, 30), [10, 20, 30, 40]);
+        // The counters claim more than was lost (non-test frames): the
+        // tester's first, then the DUT's ring, then its drops.
+        assert_eq!(split(25, 10, 20, 30), [10, 15, 0, 0]);
+        assert_eq!(split(5, 10, 20, 30), [5, 0, 0, 0]);
+        // Nothing lost: nothing to split, whatever the counters say.
+        assert_eq!(split(0, 1, 2, 3), [0, 0, 0, 0]);
+        // No counter: all elsewhere.
+        assert_eq!(split(7, 0, 0, 0), [0, 0, 0, 7]);
+    }
 }

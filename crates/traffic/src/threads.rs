@@ -17,6 +17,7 @@ use netio::Pool;
 
 use super::flows::plan_flows;
 use super::gen::{self, GenJob, GenResult};
+use super::noise::NoiseMeter;
 use super::ports::{self, enter_netns, GenTx, PortHandle};
 use super::rx::{self, RxCmd, RxPort, RxShared};
 use super::{clock, cpu, neigh, xdp, NetTrial, TrafficOptions};
@@ -38,8 +39,9 @@ impl NetTrial {
     ) -> Result<NetTrial> {
         let (flows, send_ports) = plan_flows(&plan)?;
 
+        let noise = NoiseMeter::new(&plan);
         if plan.backend.counts_in_xdp() {
-            let x = xdp::XdpNet::new(&plan, flows.len())?;
+            let x = xdp::XdpNet::new(&plan, flows.len(), noise.arm_handle())?;
             let mut describe = vec![
                 "XDP live frames (BPF_PROG_TEST_RUN, paced in the program), XDP counting"
                     .to_string(),
@@ -60,6 +62,7 @@ impl NetTrial {
                 learned: None,
                 tx_describe: describe,
                 xdp: Some(x),
+                noise,
             });
         }
         let shared = Arc::new(RxShared::default());
@@ -114,6 +117,7 @@ impl NetTrial {
             learned: None,
             tx_describe: Vec::new(),
             xdp: None,
+            noise,
         };
         match gready_rx.recv() {
             Ok(Ok(d)) => me.tx_describe = d,

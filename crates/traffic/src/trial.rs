@@ -11,7 +11,8 @@ use std::time::Duration;
 use anyhow::{anyhow, bail, Context, Result};
 
 use super::gen::{self, GenJob, GenPhase, GenResult};
-use super::limits::{outcome, Counted, SendTiming};
+use super::limits::{faults, outcome, Counted, Seen, SendTiming};
+use super::noise::arm_for;
 use super::rx::RxCmd;
 use super::NetTrial;
 use bench::analyzer::Analyzer;
@@ -67,6 +68,7 @@ impl Trial for NetTrial {
         let analyzer = Analyzer::new(self.flows.len(), expected_per_stream);
 
         let drops_before = self.tester_rx_drops();
+        self.noise.begin();
         if let Some(p) = self.probe.as_mut() {
             p.begin().context("DUT probe (begin)")?;
         }
@@ -78,6 +80,7 @@ impl Trial for NetTrial {
         ack_rx
             .recv_timeout(Duration::from_secs(5))
             .map_err(|_| anyhow!("the receiver did not start the trial"))?;
+        arm_for(self.noise.arm_handle().as_ref(), &phases);
         let (job, g) = self.run_gen(job)?;
         let sent_total: u64 = g.sent.iter().sum();
         let (done_tx, done_rx) = channel();
@@ -97,6 +100,13 @@ impl Trial for NetTrial {
         let rx_drops = self.tester_rx_drops().saturating_sub(drops_before);
         let rep = done.analyzer.finish(&g.sent);
 
+        let planned = per_port * self.send_ports.len() as u64;
+        let seen = Seen {
+            dut_ring: g.refused,
+            tester_rx: rx_drops,
+            faults: faults(sent_total, planned, g.fell_behind, gen::own_limits(&g)),
+            noise: self.noise.end(spec.rate_fps, rep.lost),
+        };
         let mut own = gen::own_limits(&g);
         if rx_drops > 0 {
             own.push(format!(
@@ -142,6 +152,7 @@ impl Trial for NetTrial {
             },
             achieved,
             reasons,
+            seen,
             sample,
         ))
     }

@@ -14,7 +14,7 @@ use bench::plan::{TesterBackend, TrafficPlan};
 use bench::search::{Trial, TrialSpec};
 use bench::sizes::{FrameSize, Mix};
 use bench::throughput;
-use common::{kernel_dut_plan, phases_with_timeline_lose_nothing, quick, wire};
+use common::{assert_telemetry, kernel_dut_plan, phases_with_timeline_lose_nothing, quick, wire};
 use testbed::link::{format_mac, read_mac};
 use testbed::Star;
 use traffic::{calibrate, NetTrial, TrafficOptions};
@@ -125,6 +125,10 @@ fn kernel_dut_forwards_v4_and_v6_without_loss() {
         assert_eq!(o.lost, 0, "ipv6={ipv6}");
         assert!(!o.tester_limited, "{:?}", o.tester_limit_reason);
         assert!(o.latency.count == o.sent && o.latency.median_ns < 5_000_000);
+        // The DUT ends have no NAPI of their own here (no GRO, no XDP):
+        // nothing to measure a receive gap on.
+        assert_telemetry(&o, false);
+        assert_eq!(o.measurement_fault, None);
         drop(t);
         drop(star);
     }

@@ -15,7 +15,7 @@ use std::time::Duration;
 use bench::plan::{TesterBackend, TrafficPlan};
 use bench::search::{Trial, TrialSpec};
 use bench::sizes::{FrameSize, Mix};
-use common::{kernel_dut_plan, phases_with_timeline_lose_nothing, quick, wire};
+use common::{assert_telemetry, kernel_dut_plan, phases_with_timeline_lose_nothing, quick, wire};
 use testbed::Star;
 use traffic::{calibrate, NetTrial};
 
@@ -99,6 +99,8 @@ fn xdp_kernel_dut_forwards_v4_and_v6_without_loss() {
         assert_eq!((o.sent, o.received, o.lost), (5000, 5000, 0), "ipv6={ipv6}");
         assert!(!o.tester_limited, "{:?}", o.tester_limit_reason);
         assert!(o.latency.count == o.sent && o.latency.median_ns < 5_000_000);
+        assert_telemetry(&o, true);
+        assert_eq!(o.measurement_fault, None);
         drop(t);
         drop(star);
     }

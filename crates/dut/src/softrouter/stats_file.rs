@@ -199,6 +199,8 @@ impl DutProbe for SoftrouterProbe {
                 "kind": "softrouter",
                 "softrouter": serde_json::to_value(&sr)?,
                 "interfaces": ifs,
+                // Its own drop reasons, every one (ring full, no route...).
+                "dropped": sr.drops.values().sum::<u64>(),
                 "control_latency": control,
             }),
             cpu,

@@ -25,6 +25,7 @@ use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context, Result};
 use tester::count::{Counter, Counts};
+use tester::gap::GapArm;
 use tester::gen::{Frame, Generator, Phase, Plan, Port, Sent};
 
 use super::gen::{GenPhase, Template};
@@ -78,8 +79,9 @@ pub(crate) struct XdpOut {
 
 impl XdpNet {
     /// Start the worker in the ports' namespace: the counter on every
-    /// receiving port, threaded NAPI on every tester end.
-    pub fn new(plan: &TrafficPlan, n_streams: usize) -> Result<XdpNet> {
+    /// receiving port, threaded NAPI on every tester end; `gap` is armed
+    /// as each trial's traffic starts ([`super::noise`]).
+    pub fn new(plan: &TrafficPlan, n_streams: usize, gap: Option<GapArm>) -> Result<XdpNet> {
         let ns = plan.ports[0].netns.clone();
         if plan.ports.iter().any(|p| p.netns != ns) {
             bail!("the xdp tester needs all its ports in one namespace");
@@ -95,7 +97,7 @@ impl XdpNet {
                 super::clock::small_timer_slack();
                 super::cpu::pin_tester_thread();
                 let e = enter_netns(ns2.as_deref())
-                    .and_then(|_| Engine::new(ns2.clone(), &ifaces2, n_streams));
+                    .and_then(|_| Engine::new(ns2.clone(), &ifaces2, n_streams, gap));
                 let mut e = match e {
                     Ok(e) => {
                         let _ = ready_tx.send(Ok(()));
@@ -202,10 +204,16 @@ pub(crate) struct Engine {
     n_streams: usize,
     gen: Option<Generator>,
     counter: Counter,
+    gap: Option<GapArm>,
 }
 
 impl Engine {
-    fn new(netns: Option<String>, ifaces: &[String], n_streams: usize) -> Result<Engine> {
+    fn new(
+        netns: Option<String>,
+        ifaces: &[String],
+        n_streams: usize,
+        gap: Option<GapArm>,
+    ) -> Result<Engine> {
         let mut ifindex = Vec::new();
         for i in ifaces {
             let c = std::ffi::CString::new(i.as_str())?;
@@ -230,6 +238,7 @@ impl Engine {
             n_streams,
             gen: None,
             counter,
+            gap,
         })
     }
 
@@ -349,6 +358,7 @@ impl Engine {
             latency_every: plan_sampling,
         };
         let before = self.veth_drops();
+        super::noise::arm_for(self.gap.as_ref(), &job.phases);
         let sent = self.gen.as_mut().expect("loaded").run(&plan)?;
         self.counter.drain(
             sent.sent,

@@ -4,7 +4,7 @@
 
 use anyhow::{Context, Result};
 
-use super::super::limits::{outcome, Counted, SendTiming};
+use super::super::limits::{faults, outcome, Counted, Seen, SendTiming};
 use super::super::trial::gen_phases;
 use super::super::NetTrial;
 use super::{XdpJob, XdpOut};
@@ -45,6 +45,7 @@ impl NetTrial {
             drain_quiet: self.opts.drain_quiet,
             drain_max: self.opts.drain_max,
         };
+        self.noise.begin();
         if let Some(p) = self.probe.as_mut() {
             p.begin().context("DUT probe (begin)")?;
         }
@@ -76,6 +77,7 @@ impl NetTrial {
             fell_behind: s.sent < s.planned,
             max_lag_ns: s.max_lag_ns,
         };
+        // The tester's own failures: measurement faults, and tester limits.
         let mut own = Vec::new();
         if s.errors > 0 {
             own.push(format!(
@@ -84,17 +86,26 @@ impl NetTrial {
                 s.last_error.unwrap_or("?")
             ));
         }
-        if out.wire.tester_rx_drops > 0 {
-            own.push(format!(
-                "the tester's receive ends dropped {} frames (veth rx drops)",
-                out.wire.tester_rx_drops
-            ));
-        }
         if out.counts.beyond > 0 {
             own.push(format!(
                 "{} frames beyond the counter's sequence bitmap",
                 out.counts.beyond
             ));
+        }
+        let seen = Seen {
+            dut_ring: out.wire.dut_ring_full,
+            tester_rx: out.wire.tester_rx_drops,
+            faults: faults(s.sent, s.planned, false, own.clone()),
+            noise: self.noise.end(spec.rate_fps, out.counts.lost),
+        };
+        if out.wire.tester_rx_drops > 0 {
+            own.insert(
+                usize::from(s.errors > 0),
+                format!(
+                    "the tester's receive ends dropped {} frames (veth rx drops)",
+                    out.wire.tester_rx_drops
+                ),
+            );
         }
         let (achieved, reasons) = self.tester_limits(spec, &phases, per_port, &timing, |_| 1, own);
         if out.counts.clock_errors > 0 {
@@ -128,7 +139,7 @@ impl NetTrial {
             latency: latency(&c.latency),
             timeline,
         };
-        Ok(outcome(spec, counted, achieved, reasons, sample))
+        Ok(outcome(spec, counted, achieved, reasons, seen, sample))
     }
 }
 

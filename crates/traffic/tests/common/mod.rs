@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use bench::plan::{TesterBackend, TesterPort, TrafficPlan};
-use bench::search::{Phase, Trial, TrialSpec};
+use bench::search::{Phase, Trial, TrialOutcome, TrialSpec};
 use bench::sizes::FrameSize;
 use testbed::link::read_mac;
 use testbed::{Netns, Star, VethPair};
@@ -63,6 +63,7 @@ pub fn kernel_dut_plan(star: &Star, ipv6: bool, flows: u32, backend: TesterBacke
             peer_v6: p.dut_v6.parse().unwrap(),
             dest_v4: net(&p.dest_v4_net).parse().unwrap(),
             dest_v6: net(&p.dest_v6_net).parse().unwrap(),
+            dut_iface: Some(p.dut_if.clone()),
         })
         .collect();
     TrafficPlan {
@@ -98,4 +99,33 @@ pub fn phases_with_timeline_lose_nothing(t: &mut NetTrial) {
     assert_eq!(tl.sent.iter().sum::<u64>(), 3000);
     assert!(tl.sent.len() >= 4, "{tl:?}");
     assert_eq!(tl.last_lost_ns, None);
+}
+
+/// The telemetry every trial through a DUT of our own testbed carries:
+/// a loss split that sums to `lost`, steal for every CPU, the DUT ring's
+/// time at the offered rate, and (with `gap`) the longest receive gap.
+pub fn assert_telemetry(o: &TrialOutcome, gap: bool) {
+    let s = o.loss_split.as_ref().expect("loss_split");
+    assert_eq!(
+        s.dut_ring + s.dut_drops + s.tester_ring + s.elsewhere,
+        o.lost,
+        "{s:?}"
+    );
+    let n = o.noise.as_ref().expect("noise");
+    let cpus = std::fs::read_to_string("/proc/stat")
+        .unwrap()
+        .lines()
+        .filter(|l| l.starts_with("cpu") && !l.starts_with("cpu "))
+        .count();
+    assert_eq!(n.steal_pct.len(), cpus, "{n:?}");
+    assert!(
+        n.steal_pct.iter().all(|p| (0.0..=100.0).contains(p)),
+        "{n:?}"
+    );
+    let holds = 256.0 * 1e6 / o.offered_rate_fps;
+    assert!((n.ring_holds_us.unwrap() - holds).abs() < 1e-6, "{n:?}");
+    if gap {
+        // The DUT's ends polled while the traffic flowed.
+        assert!(n.longest_rx_gap_us.is_some_and(|g| g > 0.0), "{n:?}");
+    }
 }

@@ -5,13 +5,10 @@ use super::*;
 use crate::testutil::{enter_netns, ifindex};
 use testbed::{Netns, VethPair};
 
-/// One live test at a time: a generator spins on a CPU for its whole run.
-static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
 /// A veth pair a -> b in one namespace, the counter on b, the generator
 /// sending out of a; runs `f` in a thread inside the namespace.
 fn wire<T: Send + 'static>(f: impl FnOnce(Generator, Counter, u32) -> T + Send + 'static) -> T {
-    let _one = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let _one = crate::testutil::live_lock();
     let ns = Netns::new("gen").unwrap();
     let v = VethPair::new(&ns, &ns, 1).unwrap();
     let (name, a, b) = (ns.name().to_string(), v.a.clone(), v.b.clone());
