@@ -30,7 +30,11 @@
 use std::collections::{HashMap, HashSet};
 use std::net::IpAddr;
 
-use crate::kernel::{AddHow, KernelRoute, KernelTable, NextHopObject, RouteAction, RouteEvent};
+use smallvec::SmallVec;
+
+use crate::kernel::{
+    AddHow, KernelNextHop, KernelRoute, KernelTable, NextHopObject, RouteAction, RouteEvent,
+};
 
 /// Network address and prefix length.
 pub type Prefix = (IpAddr, u8);
@@ -38,8 +42,10 @@ pub type Prefix = (IpAddr, u8);
 /// The followed table: every route and next-hop object the kernel keeps.
 #[derive(Default, Debug)]
 pub struct KernelFib {
-    /// Per prefix, in the kernel's order (the first is used).
-    routes: HashMap<Prefix, Vec<KernelRoute>>,
+    /// Per prefix, in the kernel's order (the first is used). Inline:
+    /// most prefixes have one route with one next hop, and a full table
+    /// is a million of them.
+    routes: HashMap<Prefix, SmallVec<[Kept; 1]>>,
     nexthops: HashMap<u32, NextHopObject>,
     /// The prefixes with a route using each next-hop object directly.
     users: HashMap<u32, HashSet<Prefix>>,
@@ -59,7 +65,7 @@ impl KernelFib {
 
     /// Routes kept (of every prefix).
     pub fn len(&self) -> usize {
-        self.routes.values().map(Vec::len).sum()
+        self.routes.values().map(|l| l.len()).sum()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -93,6 +99,11 @@ impl KernelFib {
             RouteEvent::NextHopDel(id) => self.del_nexthop(id),
             RouteEvent::Resync => {}
         }
+        // A table that emptied (a daemon's full table withdrawn) gives
+        // its memory back.
+        if self.routes.capacity() > 4 * self.routes.len() + 1024 {
+            self.routes.shrink_to_fit();
+        }
         affected
             .into_iter()
             .zip(before)
@@ -121,13 +132,13 @@ impl KernelFib {
         out
     }
 
-    fn resolve(&self, r: &KernelRoute) -> RouteAction {
-        let Some(id) = r.nhid else {
-            return r.action.clone();
+    fn resolve(&self, r: &Kept) -> RouteAction {
+        let Some(id) = r
+            .nhid
+            .filter(|_| matches!(r.kind, Kind::Forward | Kind::Blackhole))
+        else {
+            return r.action();
         };
-        if matches!(r.action, RouteAction::Unreachable | RouteAction::Prohibit) {
-            return r.action.clone();
-        }
         let single = |id: &u32| match self.nexthops.get(id) {
             Some(NextHopObject::Single(h)) => Some(*h),
             _ => None,
@@ -155,28 +166,20 @@ impl KernelFib {
         out.into_iter().collect()
     }
 
-    fn add(&mut self, mut r: KernelRoute, how: AddHow) {
+    fn add(&mut self, r: KernelRoute, how: AddHow) {
+        let prefix = r.prefix;
+        let r = Kept::from(r);
         if let Some(id) = r.nhid {
-            // The object decides; the expansion the kernel adds (compat
-            // mode) would make one route look like two once it changes.
-            if let RouteAction::Forward(h) = &mut r.action {
-                h.clear();
-            }
-            self.users.entry(id).or_default().insert(r.prefix);
+            self.users.entry(id).or_default().insert(prefix);
         }
-        let v6 = r.prefix.0.is_ipv6();
-        let list = self.routes.entry(r.prefix).or_default();
+        let v6 = prefix.0.is_ipv6();
+        let list = self.routes.entry(prefix).or_default();
         let metric = r.metric;
-        if v6 && siblings(&r) && how != AddHow::Replace {
-            if let Some(e) = list.iter_mut().find(|x| x.metric == metric && siblings(x)) {
-                let (RouteAction::Forward(have), RouteAction::Forward(new)) =
-                    (&mut e.action, r.action)
-                else {
-                    unreachable!("siblings forward")
-                };
-                for h in new {
-                    if !have.contains(&h) {
-                        have.push(h);
+        if v6 && r.siblings() && how != AddHow::Replace {
+            if let Some(e) = list.iter_mut().find(|x| x.metric == metric && x.siblings()) {
+                for h in r.hops {
+                    if !e.hops.contains(&h) {
+                        e.hops.push(h);
                     }
                 }
                 return;
@@ -192,10 +195,10 @@ impl KernelFib {
             // multipath candidate as the new one, else the first.
             let like = list
                 .iter()
-                .position(|x| x.metric == metric && (!v6 || siblings(x) == siblings(&r)));
+                .position(|x| x.metric == metric && (!v6 || x.siblings() == r.siblings()));
             if let Some(i) = like.or_else(|| list.iter().position(|x| x.metric == metric)) {
                 let old = std::mem::replace(&mut list[i], r);
-                self.forget_user(old.prefix, old.nhid);
+                self.forget_user(prefix, old.nhid);
                 return;
             }
         }
@@ -209,37 +212,24 @@ impl KernelFib {
     }
 
     fn del(&mut self, r: &KernelRoute) {
-        let Some(list) = self.routes.get_mut(&r.prefix) else {
+        let prefix = r.prefix;
+        let Some(list) = self.routes.get_mut(&prefix) else {
             return;
         };
-        let mut r = r.clone();
-        if r.nhid.is_some() {
-            if let RouteAction::Forward(h) = &mut r.action {
-                h.clear();
-            }
-        }
-        if r.prefix.0.is_ipv6() && siblings(&r) {
+        let r = Kept::from(r.clone());
+        if prefix.0.is_ipv6() && r.siblings() {
             // The next hops named leave the multipath route.
             if let Some(i) = list
                 .iter()
-                .position(|x| x.metric == r.metric && siblings(x))
+                .position(|x| x.metric == r.metric && x.siblings())
             {
-                let RouteAction::Forward(gone) = &r.action else {
-                    unreachable!()
-                };
-                if let RouteAction::Forward(have) = &mut list[i].action {
-                    have.retain(|h| !gone.contains(h));
-                    if have.is_empty() {
-                        list.remove(i);
-                    }
+                list[i].hops.retain(|h| !r.hops.contains(h));
+                if list[i].hops.is_empty() {
+                    list.remove(i);
                 }
             }
         } else {
-            let same_kind = |x: &KernelRoute| {
-                x.metric == r.metric
-                    && x.nhid == r.nhid
-                    && std::mem::discriminant(&x.action) == std::mem::discriminant(&r.action)
-            };
+            let same_kind = |x: &Kept| x.metric == r.metric && x.nhid == r.nhid && x.kind == r.kind;
             let i = list
                 .iter()
                 .position(|x| *x == r)
@@ -249,9 +239,9 @@ impl KernelFib {
             }
         }
         if list.is_empty() {
-            self.routes.remove(&r.prefix);
+            self.routes.remove(&prefix);
         }
-        self.forget_user(r.prefix, r.nhid);
+        self.forget_user(prefix, r.nhid);
     }
 
     /// Object `id` is gone: its routes with it, its groups shrink (and go
@@ -302,18 +292,69 @@ impl KernelFib {
     }
 }
 
-/// An IPv6 route the kernel joins with others of its metric into one
-/// multipath route (`rt6_qualify_for_ecmp`: gateways, no object).
-fn siblings(r: &KernelRoute) -> bool {
-    r.nhid.is_none()
-        && matches!(&r.action, RouteAction::Forward(h)
-            if !h.is_empty() && h.iter().all(|h| h.gateway.is_some()))
+/// What a route does, without its next hops.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Forward,
+    Blackhole,
+    Unreachable,
+    Prohibit,
+}
+
+/// A route as kept (its prefix is the key it is kept under).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Kept {
+    metric: u32,
+    nhid: Option<u32>,
+    kind: Kind,
+    /// None for a route through an object: the object decides (the
+    /// expansion the kernel adds in its compatibility mode would make one
+    /// route look like two once the object changes).
+    hops: SmallVec<[KernelNextHop; 1]>,
+}
+
+impl From<KernelRoute> for Kept {
+    fn from(r: KernelRoute) -> Kept {
+        let (kind, hops) = match r.action {
+            RouteAction::Forward(h) if r.nhid.is_none() => (Kind::Forward, SmallVec::from_vec(h)),
+            RouteAction::Forward(_) => (Kind::Forward, SmallVec::new()),
+            RouteAction::Blackhole => (Kind::Blackhole, SmallVec::new()),
+            RouteAction::Unreachable => (Kind::Unreachable, SmallVec::new()),
+            RouteAction::Prohibit => (Kind::Prohibit, SmallVec::new()),
+        };
+        Kept {
+            metric: r.metric,
+            nhid: r.nhid,
+            kind,
+            hops,
+        }
+    }
+}
+
+impl Kept {
+    /// What it does by itself (next-hop objects aside).
+    fn action(&self) -> RouteAction {
+        match self.kind {
+            Kind::Forward => RouteAction::Forward(self.hops.to_vec()),
+            Kind::Blackhole => RouteAction::Blackhole,
+            Kind::Unreachable => RouteAction::Unreachable,
+            Kind::Prohibit => RouteAction::Prohibit,
+        }
+    }
+
+    /// An IPv6 route the kernel joins with others of its metric into one
+    /// multipath route (`rt6_qualify_for_ecmp`: gateways, no object).
+    fn siblings(&self) -> bool {
+        self.nhid.is_none()
+            && self.kind == Kind::Forward
+            && !self.hops.is_empty()
+            && self.hops.iter().all(|h| h.gateway.is_some())
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kernel::KernelNextHop;
 
     fn p(s: &str) -> Prefix {
         let (a, l) = s.split_once('/').unwrap();

@@ -356,6 +356,9 @@ impl Mirror {
     /// caller holds the configured set's lock and checked it).
     fn remove_installed(&mut self, prefix: Cidr) {
         if self.installed.remove(&prefix) {
+            if self.installed.capacity() > 4 * self.installed.len() + 1024 {
+                self.installed.shrink_to_fit();
+            }
             if let Err(e) = self.router.remove_route(prefix) {
                 tracing::warn!("kernel route {prefix}: not removed: {e:#}");
             }
