@@ -314,22 +314,40 @@ impl Mirror {
                 via.push(hop);
             }
         }
-        let (gateways, ports): (Vec<IpAddr>, Vec<usize>) = via.into_iter().unzip();
-        if gateways.is_empty() {
+        if via.is_empty() {
             return Err(format!(
                 "route {prefix}: no next hop with a gateway through softrouter's ports"
             ));
         }
-        let r = config::check_runtime_route(&self.cfg, prefix, &gateways)?;
-        for (&(gw, port), kernel_port) in r.via.iter().zip(ports) {
-            if port != kernel_port {
-                return Err(format!(
-                    "route {prefix}: via: {gw} is on port {:?}'s subnet, the kernel sends it out of port {:?}",
-                    self.cfg.ports[port].name, self.cfg.ports[kernel_port].name
-                ));
-            }
+        // IPv6 link-local gateways (FRR installs BGP routes through the
+        // peer's) are on the link of the kernel's interface, which no
+        // subnet names: the rest of the rules hold for them.
+        let (link_local, global): (Vec<_>, Vec<_>) = via
+            .into_iter()
+            .partition(|(gw, _)| matches!(gw, IpAddr::V6(a) if a.is_unicast_link_local()));
+        if let Some((gw, _)) = link_local.first().filter(|_| prefix.addr.is_ipv4()) {
+            return Err(format!(
+                "route {prefix}: via: {gw} is not of the prefix's address family"
+            ));
         }
-        Ok(Install::Via(r.via))
+        let mut out = if global.is_empty() {
+            config::check_runtime_prefix(&self.cfg, prefix)?;
+            Vec::new()
+        } else {
+            let (gateways, ports): (Vec<IpAddr>, Vec<usize>) = global.into_iter().unzip();
+            let r = config::check_runtime_route(&self.cfg, prefix, &gateways)?;
+            for (&(gw, port), kernel_port) in r.via.iter().zip(ports) {
+                if port != kernel_port {
+                    return Err(format!(
+                        "route {prefix}: via: {gw} is on port {:?}'s subnet, the kernel sends it out of port {:?}",
+                        self.cfg.ports[port].name, self.cfg.ports[kernel_port].name
+                    ));
+                }
+            }
+            r.via
+        };
+        out.extend(link_local);
+        Ok(Install::Via(out))
     }
 
     /// Counts a refused route; logs the reason unless a line was logged

@@ -267,6 +267,14 @@ fn the_mirror_uses_the_route_the_kernel_uses() {
         q6,
         "blackhole",
     );
+    // Through a link-local gateway, as FRR installs IPv6 BGP routes.
+    step(
+        &[
+            "-6", "route", "add", q6, "via", "fe80::2", "dev", &dev, "metric", "1",
+        ],
+        q6,
+        "forward fe80::2",
+    );
 
     // A route through a group of next-hop objects (as FRR installs
     // them) follows the objects.
