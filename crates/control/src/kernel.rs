@@ -16,7 +16,9 @@
 //! of a route it holds and a delete of what is gone change nothing). If
 //! the kernel drops events (the socket's buffer overflowed: `ENOBUFS`),
 //! [`KernelRoutes::poll`] says [`RouteEvent::Resync`] and the caller
-//! dumps again.
+//! dumps again; likewise [`RouteEvent::Flushed`] when an interface goes
+//! down or loses an address (the kernel removes routes then without a
+//! word about them).
 
 use std::io;
 use std::net::IpAddr;
@@ -36,6 +38,15 @@ use netlink_sys::{protocols::NETLINK_ROUTE, Socket, SocketAddr};
 const RTNLGRP_IPV4_ROUTE: u32 = 7;
 const RTNLGRP_IPV6_ROUTE: u32 = 11;
 const RTNLGRP_NEXTHOP: u32 = 32;
+const RTNLGRP_LINK: u32 = 1;
+const RTNLGRP_IPV4_IFADDR: u32 = 5;
+const RTNLGRP_IPV6_IFADDR: u32 = 9;
+const RTM_NEWLINK: u16 = 16;
+const RTM_DELLINK: u16 = 17;
+const RTM_DELADDR: u16 = 21;
+const IFF_UP: u32 = 1;
+/// Link (16-19) and address (20-23) messages come before route ones.
+const RTM_NEWROUTE_OR_LATER: u16 = 24;
 
 /// Next-hop object messages (linux/rtnetlink.h, linux/nexthop.h), which
 /// `netlink-packet-route` does not parse: read here from their bytes.
@@ -138,6 +149,10 @@ pub enum RouteEvent {
     NextHopDel(u32),
     /// Events were lost: dump again and reconcile.
     Resync,
+    /// An interface went down or lost an address: the kernel may have
+    /// removed routes without saying so (IPv4 never announces those):
+    /// dump again and reconcile.
+    Flushed,
 }
 
 /// What a dump gives: the next-hop objects, then the routes.
@@ -170,6 +185,10 @@ impl KernelRoutes {
         // Kernels before 5.3 have no next-hop objects (nor routes using
         // them).
         let _ = events.add_membership(RTNLGRP_NEXTHOP);
+        // Routes the kernel removes silently with a link or an address.
+        for g in [RTNLGRP_LINK, RTNLGRP_IPV4_IFADDR, RTNLGRP_IPV6_IFADDR] {
+            events.add_membership(g)?;
+        }
         events.set_non_blocking(true)?;
         Ok(KernelRoutes {
             events,
@@ -257,6 +276,15 @@ impl KernelRoutes {
                 Ok(match msg_type(m) {
                     RTM_NEWNEXTHOP => nexthop(m, true),
                     RTM_DELNEXTHOP => nexthop(m, false),
+                    RTM_DELLINK | RTM_DELADDR => Some(RouteEvent::Flushed),
+                    // struct ifinfomsg's ifi_flags: down (or going).
+                    RTM_NEWLINK => m
+                        .get(24..28)
+                        .map(|f| u32::from_ne_bytes(f.try_into().unwrap()))
+                        .filter(|f| f & IFF_UP == 0)
+                        .map(|_| RouteEvent::Flushed),
+                    // Other link and address messages.
+                    t if t < RTM_NEWROUTE_OR_LATER => None,
                     _ => {
                         let flags = u16::from_ne_bytes([m[6], m[7]]);
                         match parse(m)?.payload {

@@ -87,7 +87,7 @@ impl KernelFib {
         let affected: Vec<Prefix> = match &ev {
             RouteEvent::Add(r, _) | RouteEvent::Del(r) => vec![r.prefix],
             RouteEvent::NextHop(id, _) | RouteEvent::NextHopDel(id) => self.users_of(*id),
-            RouteEvent::Resync => Vec::new(),
+            RouteEvent::Resync | RouteEvent::Flushed => Vec::new(),
         };
         let before: Vec<Option<RouteAction>> = affected.iter().map(|&p| self.choice(p)).collect();
         match ev {
@@ -97,7 +97,7 @@ impl KernelFib {
                 self.nexthops.insert(id, o);
             }
             RouteEvent::NextHopDel(id) => self.del_nexthop(id),
-            RouteEvent::Resync => {}
+            RouteEvent::Resync | RouteEvent::Flushed => {}
         }
         // A table that emptied (a daemon's full table withdrawn) gives
         // its memory back.

@@ -226,12 +226,19 @@ impl Mirror {
                     return;
                 }
             };
+            let mut dumped = false;
             for ev in events {
-                if ev == RouteEvent::Resync {
+                if matches!(ev, RouteEvent::Resync | RouteEvent::Flushed) {
+                    if std::mem::replace(&mut dumped, true) {
+                        // One dump for a burst (a link with its addresses).
+                        continue;
+                    }
                     match src.dump() {
                         Ok(t) => {
-                            self.status.resyncs.fetch_add(1, Ordering::Relaxed);
-                            tracing::warn!("kernel route events lost: table dumped again");
+                            if ev == RouteEvent::Resync {
+                                self.status.resyncs.fetch_add(1, Ordering::Relaxed);
+                                tracing::warn!("kernel route events lost: table dumped again");
+                            }
                             changed += self.reconcile(KernelFib::from_table(t));
                         }
                         Err(e) => tracing::error!("kernel route sync: dump failed: {e}"),

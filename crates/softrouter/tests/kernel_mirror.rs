@@ -321,6 +321,17 @@ fn the_mirror_uses_the_route_the_kernel_uses() {
     );
     step(&["nexthop", "del", "id", "1"], g, "forward 198.18.0.4");
     step(&["nexthop", "del", "id", "2"], g, "-");
+
+    // An interface that goes down takes its routes with it, and the
+    // kernel says nothing about them (IPv4): the mirror dumps again.
+    let d = "198.19.66.0/24";
+    step(
+        &["route", "add", d, "via", "198.18.0.2", "dev", &dev],
+        d,
+        "forward 198.18.0.2",
+    );
+    step(&["link", "set", &dev, "down"], d, "-");
+    lab.ip(&["link", "set", &dev, "up"]);
     let stats = lab.stop();
     dataplane::assert_accounting(&stats);
 }
