@@ -708,7 +708,8 @@ fn random_kernel_operations_are_mirrored_exactly() {
         }
     }
     eprintln!(
-        "random mirror test: {OPS} operations, {compared} prefix comparisons in {:.1} s",
+        "random mirror test: {OPS} operations ({} taken by the kernel, the rest refused by it), {compared} prefix comparisons in {:.1} s",
+        history.iter().filter(|l| l.ends_with("(ok)")).count() - OPS / BATCH,
         t.elapsed().as_secs_f64()
     );
     let stats = lab.stop();
