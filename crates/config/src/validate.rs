@@ -881,7 +881,20 @@ fn own_address(ports: &[Port], ip: IpAddr) -> Option<(&Port, &Cidr)> {
 /// `[[route]]` of `cfg` is: the same checks and messages, without a line.
 pub fn runtime_route(cfg: &Config, prefix: &str, via: &[IpAddr]) -> Result<Route, String> {
     let prefix: Cidr = prefix.parse().map_err(|e| format!("route: prefix: {e}"))?;
+    check_runtime_route(cfg, prefix, via)
+}
+
+/// [`runtime_route`] for a parsed prefix (the kernel mirror's routes).
+pub fn check_runtime_route(cfg: &Config, prefix: Cidr, via: &[IpAddr]) -> Result<Route, String> {
     judge_route(&cfg.ports, prefix, via).map_err(|(_, m)| m)
+}
+
+/// Whether a route for `prefix` may be set or removed at run time (a
+/// drop route from the kernel, `softrouter ctl route del`): the prefix
+/// rules of [`runtime_route`], so the router's own addresses and
+/// connected subnets stay its own.
+pub fn check_runtime_prefix(cfg: &Config, prefix: Cidr) -> Result<(), String> {
+    check_route_prefix(&cfg.ports, &prefix).map_err(|m| format!("route {prefix}: prefix: {m}"))
 }
 
 /// The part of a route a message is about (for its position in a file).

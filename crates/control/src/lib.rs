@@ -10,6 +10,8 @@
 //! * [`client`]: one request, one response (what `softrouter ctl` uses).
 //! * [`kernel`]: the kernel's routing table as a source of routes (dump,
 //!   then follow), so `ip route`, BIRD and FRR can drive softrouter.
+//! * [`kernel_fib`]: every route the kernel keeps, and the one it uses
+//!   per prefix (what the mirror installs).
 //! * [`metrics`]: the OpenMetrics endpoint, one statistics snapshot per
 //!   scrape.
 //! * [`serve`]: the event loop both serve from, so that no client can hold
@@ -21,6 +23,7 @@
 
 pub mod client;
 pub mod kernel;
+pub mod kernel_fib;
 pub mod kernel_neigh;
 pub mod metrics;
 pub mod protocol;

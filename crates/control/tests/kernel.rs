@@ -1,11 +1,13 @@
 //! Following a kernel routing table in a network namespace: the dump,
-//! then adds, ECMP, replaces, deletes, other tables and route types, and
-//! a bulk load timed.
+//! then adds, ECMP, replaces, deletes, other tables and route types,
+//! metrics and next-hop objects, and a bulk load timed.
 
 use std::net::IpAddr;
 use std::time::{Duration, Instant};
 
-use control::kernel::{KernelNextHop, KernelRoute, KernelRoutes, RouteAction, RouteEvent};
+use control::kernel::{
+    AddHow, KernelNextHop, KernelRoute, KernelRoutes, NextHopObject, RouteAction, RouteEvent,
+};
 use testbed::{Netns, VethPair};
 
 fn enter(ns: &Netns) {
@@ -63,14 +65,19 @@ fn follows_the_main_table() {
             let mut k = KernelRoutes::open(KernelRoutes::MAIN).unwrap();
             ns2.ip(&["route", "add", "198.19.0.0/16", "via", "198.18.0.2"])
                 .unwrap();
-            let dump = k.dump().unwrap();
+            let dump = k.dump().unwrap().routes;
             let gw = |g: &str| KernelNextHop {
                 gateway: Some(a(g)),
                 ifindex: d0,
             };
-            let fwd = |p: &str, l: u8, hops: Vec<KernelNextHop>| KernelRoute {
+            let route = |p: &str, l: u8, metric: u32, action: RouteAction| KernelRoute {
                 prefix: (a(p), l),
-                action: RouteAction::Forward(hops),
+                metric,
+                action,
+                nhid: None,
+            };
+            let fwd = |p: &str, l: u8, hops: Vec<KernelNextHop>| {
+                route(p, l, 0, RouteAction::Forward(hops))
             };
             assert!(
                 dump.contains(&fwd("198.19.0.0", 16, vec![gw("198.18.0.2")])),
@@ -87,11 +94,10 @@ fn follows_the_main_table() {
             );
             // The add before the dump is also an event (subscribed first).
             let e = events(&mut k, 1);
-            assert!(e.contains(&RouteEvent::Add(fwd(
-                "198.19.0.0",
-                16,
-                vec![gw("198.18.0.2")]
-            ))));
+            assert!(e.contains(&RouteEvent::Add(
+                fwd("198.19.0.0", 16, vec![gw("198.18.0.2")]),
+                AddHow::Create
+            )));
 
             ns2.ip(&[
                 "route",
@@ -120,6 +126,8 @@ fn follows_the_main_table() {
                 .unwrap();
             ns2.ip(&["route", "add", "unreachable", "198.22.0.0/16"])
                 .unwrap();
+            ns2.ip(&["route", "add", "prohibit", "198.22.0.0/16", "metric", "7"])
+                .unwrap();
             ns2.ip(&[
                 "route",
                 "add",
@@ -131,29 +139,95 @@ fn follows_the_main_table() {
             ])
             .unwrap();
             ns2.ip(&["route", "del", "198.19.0.0/16"]).unwrap();
-            let e = events(&mut k, 6);
+            let e = events(&mut k, 7);
             assert_eq!(
                 e,
                 [
-                    RouteEvent::Add(fwd(
-                        "198.20.0.0",
-                        16,
-                        vec![gw("198.18.0.2"), gw("198.18.0.3")]
-                    )),
-                    RouteEvent::Add(fwd("198.19.0.0", 16, vec![gw("198.18.0.4")])),
-                    RouteEvent::Add(fwd("2001:2:0:100::", 56, vec![gw("2001:2::2")])),
-                    RouteEvent::Add(KernelRoute {
-                        prefix: (a("198.21.0.0"), 16),
-                        action: RouteAction::Blackhole
-                    }),
-                    RouteEvent::Add(KernelRoute {
-                        prefix: (a("198.22.0.0"), 16),
-                        action: RouteAction::Unreachable
-                    }),
-                    RouteEvent::Del((a("198.19.0.0"), 16)),
+                    RouteEvent::Add(
+                        fwd("198.20.0.0", 16, vec![gw("198.18.0.2"), gw("198.18.0.3")]),
+                        AddHow::Create
+                    ),
+                    RouteEvent::Add(
+                        fwd("198.19.0.0", 16, vec![gw("198.18.0.4")]),
+                        AddHow::Replace
+                    ),
+                    RouteEvent::Add(
+                        route(
+                            "2001:2:0:100::",
+                            56,
+                            1024,
+                            RouteAction::Forward(vec![gw("2001:2::2")])
+                        ),
+                        AddHow::Create
+                    ),
+                    RouteEvent::Add(
+                        route("198.21.0.0", 16, 0, RouteAction::Blackhole),
+                        AddHow::Create
+                    ),
+                    RouteEvent::Add(
+                        route("198.22.0.0", 16, 0, RouteAction::Unreachable),
+                        AddHow::Create
+                    ),
+                    RouteEvent::Add(
+                        route("198.22.0.0", 16, 7, RouteAction::Prohibit),
+                        AddHow::Create
+                    ),
+                    RouteEvent::Del(fwd("198.19.0.0", 16, vec![gw("198.18.0.4")])),
                 ],
                 "table 100 and the kernel's local routes are not followed"
             );
+
+            // IPv6 multipath: an appended next hop comes with its
+            // siblings, a deleted one alone.
+            let p6 = |hops: &[&str]| {
+                route(
+                    "2001:2:0:100::",
+                    56,
+                    1024,
+                    RouteAction::Forward(hops.iter().map(|h| gw(h)).collect()),
+                )
+            };
+            ns2.ip(&["-6", "route", "append", "2001:2:0:100::/56", "via", "2001:2::3"])
+                .unwrap();
+            ns2.ip(&["-6", "route", "del", "2001:2:0:100::/56", "via", "2001:2::2"])
+                .unwrap();
+            let e = events(&mut k, 2);
+            assert!(
+                matches!(&e[0], RouteEvent::Add(r, _) if r.prefix == p6(&[]).prefix
+                    && matches!(&r.action, RouteAction::Forward(h) if h.contains(&gw("2001:2::3")))),
+                "{e:?}"
+            );
+            assert_eq!(e[1], RouteEvent::Del(p6(&["2001:2::2"])), "{e:?}");
+
+            // Next-hop objects and a route using a group of them.
+            ns2.ip(&["nexthop", "add", "id", "1", "via", "198.18.0.2", "dev", &dev])
+                .unwrap();
+            ns2.ip(&["nexthop", "add", "id", "2", "blackhole"]).unwrap();
+            ns2.ip(&["nexthop", "add", "id", "3", "via", "198.18.0.3", "dev", &dev])
+                .unwrap();
+            ns2.ip(&["nexthop", "add", "id", "10", "group", "1/3"])
+                .unwrap();
+            ns2.ip(&["route", "add", "198.24.0.0/16", "nhid", "10", "metric", "5"])
+                .unwrap();
+            ns2.ip(&["nexthop", "del", "id", "10"]).unwrap();
+            let e = events(&mut k, 6);
+            assert_eq!(
+                e[..4],
+                [
+                    RouteEvent::NextHop(1, NextHopObject::Single(gw("198.18.0.2"))),
+                    RouteEvent::NextHop(2, NextHopObject::Blackhole),
+                    RouteEvent::NextHop(3, NextHopObject::Single(gw("198.18.0.3"))),
+                    RouteEvent::NextHop(10, NextHopObject::Group(vec![1, 3])),
+                ],
+                "{e:?}"
+            );
+            assert!(
+                matches!(&e[4], RouteEvent::Add(r, AddHow::Create) if r.nhid == Some(10) && r.metric == 5),
+                "{e:?}"
+            );
+            assert_eq!(e[5], RouteEvent::NextHopDel(10), "{e:?}");
+            let t = k.dump().unwrap();
+            assert_eq!(t.nexthops.len(), 3, "{t:?}");
         });
     });
 }
@@ -197,9 +271,9 @@ fn a_bulk_load_arrives_whole() {
             while adds < N && t.elapsed() < Duration::from_secs(30) {
                 for e in k.poll(Duration::from_millis(100)).unwrap() {
                     match e {
-                        RouteEvent::Add(_) => adds += 1,
+                        RouteEvent::Add(..) => adds += 1,
                         RouteEvent::Resync => panic!("events lost"),
-                        RouteEvent::Del(_) => {}
+                        _ => {}
                     }
                 }
             }
@@ -210,7 +284,7 @@ fn a_bulk_load_arrives_whole() {
                 adds as f64 / secs
             );
             assert_eq!(adds, N);
-            assert!(k.dump().unwrap().len() > N);
+            assert!(k.dump().unwrap().routes.len() > N);
         });
     });
 }

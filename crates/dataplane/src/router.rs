@@ -407,6 +407,21 @@ impl Router {
         Ok(())
     }
 
+    /// Adds or replaces a route that drops what it matches (a kernel
+    /// `blackhole`, `unreachable` or `prohibit` route: dropped and
+    /// counted as `blackhole`), through the one shared blackhole next hop.
+    pub fn add_blackhole(&self, prefix: Cidr) -> Result<()> {
+        if !prefix.is_network() {
+            bail!("{prefix} has host bits set");
+        }
+        let mut c = self.shared.control();
+        let id = c.nh.find_or_add(NextHop {
+            port: 0,
+            kind: NextHopKind::Blackhole,
+        })?;
+        c.insert(prefix, Target::next_hop(id))
+    }
+
     /// Routes installed, IPv4 and IPv6 (every kind).
     pub fn route_counts(&self) -> (usize, usize) {
         let c = self.shared.control();

@@ -159,6 +159,10 @@ impl RouterControl {
                 let p: Cidr = prefix
                     .parse()
                     .map_err(|e| anyhow::anyhow!("route del: {e}"))?;
+                // The router's own addresses and connected subnets (and
+                // the host entries inside them) are not ctl's to remove,
+                // as `route add` may not set them.
+                config::check_runtime_prefix(&self.cfg, p).map_err(anyhow::Error::msg)?;
                 self.router.remove_route(p)?;
                 tracing::info!(route = %p, "route removed (ctl)");
                 serde_json::Value::Null

@@ -556,6 +556,49 @@ fn ctl(socket: &Path, args: &[&str]) -> (Option<i32>, String, String) {
     )
 }
 
+/// Issue 22, defect 3: the router's own and connected routes are not
+/// `ctl`'s to take. `route del` of its address, of a connected subnet or
+/// of a host inside one is refused with the reason (exit 1), as `route
+/// add` of them is, and the routes stay.
+#[test]
+fn ctl_cannot_take_the_routers_own_routes() {
+    let dir = tmpdir("ctl-own");
+    let cfg = dir.join("r.toml");
+    std::fs::write(&cfg, MEM_CONFIG).unwrap();
+    let r = Running::start(&cfg, &[], &[]);
+    let sock = dir.join("ctl.sock");
+    for (prefix, why) in [
+        ("198.18.0.1/32", "is the router's own address"),
+        ("198.18.0.0/24", "connected subnet"),
+        ("198.19.0.0/24", "connected subnet"),
+        ("198.18.0.7/32", "is inside port \"a\"'s connected subnet"),
+    ] {
+        let (code, _, err) = ctl(&sock, &["route", "del", prefix]);
+        assert_eq!(code, Some(1), "route del {prefix}: {err}");
+        assert!(err.contains(why), "route del {prefix}: {err}");
+        let (code, _, err) = ctl(&sock, &["route", "add", prefix, "via", "198.19.0.2"]);
+        assert_eq!(code, Some(1), "route add {prefix}: {err}");
+        assert!(err.contains(why), "route add {prefix}: {err}");
+    }
+    let (code, all, err) = ctl(&sock, &["--json", "route", "show"]);
+    assert_eq!(code, Some(0), "{err}");
+    let v: serde_json::Value = serde_json::from_str(&all).unwrap();
+    let kind = |p: &str| {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["prefix"] == p)
+            .map(|r| r["kind"].clone())
+    };
+    assert_eq!(kind("198.18.0.1/32"), Some("local".into()), "{all}");
+    assert_eq!(kind("198.18.0.0/24"), Some("connected".into()), "{all}");
+    assert_eq!(kind("198.19.0.0/24"), Some("connected".into()), "{all}");
+    r.signal(libc::SIGTERM);
+    let (code, _) = r.wait(Duration::from_secs(20));
+    assert_eq!(code, Some(0));
+    let _ = std::fs::remove_dir_all(dir);
+}
+
 /// Routes and neighbours changed and shown through the control socket of
 /// a running router; bad requests change nothing and say why; a second
 /// router on the same socket is refused; the metrics endpoint answers.
