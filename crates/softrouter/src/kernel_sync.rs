@@ -258,7 +258,10 @@ impl Mirror {
             self.remove_installed(prefix);
             return false;
         }
-        match self.router.add_route(prefix, &via) {
+        match self
+            .router
+            .add_route(dataplane::RouteSource::Kernel, prefix, &via)
+        {
             Ok(()) => {
                 self.installed.insert(prefix);
                 true
