@@ -50,7 +50,7 @@ fn router() -> Router {
 /// Gateway `i` on port b: IPv4 in 198.19.0.0/16 for even `i`, IPv6 in
 /// 2001:2:0:1::/64 for odd ones.
 fn gateway(i: u32) -> IpAddr {
-    if i % 2 == 0 {
+    if i.is_multiple_of(2) {
         IpAddr::V4(Ipv4Addr::from(0xc613_0000 + 16 + (i / 2) % 65_000))
     } else {
         IpAddr::V6(Ipv6Addr::from(
@@ -61,7 +61,7 @@ fn gateway(i: u32) -> IpAddr {
 
 /// A distinct prefix for route `i`, of `gateway(i)`'s family.
 fn prefix(i: u32) -> Cidr {
-    if i % 2 == 0 {
+    if i.is_multiple_of(2) {
         Cidr {
             addr: IpAddr::V4(Ipv4Addr::from(0x0a00_0000 | (i << 8))),
             len: 24,

@@ -188,3 +188,50 @@ fn ctl_ecmp_route_releases_its_gateways() {
     route_add(&rc, "198.20.0.0/16", &["198.19.250.1".parse().unwrap()]).unwrap();
     assert_eq!(table_sizes(&rc), (before.0 + 1, before.1 + 1));
 }
+
+/// Routes via distinct gateways added and deleted with `ctl`, in rounds
+/// within `ctl`'s limit, through more gateways in all than the next-hop
+/// table's 65,536 ids: the tables are back to their size before after
+/// every round. `SR_CTL_RELEASE_ROUTES` sets the total (default 70,000;
+/// 100,000 by hand).
+#[test]
+fn ctl_routes_via_distinct_gateways_release_their_next_hops() {
+    let total: u32 = std::env::var("SR_CTL_RELEASE_ROUTES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(70_000);
+    let (_router, rc) = control();
+    let before = table_sizes(&rc);
+    let route = |i: u32| -> (String, IpAddr) {
+        let j = i / 2;
+        if i.is_multiple_of(2) {
+            (
+                format!("198.18.{}.{}/32", 128 + (j >> 8 & 0x7f), j & 0xff),
+                IpAddr::from([198, 19, (j >> 8) as u8 + 1, j as u8]),
+            )
+        } else {
+            (
+                format!("2001:2:1:{:x}::/64", j & 0xffff),
+                format!("2001:2:0:1::{:x}:{:x}", j >> 16 | 1, j & 0xffff)
+                    .parse()
+                    .unwrap(),
+            )
+        }
+    };
+    let mut i = 0;
+    while i < total {
+        let end = (i + 4000).min(total);
+        for k in i..end {
+            let (p, gw) = route(k);
+            route_add(&rc, &p, &[gw]).unwrap_or_else(|e| panic!("{p} via {gw}: {e}"));
+        }
+        assert_eq!(table_sizes(&rc).0, before.0 + u64::from(end - i));
+        for k in i..end {
+            route_del(&rc, &route(k).0).unwrap();
+        }
+        assert_eq!(table_sizes(&rc), before, "after routes {i}..{end}");
+        i = end;
+    }
+    route_add(&rc, "198.20.0.0/16", &["198.19.255.200".parse().unwrap()]).unwrap();
+    assert_eq!(table_sizes(&rc), (before.0 + 1, before.1 + 1));
+}

@@ -67,7 +67,7 @@ fn wait_for(what: &str, timeout: Duration, mut f: impl FnMut() -> bool) {
 /// odd ones (each gateway named once in the whole run).
 fn route(i: u32) -> (String, String) {
     let j = i / 2;
-    if i % 2 == 0 {
+    if i.is_multiple_of(2) {
         (
             format!("198.19.{}.{}/32", j >> 8 & 0xff, j & 0xff),
             format!("198.18.{}.{}", (j + 16) >> 8 & 0xff, (j + 16) & 0xff),
