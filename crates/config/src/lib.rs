@@ -23,7 +23,7 @@ mod validate;
 pub use addr::{excerpt, is_unicast_mac, parse_mac, Cidr, MacAddr, EXCERPT_CHARS};
 pub use error::ConfigError;
 pub use model::*;
-pub use validate::{check_runtime_prefix, check_runtime_route, runtime_route};
+pub use validate::{check_runtime_prefix, check_runtime_route, runtime_neighbor, runtime_route};
 
 use std::path::Path;
 

@@ -158,35 +158,15 @@ pub fn validate(raw: RawConfig, text: &str, path: &Path) -> Result<Config, Confi
                 ),
             )
         })?;
-        let mac = parse_mac(n.mac.get_ref()).map_or_else(
-            || {
-                cx.err(
-                    n.mac.span(),
-                    format!(
-                        "neighbor {address}: mac: {} is not a MAC address",
-                        excerpt(n.mac.get_ref())
-                    ),
-                )
-            },
-            Ok,
-        )?;
-        if !is_unicast_mac(&mac) {
-            return cx.err(
-                n.mac.span(),
-                format!(
-                    "neighbor {address}: mac: {} is not a unicast MAC address",
-                    n.mac.get_ref()
-                ),
-            );
-        }
         let port = port_of(&n.port, &format!("neighbor {address}: port"))?;
-        check_neighbor_address(&ports, port, address).or_else(|m| {
-            cx.err(
-                n.address.span(),
-                format!("neighbor {address}: address: {m}"),
-            )
-        })?;
-        let this = Neighbor { address, mac, port };
+        let this =
+            judge_neighbor(&ports, address, n.mac.get_ref(), port).or_else(|(part, m)| {
+                let span = match part {
+                    NeighborPart::Mac => n.mac.span(),
+                    NeighborPart::Address => n.address.span(),
+                };
+                cx.err(span, m)
+            })?;
         if let Some(&(i, offset)) = first_neighbor.get(&address) {
             if neighbors[i] != this {
                 return cx.err(
@@ -994,6 +974,68 @@ pub(crate) fn check_next_hop(ports: &[Port], hop: IpAddr) -> Result<usize, Strin
         }
     }
     Err(format!("{hop} is on no port's subnet"))
+}
+
+/// A static neighbour given at run time (`softrouter ctl neigh add`),
+/// judged as a `[[neighbor]]` of `cfg` is: the same checks and messages,
+/// without a line. One judgement for both, so `ctl` cannot set what the
+/// file refuses (a subnet's broadcast address, which the router would then
+/// forward directed broadcasts to).
+pub fn runtime_neighbor(
+    cfg: &Config,
+    address: IpAddr,
+    mac: &str,
+    port: &str,
+) -> Result<Neighbor, String> {
+    let port = cfg.port_index(port).ok_or_else(|| {
+        format!(
+            "neighbor {address}: port: no port is named {}",
+            excerpt(port)
+        )
+    })?;
+    judge_neighbor(&cfg.ports, address, mac, port).map_err(|(_, m)| m)
+}
+
+/// The part of a neighbour a message is about.
+enum NeighborPart {
+    Mac,
+    Address,
+}
+
+/// A neighbour's checks once its address and port are known: a unicast
+/// MAC, an address that is a host on the port's subnet.
+fn judge_neighbor(
+    ports: &[Port],
+    address: IpAddr,
+    mac: &str,
+    port: usize,
+) -> Result<Neighbor, (NeighborPart, String)> {
+    let m = parse_mac(mac).ok_or_else(|| {
+        (
+            NeighborPart::Mac,
+            format!(
+                "neighbor {address}: mac: {} is not a MAC address",
+                excerpt(mac)
+            ),
+        )
+    })?;
+    if !is_unicast_mac(&m) {
+        return Err((
+            NeighborPart::Mac,
+            format!("neighbor {address}: mac: {mac} is not a unicast MAC address"),
+        ));
+    }
+    check_neighbor_address(ports, port, address).map_err(|e| {
+        (
+            NeighborPart::Address,
+            format!("neighbor {address}: address: {e}"),
+        )
+    })?;
+    Ok(Neighbor {
+        address,
+        mac: m,
+        port,
+    })
 }
 
 /// A static neighbor is a host on a subnet of the port it is given for.

@@ -217,6 +217,9 @@ fn control_plane(
             .iter()
             .map(|(s, &n)| ([("state", s.clone())], n as i64)),
     )?;
+    if let Some(nh) = &cp.next_hops {
+        next_hops(enc, nh)?;
+    }
     if let Some(k) = &cp.kernel_sync {
         let following = ConstGauge::new(i64::from(k.following));
         following.encode(enc.encode_descriptor(
@@ -243,6 +246,46 @@ fn control_plane(
         )?)?;
     }
     Ok(())
+}
+
+/// The next-hop table: capacity, use by source and their limits, ids
+/// waiting for a grace period, ECMP groups.
+fn next_hops(enc: &mut DescriptorEncoder, nh: &dataplane::report::NextHopUse) -> std::fmt::Result {
+    gauges(
+        enc,
+        "softrouter_next_hops",
+        "Next hops in use by source (config, ctl, kernel: gateways of routes and static neighbours; neighbor: dynamic entries; port: connected and local)",
+        nh.by_source
+            .iter()
+            .map(|(s, &n)| ([("source", s.clone())], n as i64)),
+    )?;
+    gauges(
+        enc,
+        "softrouter_next_hops_limit",
+        "Next hops each source may hold",
+        nh.limits
+            .iter()
+            .map(|(s, &n)| ([("source", s.clone())], n as i64)),
+    )?;
+    gauges(
+        enc,
+        "softrouter_next_hops_table",
+        "The next-hop table: capacity, in use, released and waiting for a grace period",
+        [
+            ([("what", "capacity")], nh.capacity as i64),
+            ([("what", "used")], nh.used as i64),
+            ([("what", "retired")], nh.retired as i64),
+        ],
+    )?;
+    gauges(
+        enc,
+        "softrouter_ecmp_groups",
+        "ECMP groups in use and their capacity",
+        [
+            ([("what", "used")], nh.ecmp_groups as i64),
+            ([("what", "capacity")], nh.ecmp_group_capacity as i64),
+        ],
+    )
 }
 
 /// The registry for `snapshot`.

@@ -27,6 +27,15 @@ fn report(rx: u64) -> Report {
                 skipped: 1,
                 resyncs: 0,
             }),
+            next_hops: Some(dataplane::report::NextHopUse {
+                capacity: 65536,
+                used: 9,
+                retired: 2,
+                by_source: [("kernel".to_string(), 3), ("port".to_string(), 4)].into(),
+                limits: [("kernel".to_string(), 16384)].into(),
+                ecmp_groups: 1,
+                ecmp_group_capacity: 4096,
+            }),
         }),
         version: "0.1.0".into(),
         elapsed_s: 1.0,
@@ -100,6 +109,11 @@ fn a_scrape_shows_the_snapshot_of_that_moment() {
         "softrouter_kernel_sync_routes{what=\"installed\"} 4",
         "softrouter_kernel_sync_routes{what=\"skipped\"} 1",
         "softrouter_kernel_sync_resyncs_total 0",
+        "softrouter_next_hops{source=\"kernel\"} 3",
+        "softrouter_next_hops_limit{source=\"kernel\"} 16384",
+        "softrouter_next_hops_table{what=\"used\"} 9",
+        "softrouter_next_hops_table{what=\"retired\"} 2",
+        "softrouter_ecmp_groups{what=\"capacity\"} 4096",
         "# EOF",
     ] {
         assert!(page.contains(line), "missing {line:?} in\n{page}");

@@ -51,7 +51,12 @@ fn setup(v6: bool) -> Option<Worker> {
         .collect();
     for (i, g) in gws4.iter().chain(&gws6).enumerate() {
         router
-            .set_neighbor(1, *g, [2, 0, 0, 0, 1, i as u8])
+            .set_neighbor(
+                dataplane::RouteSource::Config,
+                1,
+                *g,
+                [2, 0, 0, 0, 1, i as u8],
+            )
             .unwrap();
     }
     let mut dsts = Vec::new();
@@ -64,7 +69,12 @@ fn setup(v6: bool) -> Option<Worker> {
             addr: p.addr(),
             len: p.len(),
         };
-        if router.add_route(cidr, &[(gw, 1)]).is_ok() && is6 == v6 && i % 97 == 0 {
+        if router
+            .add_route(dataplane::RouteSource::Config, cidr, &[(gw, 1)])
+            .is_ok()
+            && is6 == v6
+            && i % 97 == 0
+        {
             dsts.push(p.addr());
         }
     }

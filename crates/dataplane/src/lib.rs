@@ -47,6 +47,7 @@ pub mod accounting;
 pub mod drop;
 mod forward;
 mod frag;
+mod gateways;
 pub mod fuzzing;
 mod hold;
 mod icmp;
@@ -65,6 +66,7 @@ mod worker;
 
 pub use accounting::{accounting_violations, assert_accounting};
 pub use drop::DropReason;
+pub use gateways::RouteSource;
 pub use neighbor::NeighLimits;
 pub use router::{Router, RouterPlan, TableSizes};
 pub use shared::{PortCtx, Shared};

@@ -328,6 +328,7 @@ mod tests {
     use crate::neighbor::{Learn, Use};
     use crate::router::{Router, MAX_NEXT_HOPS};
     use crate::shared::Learned;
+    use crate::RouteSource;
     use std::net::{Ipv4Addr, Ipv6Addr};
 
     const CONFIG: &str = r#"
@@ -515,8 +516,12 @@ via = ["198.18.0.2"]
         }
         assert_ne!(sh.neigh(new).lookup(7000, 60_000), Use::Failed);
         // A route via a dynamic neighbour pins it.
-        r.add_route("198.21.0.0/16".parse().unwrap(), &[(ip(0), 0)])
-            .unwrap();
+        r.add_route(
+            RouteSource::Config,
+            "198.21.0.0/16".parse().unwrap(),
+            &[(ip(0), 0)],
+        )
+        .unwrap();
         assert_eq!(sh.neighbor_counts()[0], n - 1);
         assert_eq!(sh.collect_neighbors(10_000_000), n - 1);
         assert!(matches!(
@@ -562,7 +567,7 @@ via = ["198.18.0.2"]
         }
         assert_eq!(sh.neighbor_counts(), vec![0, 0]);
         assert!(r
-            .set_neighbor(0, "198.18.0.1".parse().unwrap(), mac)
+            .set_neighbor(RouteSource::Config, 0, "198.18.0.1".parse().unwrap(), mac)
             .is_err());
     }
 }

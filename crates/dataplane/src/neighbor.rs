@@ -412,6 +412,12 @@ impl NeighEntry {
         self.dynamic.store(false, Ordering::Relaxed);
     }
 
+    /// Makes a permanent entry dynamic again (no route holds it any more;
+    /// the collector ages it like any other).
+    pub fn unpin(&self) {
+        self.dynamic.store(true, Ordering::Relaxed);
+    }
+
     /// Prepares the entry for a (re)used id: INCOMPLETE, no MAC, a new
     /// incarnation. `resolving`: the resolution starts now (an entry
     /// created by traffic); otherwise it starts on first use.

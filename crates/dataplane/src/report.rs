@@ -159,6 +159,31 @@ pub struct ControlPlane {
     /// The kernel routing-table mirror, if `[kernel] routes` is on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kernel_sync: Option<KernelSyncState>,
+    /// The next-hop table's use.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_hops: Option<NextHopUse>,
+}
+
+/// The next-hop table's use. Every neighbour entry is a next hop: the
+/// gateways of routes, static neighbours and the dynamic entries of
+/// hosts on connected subnets, besides two per port (connected, local).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct NextHopUse {
+    pub capacity: u64,
+    /// Next hops in use.
+    pub used: u64,
+    /// Released and waiting for every reader's grace period before reuse.
+    pub retired: u64,
+    /// Gateway entries held by each source's routes and static neighbours
+    /// (`config`, `ctl`, `kernel`), dynamic entries (`neighbor`), and the
+    /// two per port (`port`).
+    pub by_source: BTreeMap<String, u64>,
+    /// The sources' limits (those that have one; `neighbor`: all ports'
+    /// `max_per_port`, which the run-time sources leave free).
+    pub limits: BTreeMap<String, u64>,
+    /// ECMP groups in use, and their capacity.
+    pub ecmp_groups: u64,
+    pub ecmp_group_capacity: u64,
 }
 
 /// Where the kernel mirror stands.

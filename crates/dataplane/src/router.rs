@@ -10,6 +10,7 @@
 //! the control plane do. The neighbour model is described in
 //! [`crate::neighbor`].
 
+use crate::gateways::{Gateways, RouteSource};
 use crate::neigh_table::{NeighTable, PortHints};
 use crate::neighbor::{unicast_mac, NeighEntry, NeighLimits};
 use crate::shared::{PortCtx, Shared};
@@ -42,26 +43,11 @@ pub struct Control {
     pub(crate) hosts: HashMap<(usize, IpAddr), NextHopId>,
     /// Dynamic entries per port, their limits, rate limits and GC.
     pub(crate) neigh: NeighTable,
+    /// Who holds each gateway next hop (routes, groups, static settings).
+    pub(crate) gw: Gateways,
 }
 
 impl Control {
-    /// The permanent neighbour entry of a gateway (a dynamic entry for the
-    /// same address becomes permanent: a route uses it now).
-    fn gateway(&mut self, neigh: &[NeighEntry], port: usize, ip: IpAddr) -> Result<NextHopId> {
-        if let Some(&id) = self.hosts.get(&(port, ip)) {
-            self.pin(neigh, port, ip);
-            return Ok(id);
-        }
-        let id = self.nh.add(NextHop {
-            port: port as u16,
-            kind: NextHopKind::Gateway(ip),
-        })?;
-        // The id may be a reused one: a fresh, permanent entry.
-        neigh[id.0 as usize].reset(false, 0, false);
-        self.hosts.insert((port, ip), id);
-        Ok(id)
-    }
-
     /// The route of `ip`'s host prefix, if there is one.
     pub(crate) fn host_route(&self, ip: IpAddr) -> Option<Target> {
         match ip {
@@ -70,9 +56,17 @@ impl Control {
         }
     }
 
-    /// A permanent host entry: a gateway next hop for `ip` itself and a
-    /// host route. Never over one of the router's own addresses.
-    fn add_host(&mut self, neigh: &[NeighEntry], port: usize, ip: IpAddr) -> Result<NextHopId> {
+    /// A static neighbour's entry: a gateway next hop for `ip` itself,
+    /// held once by the static setting, and a host route. Never over one
+    /// of the router's own addresses.
+    fn add_static(
+        &mut self,
+        neigh: &[NeighEntry],
+        src: RouteSource,
+        port: usize,
+        ip: IpAddr,
+        now_ms: u64,
+    ) -> Result<NextHopId> {
         if let Some(t) = self.host_route(ip) {
             if !t.is_group()
                 && self.nh.reader().get(NextHopId(t.index())).kind == NextHopKind::Local
@@ -80,16 +74,24 @@ impl Control {
                 bail!("{ip} is one of the router's own addresses");
             }
         }
-        let id = self.gateway(neigh, port, ip)?;
+        let id = self.gateway(neigh, src, port, ip)?;
+        if !self.hold_static(id) {
+            // Static already: the setting holds it once.
+            self.release_id(neigh, now_ms, id, false);
+        }
         let t = Target::next_hop(id);
-        match ip {
-            IpAddr::V4(a) => self.lpm4.insert(Prefix4::new(a, 32).unwrap(), t)?,
-            IpAddr::V6(a) => self.lpm6.insert(Prefix6::new(a, 128).unwrap(), t)?,
+        let host = match ip {
+            IpAddr::V4(a) => self.lpm4.insert(Prefix4::new(a, 32).unwrap(), t),
+            IpAddr::V6(a) => self.lpm6.insert(Prefix6::new(a, 128).unwrap(), t),
+        };
+        if let Err(e) = host {
+            self.release_static(neigh, now_ms, id);
+            return Err(e.into());
         }
         Ok(id)
     }
 
-    fn insert(&mut self, prefix: Cidr, t: Target) -> Result<()> {
+    pub(crate) fn insert(&mut self, prefix: Cidr, t: Target) -> Result<()> {
         match prefix.network() {
             IpAddr::V4(a) => self.lpm4.insert(
                 Prefix4::new(a, prefix.len).ok_or_else(|| anyhow!("bad prefix {prefix}"))?,
@@ -101,29 +103,6 @@ impl Control {
             )?,
         }
         Ok(())
-    }
-
-    fn route_target(
-        &mut self,
-        neigh: &[NeighEntry],
-        ports: usize,
-        via: &[(IpAddr, usize)],
-    ) -> Result<Target> {
-        if via.is_empty() {
-            bail!("a route needs at least one next hop");
-        }
-        let mut ids = Vec::with_capacity(via.len());
-        for &(ip, port) in via {
-            if port >= ports {
-                bail!("next hop {ip}: no port {port}");
-            }
-            ids.push(self.gateway(neigh, port, ip)?);
-        }
-        Ok(if ids.len() == 1 {
-            Target::next_hop(ids[0])
-        } else {
-            Target::group(self.nh.add_group(&ids)?)
-        })
     }
 }
 
@@ -265,6 +244,7 @@ impl<'a> RouterPlan<'a> {
             nh: nhw,
             hosts: HashMap::new(),
             neigh: NeighTable::new(limits, cfg.ports.len()),
+            gw: Gateways::new(sizes.next_hops, sizes.groups),
         };
         let mut pctx = Vec::new();
         for (i, (p, info)) in cfg.ports.iter().zip(ports).enumerate() {
@@ -306,15 +286,15 @@ impl<'a> RouterPlan<'a> {
         let mut statics = Vec::new();
         for n in &cfg.neighbors {
             let id = c
-                .add_host(&neigh, n.port, n.address)
+                .add_static(&neigh, RouteSource::Config, n.port, n.address, 0)
                 .with_context(|| format!("neighbor {}", n.address))?;
             statics.push((id, n.mac));
         }
         for r in &cfg.routes {
             let t = c
-                .route_target(&neigh, ports.len(), &r.via)
+                .route_target(&neigh, RouteSource::Config, ports.len(), &r.via, 0)
                 .with_context(|| format!("route {}", r.prefix))?;
-            c.insert(r.prefix, t)
+            c.set_route(&neigh, 0, r.prefix, t)
                 .with_context(|| format!("route {}", r.prefix))?;
         }
         for (prefix, gw) in &file_routes {
@@ -325,8 +305,8 @@ impl<'a> RouterPlan<'a> {
                     IpAddr::V6(a) => p.on_link_v6(*a),
                 })
                 .ok_or_else(|| anyhow!("routes file: {prefix} via {gw}: on no port's subnet"))?;
-            let t = c.route_target(&neigh, ports.len(), &[(*gw, port)])?;
-            c.insert(*prefix, t)
+            let t = c.route_target(&neigh, RouteSource::Config, ports.len(), &[(*gw, port)], 0)?;
+            c.set_route(&neigh, 0, *prefix, t)
                 .with_context(|| format!("routes file: {prefix}"))?;
         }
         for (id, mac) in statics {
@@ -384,19 +364,22 @@ impl Router {
         self.shared.clone()
     }
 
-    /// Adds or replaces a route (ECMP if several next hops). Workers see
-    /// either the old or the new target, never a mix.
-    pub fn add_route(&self, prefix: Cidr, via: &[(IpAddr, usize)]) -> Result<()> {
+    /// Adds or replaces a route (ECMP if several next hops) for `src`.
+    /// Workers see either the old or the new target, never a mix; the
+    /// gateways the old target held and nothing else holds are released
+    /// (see [`crate::gateways`]).
+    pub fn add_route(&self, src: RouteSource, prefix: Cidr, via: &[(IpAddr, usize)]) -> Result<()> {
         if !prefix.is_network() {
             bail!("{prefix} has host bits set");
         }
-        let mut c = self.shared.control();
-        let t = c.route_target(&self.shared.neigh, self.shared.ports.len(), via)?;
-        c.insert(prefix, t)?;
+        let now_ms = self.now_ms();
+        let sh = &*self.shared;
+        let mut c = sh.control();
+        let t = c.route_target(&sh.neigh, src, sh.ports.len(), via, now_ms)?;
+        c.set_route(&sh.neigh, now_ms, prefix, t)?;
         if let Some(k) = &self.shared.kernel {
             // `[kernel] local`: unresolved gateways are the kernel's to
             // resolve, asked at once rather than on the first packet.
-            let now_ms = self.shared.epoch.elapsed().as_millis() as u64;
             for &(ip, port) in via {
                 let e = self.shared.neigh(c.hosts[&(port, ip)]);
                 if e.state() == crate::neighbor::STATE_INCOMPLETE && e.try_solicit(now_ms) {
@@ -414,12 +397,16 @@ impl Router {
         if !prefix.is_network() {
             bail!("{prefix} has host bits set");
         }
-        let mut c = self.shared.control();
+        let now_ms = self.now_ms();
+        let sh = &*self.shared;
+        let mut c = sh.control();
         let id = c.nh.find_or_add(NextHop {
             port: 0,
             kind: NextHopKind::Blackhole,
         })?;
-        c.insert(prefix, Target::next_hop(id))
+        // Through `set_route`, so that the route it replaces releases its
+        // gateways (the shared blackhole next hop holds no count).
+        c.set_route(&sh.neigh, now_ms, prefix, Target::next_hop(id))
     }
 
     /// Routes installed, IPv4 and IPv6 (every kind).
@@ -437,31 +424,31 @@ impl Router {
         }
     }
 
+    /// Removes the route of `prefix` (whoever installed it), releasing
+    /// the gateways nothing else holds.
     pub fn remove_route(&self, prefix: Cidr) -> Result<()> {
+        let now_ms = self.now_ms();
         let mut c = self.shared.control();
-        let removed = match prefix.network() {
-            IpAddr::V4(a) => c
-                .lpm4
-                .remove(Prefix4::new(a, prefix.len).ok_or_else(|| anyhow!("bad prefix"))?)?
-                .is_some(),
-            IpAddr::V6(a) => c
-                .lpm6
-                .remove(Prefix6::new(a, prefix.len).ok_or_else(|| anyhow!("bad prefix"))?)?
-                .is_some(),
-        };
-        if !removed {
+        if !c.unset_route(&self.shared.neigh, now_ms, prefix)? {
             bail!("no route {prefix}");
         }
         Ok(())
     }
 
+    /// The workers' clock now.
+    fn now_ms(&self) -> u64 {
+        self.shared.epoch.elapsed().as_millis() as u64
+    }
+
     /// Removes the neighbour entries for `ip` (on every port that has
     /// one): a dynamic entry goes with its host route, as the collector
-    /// removes it; a permanent one (a route's gateway, a static
-    /// neighbour) forgets its MAC and is resolved again on its next use.
-    /// Returns how many entries there were.
+    /// removes it; a static setting is dropped, and the entry goes with it
+    /// unless a route's gateway, which then forgets its MAC and is
+    /// resolved again on its next use. Returns how many entries there
+    /// were.
     pub fn remove_neighbor(&self, ip: IpAddr) -> Result<usize> {
-        let now_ms = self.shared.epoch.elapsed().as_millis() as u64;
+        let now_ms = self.now_ms();
+        let neigh = &self.shared.neigh;
         let mut c = self.shared.control();
         let found: Vec<(usize, NextHopId)> = c
             .hosts
@@ -473,34 +460,38 @@ impl Router {
             bail!("no neighbour {ip}");
         }
         for &(port, id) in &found {
-            let e = &self.shared.neigh[id.0 as usize];
+            let e = &neigh[id.0 as usize];
             if e.is_dynamic() {
-                c.remove_dynamic(&self.shared.neigh, port, ip, id);
-            } else {
+                c.remove_dynamic(neigh, port, ip, id);
+                continue;
+            }
+            c.release_static(neigh, now_ms, id);
+            if c.is_held_id(id) {
                 e.reset(false, now_ms, false);
             }
         }
         Ok(found.len())
     }
 
-    /// Sets a static neighbor at run time (tests, control plane).
-    pub fn set_neighbor(&self, port: usize, ip: IpAddr, mac: [u8; 6]) -> Result<()> {
+    /// Sets a static neighbour for `src` (configuration, `ctl`).
+    pub fn set_neighbor(
+        &self,
+        src: RouteSource,
+        port: usize,
+        ip: IpAddr,
+        mac: [u8; 6],
+    ) -> Result<()> {
         if port >= self.shared.ports.len() {
             bail!("no port {port}");
         }
         if !unicast_mac(mac) {
             bail!("{ip}: a neighbour's MAC must be unicast and non-zero");
         }
-        let id = {
-            let mut c = self.shared.control();
-            match c.hosts.get(&(port, ip)) {
-                Some(&id) => {
-                    c.pin(&self.shared.neigh, port, ip);
-                    id
-                }
-                None => c.add_host(&self.shared.neigh, port, ip)?,
-            }
-        };
+        let now_ms = self.now_ms();
+        let id = self
+            .shared
+            .control()
+            .add_static(&self.shared.neigh, src, port, ip, now_ms)?;
         self.shared.neigh(id).set_static(mac);
         Ok(())
     }

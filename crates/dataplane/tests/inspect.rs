@@ -56,8 +56,12 @@ fn routes_are_listed_with_what_they_do() {
     );
     assert!(r.route_for(ip("203.0.113.1")).is_none());
     // A route added at run time shows, a removed one goes.
-    r.add_route("198.18.128.0/17".parse().unwrap(), &[(ip("198.18.1.2"), 2)])
-        .unwrap();
+    r.add_route(
+        dataplane::RouteSource::Config,
+        "198.18.128.0/17".parse().unwrap(),
+        &[(ip("198.18.1.2"), 2)],
+    )
+    .unwrap();
     assert_eq!(
         r.route_for(ip("198.18.200.1")).unwrap().prefix.to_string(),
         "198.18.128.0/17"

@@ -91,7 +91,11 @@ fn unresolved_next_hops_are_asked_of_the_kernel_and_use_its_answer() {
 
     // A route added at run time asks for its gateway at once.
     r.router
-        .add_route("198.20.0.0/16".parse().unwrap(), &[(ip("198.19.0.50"), 1)])
+        .add_route(
+            dataplane::RouteSource::Config,
+            "198.20.0.0/16".parse().unwrap(),
+            &[(ip("198.19.0.50"), 1)],
+        )
         .unwrap();
     assert_eq!(requests.try_recv().unwrap(), (1, ip("198.19.0.50")));
 }

@@ -22,9 +22,14 @@
 //! themselves (the dataplane keeps a per-id incarnation counter).
 //! Fresh ids are used first; retired ones are reclaimed when the fresh ones
 //! run out, so an id is reused as late as possible.
+//!
+//! ECMP groups are [removed](NextHopWriter::remove_group) the same way:
+//! the group id and its member slots are reused only after a grace period
+//! of the same domain, so a reader that loaded the group's descriptor
+//! before the removal reads its old members to the end.
 
 use std::cell::Cell;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::marker::PhantomData;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
@@ -32,7 +37,7 @@ use std::sync::atomic::{AtomicU32, AtomicU64};
 use std::sync::Arc;
 
 use crate::memory::{names, Heap, Region, TableMemory};
-use crate::qsbr::{GroupAllocator, Qsbr, QsbrDomain};
+use crate::qsbr::{GroupAllocator, Qsbr, QsbrDomain, RangeAllocator};
 use crate::{FibError, Target};
 
 /// Index of a next hop in the [`NextHopTable`].
@@ -132,9 +137,9 @@ impl NextHopTable {
             shared: shared.clone(),
             ids: GroupAllocator::new(next_hops),
             live: Vec::new(),
-            in_groups: HashSet::new(),
-            n_groups: 0,
-            n_members: 0,
+            in_groups: HashMap::new(),
+            group_ids: GroupAllocator::new(groups),
+            member_slots: RangeAllocator::new(group_members),
             nh_index: HashMap::new(),
             group_index: HashMap::new(),
             _not_sync: PhantomData,
@@ -150,11 +155,12 @@ pub struct NextHopWriter {
     ids: GroupAllocator,
     /// Whether each id handed out so far is live (not retired).
     live: Vec<bool>,
-    /// Ids that are members of a group (never retired: groups are never
-    /// removed in this version).
-    in_groups: HashSet<NextHopId>,
-    n_groups: u32,
-    n_members: u32,
+    /// Ids that are members of a group, with the number of groups that
+    /// hold each (a member cannot be retired).
+    in_groups: HashMap<NextHopId, u32>,
+    /// Group ids and member slots, both reused after a grace period.
+    group_ids: GroupAllocator,
+    member_slots: RangeAllocator,
     nh_index: HashMap<NextHop, NextHopId>,
     group_index: HashMap<Vec<NextHopId>, GroupId>,
     _not_sync: PhantomData<Cell<()>>,
@@ -203,7 +209,7 @@ impl NextHopWriter {
                 id.0
             )));
         }
-        if self.in_groups.contains(&id) {
+        if self.in_groups.contains_key(&id) {
             return Err(FibError::InvalidId(format!(
                 "next hop {} is a member of an ECMP group",
                 id.0
@@ -218,10 +224,14 @@ impl NextHopWriter {
         Ok(())
     }
 
-    /// Moves ids whose grace period has passed to the free list (also done
-    /// by [`add`](Self::add) when the fresh ids run out); returns how many.
+    /// Moves ids, group ids and member slots whose grace period has passed
+    /// to their free lists (also done by the allocations when they run
+    /// out); returns how many next-hop ids.
     pub fn reclaim(&mut self) -> usize {
-        self.ids.reclaim(&self.shared.qsbr)
+        let q = &self.shared.qsbr;
+        self.group_ids.reclaim(q);
+        self.member_slots.reclaim(q);
+        self.ids.reclaim(q)
     }
 
     /// Retired ids still waiting for their grace period.
@@ -254,33 +264,74 @@ impl NextHopWriter {
             return Ok(g);
         }
         let s = &*self.shared;
-        if self.n_groups as usize == s.groups.len() {
+        let Some(g) = self.group_ids.alloc(&s.qsbr) else {
             return Err(FibError::CapacityExhausted {
                 what: "ECMP group",
-                capacity: self.n_groups,
+                capacity: s.groups.len() as u32,
             });
-        }
-        let first = self.n_members as usize;
-        if first + members.len() > s.members.len() {
+        };
+        let Some(first) = self.member_slots.alloc(&s.qsbr, members.len() as u32) else {
+            // Never published: parked like a removed group.
+            self.group_ids.retire(&s.qsbr, g);
             return Err(FibError::CapacityExhausted {
                 what: "ECMP group member",
                 capacity: s.members.len() as u32,
             });
-        }
+        };
+        let first = first as usize;
         for (slot, m) in s.members[first..].iter().zip(members) {
             slot.store(m.0, Relaxed);
         }
-        let g = self.n_groups as usize;
-        s.groups[g].store(
+        s.groups[g as usize].store(
             NH_VALID | (members.len() as u64) << 32 | first as u64,
             Release,
         );
-        self.n_groups += 1;
-        self.n_members += members.len() as u32;
-        self.in_groups.extend(members.iter().copied());
-        let id = GroupId(g as u32);
+        for m in members {
+            *self.in_groups.entry(*m).or_insert(0) += 1;
+        }
+        let id = GroupId(g);
         self.group_index.insert(members.to_vec(), id);
         Ok(id)
+    }
+
+    /// Removes group `g` (no route may point to it any more): its members
+    /// can be retired once no other group holds them, and its id and
+    /// member slots are reused after a grace period. Returns the members.
+    pub fn remove_group(&mut self, g: GroupId) -> Result<Vec<NextHopId>, FibError> {
+        let members: Vec<NextHopId> = self.reader().group_members(g).collect();
+        if members.is_empty() || self.group_index.get(&members) != Some(&g) {
+            return Err(FibError::InvalidId(format!("group {} is not live", g.0)));
+        }
+        self.group_index.remove(&members);
+        for m in &members {
+            if let Some(n) = self.in_groups.get_mut(m) {
+                *n -= 1;
+                if *n == 0 {
+                    self.in_groups.remove(m);
+                }
+            }
+        }
+        let s = &*self.shared;
+        let first = s.groups[g.0 as usize].load(Acquire) as u32;
+        self.group_ids.retire(&s.qsbr, g.0);
+        self.member_slots
+            .retire(&s.qsbr, first, members.len() as u32);
+        Ok(members)
+    }
+
+    /// ECMP groups in use (added and not removed).
+    pub fn groups(&self) -> usize {
+        self.group_ids.in_use() as usize
+    }
+
+    /// Capacity in next hops.
+    pub fn capacity(&self) -> usize {
+        self.shared.nh.len()
+    }
+
+    /// Capacity in ECMP groups.
+    pub fn group_capacity(&self) -> usize {
+        self.shared.groups.len()
     }
 
     /// A reader handle.
@@ -521,5 +572,50 @@ mod tests {
         // Without registered readers the grace period is immediate.
         drop(epoch);
         assert_eq!(w.add(gw("198.18.0.10", 0)).unwrap(), ids[3]);
+    }
+
+    #[test]
+    fn removed_groups_free_their_members_after_a_grace_period() {
+        let (mut w, r) = NextHopTable::with_capacity(8, 2, 6);
+        let epoch = r.register();
+        let ids: Vec<_> = (0..4)
+            .map(|i| w.add(gw(&format!("198.18.0.{i}"), 0)).unwrap())
+            .collect();
+        let g = w.add_group(&ids[..3]).unwrap();
+        let h = w.add_group(&ids[1..3]).unwrap();
+        assert_eq!(w.groups(), 2);
+        assert!(w.add_group(&ids[2..4]).is_err(), "no group id left");
+        assert_eq!(w.remove_group(g).unwrap(), ids[..3].to_vec());
+        assert!(w.remove_group(g).is_err(), "twice");
+        assert_eq!(w.groups(), 1);
+        // ids[0] is in no group now; ids[1] still is (in h).
+        w.retire(ids[0]).unwrap();
+        assert!(w.retire(ids[1]).is_err());
+        // Readers in flight still read the removed group's members.
+        assert_eq!(r.group_members(g).count(), 3);
+        assert!(
+            w.add_group(&ids[2..4]).is_err(),
+            "not before the grace period"
+        );
+        epoch.quiescent();
+        let k = w.add_group(&ids[2..4]).unwrap();
+        assert_eq!(k, g, "the group id is reused");
+        assert_eq!(r.group_members(k).collect::<Vec<_>>(), ids[2..4].to_vec());
+        assert_eq!(r.group_members(h).collect::<Vec<_>>(), ids[1..3].to_vec());
+        // Member slots coalesce: after both go, one group of 6 fits.
+        w.remove_group(h).unwrap();
+        w.remove_group(k).unwrap();
+        drop(epoch);
+        let all = [ids[1], ids[2], ids[3], ids[1], ids[2], ids[3]];
+        let big = w.add_group(&all).unwrap();
+        assert_eq!(r.group_members(big).count(), 6);
+        for id in [ids[1], ids[2]] {
+            assert!(w.retire(id).is_err(), "in a group");
+        }
+        w.remove_group(big).unwrap();
+        for id in &ids[1..] {
+            w.retire(*id).unwrap();
+        }
+        assert_eq!((w.len(), w.groups()), (0, 0));
     }
 }

@@ -197,6 +197,93 @@ impl GroupAllocator {
     }
 }
 
+/// Writer-side allocator of contiguous ranges (the member slots of ECMP
+/// groups) with the same deferred reuse as [`GroupAllocator`]: first fit
+/// over coalesced free ranges; a retired range is free again only after
+/// every reader has passed a quiescent point.
+pub(crate) struct RangeAllocator {
+    /// Free ranges, start -> length, never adjacent (coalesced).
+    free: std::collections::BTreeMap<u32, u32>,
+    /// Retired ranges and the epoch each must wait for (non-decreasing).
+    pending: std::collections::VecDeque<(u64, u32, u32)>,
+}
+
+impl RangeAllocator {
+    pub(crate) fn new(capacity: u32) -> RangeAllocator {
+        let mut free = std::collections::BTreeMap::new();
+        if capacity > 0 {
+            free.insert(0, capacity);
+        }
+        RangeAllocator {
+            free,
+            pending: Default::default(),
+        }
+    }
+
+    fn first_fit(&self, len: u32) -> Option<(u32, u32)> {
+        self.free
+            .iter()
+            .find(|&(_, &l)| l >= len)
+            .map(|(&s, &l)| (s, l))
+    }
+
+    /// The start of `len` contiguous slots, or `None` if no free range is
+    /// long enough (after reclaiming what passed its grace period).
+    pub(crate) fn alloc(&mut self, domain: &QsbrDomain, len: u32) -> Option<u32> {
+        let (start, have) = match self.first_fit(len) {
+            Some(r) => r,
+            None => {
+                self.reclaim(domain);
+                self.first_fit(len)?
+            }
+        };
+        self.free.remove(&start);
+        if have > len {
+            self.free.insert(start + len, have - len);
+        }
+        Some(start)
+    }
+
+    /// Parks a range no reader can newly reach until every reader passes
+    /// a quiescent point.
+    pub(crate) fn retire(&mut self, domain: &QsbrDomain, start: u32, len: u32) {
+        let tag = domain.retire();
+        self.pending.push_back((tag, start, len));
+    }
+
+    /// Frees every range whose grace period has passed; returns how many.
+    pub(crate) fn reclaim(&mut self, domain: &QsbrDomain) -> usize {
+        if self.pending.is_empty() {
+            return 0;
+        }
+        let safe = domain.safe_epoch();
+        let mut n = 0;
+        while let Some(&(tag, start, len)) = self.pending.front() {
+            if tag > safe {
+                break;
+            }
+            self.pending.pop_front();
+            self.release(start, len);
+            n += 1;
+        }
+        n
+    }
+
+    fn release(&mut self, mut start: u32, mut len: u32) {
+        if let Some((&s, &l)) = self.free.range(..start).next_back() {
+            if s + l == start {
+                self.free.remove(&s);
+                start = s;
+                len += l;
+            }
+        }
+        if let Some(l) = self.free.remove(&(start + len)) {
+            len += l;
+        }
+        self.free.insert(start, len);
+    }
+}
+
 /// Registration of a reader that is not a thread of this process and has
 /// no quiescent points of its own: the XDP fast path, which the kernel
 /// runs inside RCU read-side sections (one program run per frame).

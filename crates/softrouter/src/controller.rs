@@ -4,7 +4,6 @@
 //! the control socket's thread, never on a worker.
 
 use std::collections::HashSet;
-use std::net::IpAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -13,7 +12,7 @@ use config::{Cidr, Config};
 use control::protocol::{NeighView, NextHopView, RouteView};
 use control::{ControlServer, Handler, Request};
 use dataplane::inspect::{RouteInfo, RouteKind};
-use dataplane::{Router, WorkerStats};
+use dataplane::{RouteSource, Router, WorkerStats};
 use netio::Port;
 
 use crate::reload::{Outcome, Plan};
@@ -101,6 +100,7 @@ impl RouterControl {
             routes_v6: routes_v6 as u64,
             neighbors,
             kernel_sync: self.kernel.get().map(|k| k.state()),
+            next_hops: Some(self.router.shared().next_hop_use()),
         });
         r
     }
@@ -151,7 +151,7 @@ impl RouterControl {
             Request::RouteAdd { prefix, via } => {
                 let r =
                     config::runtime_route(&self.cfg, &prefix, &via).map_err(anyhow::Error::msg)?;
-                self.router.add_route(r.prefix, &r.via)?;
+                self.router.add_route(RouteSource::Ctl, r.prefix, &r.via)?;
                 tracing::info!(route = %r.prefix, via = ?via, "route added (ctl)");
                 serde_json::Value::Null
             }
@@ -171,11 +171,7 @@ impl RouterControl {
                 let routes: Vec<RouteInfo> = match (prefix, longest) {
                     (Some(p), _) => {
                         let p: Cidr = p.parse().map_err(|e| anyhow::anyhow!("route show: {e}"))?;
-                        self.router
-                            .routes()
-                            .into_iter()
-                            .filter(|r| r.prefix == p)
-                            .collect()
+                        self.router.route(p).into_iter().collect()
                     }
                     (None, Some(a)) => self.router.route_for(a).into_iter().collect(),
                     (None, None) => self.router.routes(),
@@ -200,14 +196,10 @@ impl RouterControl {
                 to_json(&views)?
             }
             Request::NeighAdd { address, mac, port } => {
-                let p = self
-                    .cfg
-                    .port_index(&port)
-                    .with_context(|| format!("neigh add: no port is named {port:?}"))?;
-                let m = config::parse_mac(&mac)
-                    .with_context(|| format!("neigh add: mac: {mac:?} is not a MAC address"))?;
-                self.check_on_link(p, address)?;
-                self.router.set_neighbor(p, address, m)?;
+                let n = config::runtime_neighbor(&self.cfg, address, &mac, &port)
+                    .map_err(|e| anyhow::anyhow!("neigh add: {e}"))?;
+                self.router
+                    .set_neighbor(RouteSource::Ctl, n.port, n.address, n.mac)?;
                 tracing::info!(%address, %mac, port, "static neighbour set (ctl)");
                 serde_json::Value::Null
             }
@@ -249,23 +241,6 @@ impl RouterControl {
             path.display()
         );
         Ok(out)
-    }
-
-    /// A static neighbour must be on one of the port's subnets.
-    fn check_on_link(&self, port: usize, a: IpAddr) -> Result<()> {
-        let shared = self.router.shared();
-        let pc = &shared.ports[port];
-        let on = match a {
-            IpAddr::V4(v4) => pc.on_link_v4(v4),
-            IpAddr::V6(v6) => pc.on_link_v6(v6),
-        };
-        if !on {
-            bail!(
-                "neigh add: {a} is not on a subnet of port {:?}",
-                self.port_name(port)
-            );
-        }
-        Ok(())
     }
 }
 

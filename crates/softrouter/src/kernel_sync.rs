@@ -283,7 +283,10 @@ impl Mirror {
         };
         let done = self.judge(prefix, &action).and_then(|i| {
             match i {
-                Install::Via(via) => self.router.add_route(prefix, &via),
+                Install::Via(via) => {
+                    self.router
+                        .add_route(dataplane::RouteSource::Kernel, prefix, &via)
+                }
                 Install::Drop => self.router.add_blackhole(prefix),
             }
             .map_err(|e| format!("route {prefix}: not installed: {e:#}"))

@@ -107,6 +107,7 @@ mod live {
         let what = || format!("port {:?} (interface {iface:?})", p.name);
         Ok(match p.driver {
             Driver::AfXdp => {
+                check_queues_served(cfg, p, iface)?;
                 let mut c = netio::afxdp::AfXdpConfig::new(iface, cfg.router.frame_size);
                 c.queues = p.queues;
                 c.xdp_mode = match p.xdp_mode {
@@ -150,6 +151,36 @@ mod live {
             Driver::Pcap | Driver::Mem => unreachable!("offline drivers are opened above"),
         })
     }
+}
+
+/// Refuses an `afxdp` port whose `queues` leaves some of the interface's
+/// RX queues unserved. The NIC (or a veth's sender) spreads flows over all
+/// its queues; an XDP program sees the frames of every queue, but only the
+/// served ones have a socket, so the rest would go to the kernel's stack:
+/// whole flows (pings to the router among them) lost or answered by the
+/// wrong stack, silently. A router must not start like that, and a warning
+/// at start is too easy to miss: the operator either serves every queue
+/// (`queues = N`, or no `queues`) or gives the interface fewer queues
+/// (`ethtool -L`). (AF_PACKET sockets see every queue, so they need no
+/// such check; more `queues` than the interface has are served as many
+/// as there are.)
+fn check_queues_served(cfg: &Config, p: &config::Port, iface: &str) -> Result<()> {
+    let Some(want) = p.queues else {
+        return Ok(());
+    };
+    // An interface that cannot be asked is reported when it is opened.
+    let Ok(info) = netio::ifinfo::query(iface) else {
+        return Ok(());
+    };
+    let have = info.rx_queues;
+    anyhow::ensure!(
+        want >= have,
+        "{}: port {:?} (interface {iface:?}): queues = {want}, but the interface has {have} RX queues: frames on queues {want}..{} would bypass the router; set queues = {have} (or remove queues), or give the interface {want} queue(s) with `ethtool -L {iface} combined {want}` (or `rx {want}`)",
+        cfg.source.display(),
+        p.name,
+        have - 1,
+    );
+    Ok(())
 }
 
 /// Which worker receives on which (port, queue): the configured map, else

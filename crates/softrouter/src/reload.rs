@@ -143,7 +143,7 @@ impl Plan {
         for n in self.set_neighbors {
             let mac = n.mac;
             router
-                .set_neighbor(n.port, n.address, mac)
+                .set_neighbor(dataplane::RouteSource::Config, n.port, n.address, mac)
                 .map_err(|e| fail(&out, format!("neighbor {}", n.address), e))?;
             out.applied.push(format!("neighbor {} set", n.address));
             running.neighbors.retain(|o| o.address != n.address);
@@ -151,7 +151,7 @@ impl Plan {
         }
         for r in self.set_routes {
             router
-                .add_route(r.prefix, &r.via)
+                .add_route(dataplane::RouteSource::Config, r.prefix, &r.via)
                 .map_err(|e| fail(&out, format!("route {}", r.prefix), e))?;
             let verb = match running.routes.iter().position(|o| o.prefix == r.prefix) {
                 Some(i) => {

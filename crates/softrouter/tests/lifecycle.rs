@@ -145,6 +145,36 @@ fn missing_interface_is_a_clear_error() {
     }
 }
 
+/// `queues = 1` on a 2-queue interface (issue 22): the unserved queue's
+/// frames would go to the kernel (80 of 80 pings to the router lost, and
+/// nothing said). The router refuses to start, naming port, interface,
+/// both queue counts and the two fixes.
+#[test]
+fn unserved_queues_are_refused_at_start() {
+    if !testbed::require_root("unserved queues") {
+        return;
+    }
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let th = testbed::three_hosts_with(TopologyOptions::user_space_router(2)).unwrap();
+    let cfg = config(&th, "afxdp", "interrupt", &th.router_in).replacen(
+        "driver = \"afxdp\"",
+        "driver = \"afxdp\"\nqueues = 1",
+        1,
+    );
+    let r = start(&th, "queues", &cfg);
+    let (status, err) = r.wait_with_output_ref();
+    assert_eq!(status.code(), Some(1), "{err}");
+    for needle in [
+        "port \"in\"",
+        &format!("interface {:?}", th.router_in),
+        "queues = 1, but the interface has 2 RX queues",
+        "set queues = 2",
+        &format!("ethtool -L {}", th.router_in),
+    ] {
+        assert!(err.contains(needle), "{needle:?} not in {err}");
+    }
+}
+
 /// `Child::wait_with_output` consumes the child; this keeps the guard.
 trait WaitRef {
     fn wait_with_output_ref(self) -> (std::process::ExitStatus, String);
