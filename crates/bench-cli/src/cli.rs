@@ -84,6 +84,11 @@ pub struct BenchArgs {
     /// e.g. `ndr,pdr,rfc2544` or `1f21d0.1l50e`. Default: ndr,pdr.
     #[arg(long, value_delimiter = ',', value_name = "GOALS")]
     pub goals: Vec<String>,
+    /// Runs every DUT N times, in turn (A B A B ...), each a fresh start,
+    /// and reports each DUT's median and range and the ratios from the
+    /// medians with their range (default 1).
+    #[arg(long, value_name = "N")]
+    pub repeat: Option<u32>,
     /// The DUT the comparison divides by (its name in the tables, e.g.
     /// linux); default: the last DUT run.
     #[arg(long, value_name = "DUT")]
@@ -314,6 +319,7 @@ fn merge_flags(args: &BenchArgs, t: &mut Table) -> Result<()> {
     put("tester", args.tester.map(string));
     put("flows", args.flows.map(|v| Value::Integer(v.into())));
     put("queues", args.queues.map(|v| Value::Integer(v.into())));
+    put("repeat", args.repeat.map(|v| Value::Integer(v.into())));
     for (k, v) in [
         ("trial_seconds", args.trial_seconds),
         ("pause_seconds", args.pause_seconds),
@@ -811,6 +817,30 @@ mod tests {
     /// Every flag that is a setting, set away from its default, saved with
     /// `--save-experiment`'s writer and loaded again: equal, and each flag
     /// is found in the settings.
+    /// `--repeat N` sets every DUT's rounds (default 1), the file's
+    /// `repeat` too, and 0 is refused naming the field.
+    #[test]
+    fn repeat_flag_and_file_key() {
+        let s = build_settings(&parse(&["--dut", "softrouter,linux", "--repeat", "2"]).unwrap())
+            .unwrap();
+        assert_eq!(s.iter().map(|s| s.repeat).collect::<Vec<_>>(), [2, 2]);
+        let one = build_settings(&parse(&["--dut", "linux"]).unwrap()).unwrap();
+        assert_eq!(one[0].repeat, 1);
+        let dir = tempfile::tempdir().unwrap();
+        let exp = dir.path().join("e.toml");
+        std::fs::write(&exp, "repeat = 4\n").unwrap();
+        let e = exp.to_str().unwrap();
+        assert_eq!(
+            build_settings(&parse(&["-e", e]).unwrap()).unwrap()[0].repeat,
+            4
+        );
+        let flag = build_settings(&parse(&["-e", e, "--repeat", "2"]).unwrap()).unwrap();
+        assert_eq!(flag[0].repeat, 2, "the flag wins");
+        let err = build_settings(&parse(&["--repeat", "0"]).unwrap()).unwrap_err();
+        assert!(format!("{err:#}").contains("repeat"), "{err:#}");
+        assert!(parse(&["--repeat", "x"]).is_err());
+    }
+
     #[test]
     fn every_flag_round_trips_through_the_saved_experiment() {
         let dir = tempfile::tempdir().unwrap();
@@ -827,6 +857,8 @@ mod tests {
             "8",
             "--queues",
             "2",
+            "--repeat",
+            "3",
             "--preset",
             "rfc",
             "--trial-seconds",
@@ -892,6 +924,7 @@ mod tests {
             assert_eq!(s.ip, IpVersion::Both);
             assert_eq!(s.pattern, Pattern::Bidirectional);
             assert_eq!((s.flows, s.queues, s.preset), (8, 2, Preset::Rfc));
+            assert_eq!(s.repeat, 3);
             assert_eq!(
                 (
                     s.trial_seconds,

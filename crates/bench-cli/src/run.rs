@@ -36,9 +36,12 @@ pub struct RunOptions {
 }
 
 /// Runs every DUT of `runs` (one [`Settings`] per DUT, sharing the tester
-/// options of the first) and writes the outputs the first one names. The
-/// JSON and CSV files are rewritten after every DUT, so they hold every
-/// finished run even if a later one fails.
+/// options of the first) and writes the outputs the first one names. With
+/// `repeat = N` the DUTs run N times in turn (A B A B ...: a slow phase of
+/// the host then falls on every DUT alike), each a fresh start, after one
+/// calibration; each run records its round. The JSON and CSV files are
+/// rewritten after every DUT, so they hold every finished run even if a
+/// later one fails.
 pub fn run(runs: &[Settings], opts: &RunOptions) -> Result<BenchResults> {
     let first = runs.first().context("no DUT to run")?;
     let backend = first.tester;
@@ -73,26 +76,41 @@ pub fn run(runs: &[Settings], opts: &RunOptions) -> Result<BenchResults> {
 
     let mut done = Vec::new();
     let mut results = BenchResults::new(Vec::new());
-    for settings in runs {
-        let dut_opts = DutOptions {
-            queues: settings.queues,
-            softrouter_bin: opts.softrouter_bin.clone(),
-            backend,
-            dut_cpus: split.as_ref().map(|s| s.1.clone()),
-            tester_cpu: split.as_ref().map(|s| s.0),
-            profile_stages: settings.profile_stages,
-            ..DutOptions::default()
-        };
-        let mut r = run_one(settings, &dut_opts, &calibration, opts.quiet)?;
-        r.meta.notes.push(placement.clone());
-        done.push(r);
-        distinct_names(&mut done, runs);
-        print!(
-            "{}",
-            report::render_tables(done.last().expect("just pushed"))
-        );
-        results = BenchResults::with_baseline(done.clone(), opts.baseline.as_deref());
-        write_files(first, &results)?;
+    let rounds = first.repeat.max(1);
+    for round in 1..=rounds {
+        let start = done.len();
+        for (k, settings) in runs.iter().enumerate() {
+            let at = Position {
+                dut: k + 1,
+                duts: runs.len(),
+                round,
+                rounds,
+            };
+            let dut_opts = DutOptions {
+                queues: settings.queues,
+                softrouter_bin: opts.softrouter_bin.clone(),
+                backend,
+                dut_cpus: split.as_ref().map(|s| s.1.clone()),
+                tester_cpu: split.as_ref().map(|s| s.0),
+                profile_stages: settings.profile_stages,
+                ..DutOptions::default()
+            };
+            let mut r = run_one(settings, &dut_opts, &calibration, opts.quiet, &at)?;
+            r.meta.round = round;
+            r.meta.notes.push(placement.clone());
+            done.push(r);
+            // Names told apart within a round, the same in every round.
+            distinct_names(&mut done[start..], runs);
+            if rounds > 1 {
+                println!("{at}:");
+            }
+            print!(
+                "{}",
+                report::render_tables(done.last().expect("just pushed"))
+            );
+            results = BenchResults::with_baseline(done.clone(), opts.baseline.as_deref());
+            write_files(first, &results)?;
+        }
     }
     print!("{}", report::comparison_table(&results));
     if let Some(p) = &first.plot {
@@ -187,16 +205,36 @@ fn write_files(s: &Settings, r: &BenchResults) -> Result<()> {
     Ok(())
 }
 
+/// Where a DUT's run is in the whole bench: DUT k of n, round r of N.
+#[derive(Debug, Clone, Copy)]
+struct Position {
+    dut: usize,
+    duts: usize,
+    round: u32,
+    rounds: u32,
+}
+
+impl std::fmt::Display for Position {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "DUT {} of {}", self.dut, self.duts)?;
+        if self.rounds > 1 {
+            write!(f, ", round {} of {}", self.round, self.rounds)?;
+        }
+        Ok(())
+    }
+}
+
 /// One DUT: testbed, DUT, tests, teardown.
 fn run_one(
     settings: &Settings,
     opts: &DutOptions,
     calibration: &[traffic::Calibration],
     quiet: bool,
+    at: &Position,
 ) -> Result<RunResults> {
     let mut meta = RunMeta::now();
     let kind = settings.dut.kind();
-    eprintln!("softrouter bench: starting DUT {kind} ...");
+    eprintln!("softrouter bench: starting DUT {kind} ({at}) ...");
     let dut = dut::start(&settings.dut, settings.pattern, opts)?;
     let d = dut.describe();
     meta.dut = DutInfo {
@@ -227,7 +265,7 @@ fn run_one(
                 .unwrap_or(1e6)
         }
     };
-    let mut bar = Progress::new(settings, quiet);
+    let mut bar = Progress::new(settings, quiet, format!("[{kind}, {at}]"));
     let mut tests = Vec::new();
     let mut failure = None;
     for v6 in settings.ip.versions() {
@@ -296,6 +334,8 @@ fn describe_calibration(c: &traffic::Calibration) -> String {
 struct Progress {
     bar: ProgressBar,
     tty: bool,
+    /// `[linux, DUT 2 of 2, round 1 of 3]`: which run of the bench this is.
+    at: String,
     label: String,
     notes: Vec<String>,
     /// Trials with loss while every CPU was saturated, per test label.
@@ -303,7 +343,7 @@ struct Progress {
 }
 
 impl Progress {
-    fn new(settings: &Settings, quiet: bool) -> Progress {
+    fn new(settings: &Settings, quiet: bool, at: String) -> Progress {
         let est = suite::estimate(settings);
         let tty = !quiet && std::io::stderr().is_terminal();
         let bar = if tty {
@@ -322,6 +362,7 @@ impl Progress {
         Progress {
             bar,
             tty,
+            at,
             label: String::new(),
             notes: Vec::new(),
             saturated: Vec::new(),
@@ -346,12 +387,16 @@ impl Observer for Progress {
     fn test(&mut self, test: TestKind, size: &FrameSize, ip: u8) {
         self.label = format!("{} IPv{ip} {size}", test.name());
         if !self.tty {
-            eprintln!("softrouter bench: {}", self.label);
+            eprintln!("softrouter bench: {} {}", self.at, self.label);
         }
     }
     fn trial_start(&mut self, spec: &TrialSpec) {
-        self.bar
-            .set_message(format!("{} @ {:.3} Mfps", self.label, spec.rate_fps / 1e6));
+        self.bar.set_message(format!(
+            "{} {} @ {:.3} Mfps",
+            self.at,
+            self.label,
+            spec.rate_fps / 1e6
+        ));
     }
     fn trial_done(&mut self, spec: &TrialSpec, o: &TrialOutcome) {
         let planned: Duration = if spec.phases.is_empty() {
@@ -365,7 +410,8 @@ impl Observer for Progress {
         }
         if !self.tty {
             eprintln!(
-                "softrouter bench:   {:.3} Mfps offered, {} sent, {} lost ({:.4} %){}",
+                "softrouter bench:   {} {:.3} Mfps offered, {} sent, {} lost ({:.4} %){}",
+                self.at,
                 spec.rate_fps / 1e6,
                 o.sent,
                 o.lost,

@@ -29,7 +29,8 @@
 //!   (loss series, back-to-back, recovery, latency).
 //! - [`throughput`]: the NDR and PDR from one MLRsearch-style search.
 //! - [`sim`]: a simulated DUT (and tester) implementing `Trial`.
-//! - [`results`]: the results schema, JSON/CSV writers; [`report`]:
+//! - [`results`]: the results schema, JSON/CSV writers; [`repeat`]: the
+//!   median and range of repeated runs (`--repeat N`); [`report`]:
 //!   terminal tables; [`plot`]: SVG charts; [`html`]: the HTML report
 //!   (`softrouter report`), one self-contained page.
 //! - [`suite`]: the tests of a `Settings` in order, against one `Trial`.
@@ -39,6 +40,7 @@ pub mod html;
 pub use tester::frame;
 pub mod plan;
 pub mod plot;
+pub mod repeat;
 pub mod report;
 pub mod results;
 pub mod search;

@@ -1,6 +1,8 @@
 //! SVG charts of a run: throughput per frame size (grouped bars, one colour
 //! per DUT: the NDR solid, the PDR outlined next to it; the tester's
-//! maximum as a tick) and, when measured, median and p99 latency.
+//! maximum as a tick) and, when measured, median and p99 latency. A DUT
+//! run several times (`--repeat N`) is one bar per goal, its median, with
+//! a whisker from the lowest to the highest round.
 //!
 //! Why hand-written SVG: a chart this simple needs no plotting library,
 //! and the usual ones pull in font rendering with system dependencies.
@@ -8,6 +10,7 @@
 
 use std::fmt::Write as _;
 
+use crate::repeat::spread;
 use crate::results::{RunResults, TestValue};
 use crate::settings::TestKind;
 
@@ -31,6 +34,39 @@ struct Series {
     /// Drawn as an outline (the PDR) instead of filled (the NDR).
     outline: bool,
     bars: Vec<Bar>,
+    /// Per bar, the (min, max) of a repeated DUT's rounds: a whisker.
+    ranges: Vec<Option<(f64, f64)>>,
+}
+
+/// The runs of each DUT (its rounds), by label, in the order first run.
+fn by_dut(runs: &[RunResults]) -> Vec<Vec<&RunResults>> {
+    let mut out: Vec<Vec<&RunResults>> = Vec::new();
+    for r in runs {
+        match out
+            .iter_mut()
+            .find(|g| g[0].meta.dut.label() == r.meta.dut.label())
+        {
+            Some(g) => g.push(r),
+            None => out.push(vec![r]),
+        }
+    }
+    out
+}
+
+/// One DUT's bar for `goal` at `label` over its rounds: the median (a
+/// lower bound when any round's figure is), and the range with several
+/// rounds.
+fn throughput_over(rounds: &[&RunResults], label: &str, goal: &str) -> (Bar, Option<(f64, f64)>) {
+    let figures: Vec<(f64, bool)> = rounds
+        .iter()
+        .filter_map(|r| throughput(r, label, goal))
+        .collect();
+    let Some(s) = spread(figures.iter().map(|f| f.0)) else {
+        return (None, None);
+    };
+    let lower = figures.iter().any(|f| f.1);
+    let range = (s.n > 1).then_some((s.min, s.max));
+    (Some((s.median, lower)), range)
 }
 
 /// The chart for one or more runs (e.g. softrouter and linux side by side):
@@ -59,9 +95,22 @@ fn render(runs: &[RunResults], with_throughput: bool, with_latency: bool) -> Str
         .iter()
         .map(|l| runs.iter().find_map(|r| max_rate(r, l)))
         .collect();
-    let lat: Vec<Vec<Option<(f64, f64)>>> = runs
+    let duts = by_dut(runs);
+    // Latency of a repeated DUT: the median of its rounds' medians, the
+    // highest p99.
+    let lat: Vec<Vec<Option<(f64, f64)>>> = duts
         .iter()
-        .map(|r| labels.iter().map(|l| latency(r, l)).collect())
+        .map(|rounds| {
+            labels
+                .iter()
+                .map(|l| {
+                    let v: Vec<(f64, f64)> = rounds.iter().filter_map(|r| latency(r, l)).collect();
+                    let med = spread(v.iter().map(|x| x.0))?;
+                    let p99 = spread(v.iter().map(|x| x.1))?;
+                    Some((med.median, p99.max))
+                })
+                .collect()
+        })
         .collect();
     let has_lat = with_latency && lat.iter().flatten().any(|v| v.is_some());
     let panels = f64::from(u8::from(has_lat) + u8::from(with_throughput));
@@ -75,8 +124,8 @@ fn render(runs: &[RunResults], with_throughput: bool, with_latency: bool) -> Str
     // Legend: each entry as wide as its text (about 7 px a character at
     // 12 px), so long DUT names and versions do not run into each other.
     let mut x = LEFT;
-    for (i, r) in runs.iter().enumerate() {
-        let d = &r.meta.dut;
+    for (i, rounds) in duts.iter().enumerate() {
+        let d = &rounds[0].meta.dut;
         // The version often starts with the name ("softrouter 0.1.0").
         let text = if d.version.starts_with(d.label()) || d.version.is_empty() {
             d.version.clone()
@@ -98,16 +147,25 @@ fn render(runs: &[RunResults], with_throughput: bool, with_latency: bool) -> Str
         x += 16.0 + 7.0 * text.chars().count() as f64 + 20.0;
     }
     let mut tp = Vec::new();
-    for (i, r) in runs.iter().enumerate() {
+    for (i, rounds) in duts.iter().enumerate() {
+        let r = rounds[0];
         for (gi, goal) in goal_names(r).iter().enumerate() {
+            let (bars, ranges) = labels
+                .iter()
+                .map(|l| {
+                    let (bar, range) = throughput_over(rounds, l, goal);
+                    (
+                        bar.map(|(v, lb)| (v / 1e6, lb)),
+                        range.map(|(lo, hi)| (lo / 1e6, hi / 1e6)),
+                    )
+                })
+                .unzip();
             tp.push(Series {
                 name: format!("{} {}", r.meta.dut.label(), goal.to_uppercase()),
                 colour: COLOURS[i % COLOURS.len()],
                 outline: gi > 0,
-                bars: labels
-                    .iter()
-                    .map(|l| throughput(r, l, goal).map(|(v, lb)| (v / 1e6, lb)))
-                    .collect(),
+                bars,
+                ranges,
             });
         }
     }
@@ -116,7 +174,11 @@ fn render(runs: &[RunResults], with_throughput: bool, with_latency: bool) -> Str
         panel(
             &mut s,
             TOP,
-            "throughput, Mpps (solid: first goal, outline: the others; pale/dashed, \u{2265}: lower bound; tick: tester maximum)",
+            if duts.iter().any(|d| d.len() > 1) {
+                "throughput, Mpps, median of the rounds (whisker: min-max; solid: first goal, outline: the others; pale/dashed, \u{2265}: lower bound; tick: tester maximum)"
+            } else {
+                "throughput, Mpps (solid: first goal, outline: the others; pale/dashed, \u{2265}: lower bound; tick: tester maximum)"
+            },
             &labels,
             &tp,
             &ticks,
@@ -130,16 +192,17 @@ fn render(runs: &[RunResults], with_throughput: bool, with_latency: bool) -> Str
         };
         let med: Vec<Series> = lat
             .iter()
-            .zip(runs)
+            .zip(&duts)
             .enumerate()
-            .map(|(i, (row, r))| Series {
-                name: r.meta.dut.label().to_string(),
+            .map(|(i, (row, rounds))| Series {
+                name: rounds[0].meta.dut.label().to_string(),
                 colour: COLOURS[i % COLOURS.len()],
                 outline: false,
                 bars: row
                     .iter()
                     .map(|v| v.map(|(m, _)| (m / 1e3, false)))
                     .collect(),
+                ranges: Vec::new(),
             })
             .collect();
         let p99: Vec<Option<f64>> = (0..labels.len())
@@ -175,6 +238,7 @@ fn panel(
         .iter()
         .flat_map(|s| &s.bars)
         .filter_map(|b| b.map(|(v, _)| v))
+        .chain(series.iter().flat_map(|s| &s.ranges).flatten().map(|r| r.1))
         .chain(ticks.iter().flatten().copied())
         .fold(0.0f64, f64::max);
     let top = nice_ceiling(top);
@@ -219,18 +283,38 @@ fn panel(
                     r#"fill="white" stroke="{colour}" stroke-width="2" stroke-dasharray="4 2""#
                 ),
             };
+            let range = ser.ranges.get(j).copied().flatten();
             let _ = writeln!(
                 s,
                 r#"<rect x="{x:.1}" y="{y:.1}" width="{:.1}" height="{:.1}" {style}><title>{}</title></rect>"#,
                 bar_w - 2.0,
                 y_of(0.0) - y,
                 esc(&format!(
-                    "{label} {}: {}{}",
+                    "{label} {}: {}{}{}",
                     ser.name,
                     if lower { ">= " } else { "" },
-                    fmt_num(v)
+                    fmt_num(v),
+                    range.map_or(String::new(), |(lo, hi)| format!(
+                        " (median; rounds {}-{})",
+                        fmt_num(lo),
+                        fmt_num(hi)
+                    ))
                 ))
             );
+            // The rounds' range: a whisker with caps over the bar's middle.
+            if let Some((lo, hi)) = range {
+                let cx = x + (bar_w - 2.0) / 2.0;
+                let cap = ((bar_w - 2.0) / 4.0).max(2.0);
+                let (ylo, yhi) = (y_of(lo), y_of(hi));
+                let _ = writeln!(
+                    s,
+                    r##"<path class="whisker" d="M{cx:.1} {ylo:.1}V{yhi:.1}M{:.1} {ylo:.1}H{:.1}M{:.1} {yhi:.1}H{:.1}" stroke="#000" stroke-width="1.5" fill="none"/>"##,
+                    cx - cap,
+                    cx + cap,
+                    cx - cap,
+                    cx + cap
+                );
+            }
             // A lower bound is also marked in plain sight, not only by
             // shade and in the tooltip.
             if lower {
@@ -418,6 +502,37 @@ mod tests {
             s.matches(r#"stroke-width="2" stroke-dasharray"#).count(),
             1,
             "the PDR lower bound dashed: {s}"
+        );
+    }
+
+    /// Two rounds of two DUTs: one bar per DUT and goal at the median,
+    /// with a whisker over the rounds' range; one legend entry per DUT.
+    #[test]
+    fn repeated_duts_get_median_bars_and_whiskers() {
+        let s = svg(&[
+            run("softrouter", 180_000.0, 190_000.0, false),
+            run("linux", 120_000.0, 150_000.0, false),
+            run("softrouter", 200_000.0, 210_000.0, true),
+            run("linux", 100_000.0, 130_000.0, false),
+        ]);
+        assert_eq!(s.matches(">softrouter<").count(), 1, "{s}");
+        assert_eq!(
+            s.matches("<rect x=").count(),
+            2 + 4 + 2,
+            "legend, throughput and latency bars: {s}"
+        );
+        assert_eq!(s.matches(r#"class="whisker""#).count(), 4, "{s}");
+        assert!(s.contains("median of the rounds"), "{s}");
+        assert!(
+            s.contains("64 v4 softrouter NDR: &gt;= 0.190 (median; rounds 0.180-0.200)"),
+            "median, lower bound from round 2, range: {s}"
+        );
+        assert!(s.contains("64 v4 linux PDR: 0.140 (median; rounds 0.130-0.150)"));
+        // One round each: no whisker.
+        let once = svg(&[run("linux", 120_000.0, 150_000.0, false)]);
+        assert!(
+            !once.contains("whisker") && !once.contains("(median;"),
+            "{once}"
         );
     }
 

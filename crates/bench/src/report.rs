@@ -8,6 +8,7 @@
 use std::fmt::Write as _;
 
 use crate::analyzer::LatencySummary;
+use crate::repeat::RepeatedGoal;
 use crate::results::{BenchResults, RunResults, TestResult, TestValue};
 use crate::settings::TestKind;
 use crate::throughput::GoalResult;
@@ -363,7 +364,11 @@ pub fn render_tables(r: &RunResults) -> String {
 /// per run, each goal's conditional throughput and its ratio to the
 /// baseline run (the last run unless `--baseline` named one), and the DUT
 /// cycles per packet at the first goal's lower bound. Empty with one run.
+/// With repeated runs, [`repeats_table`] instead.
 pub fn comparison_table(r: &BenchResults) -> String {
+    if !r.repeats.is_empty() {
+        return repeats_table(r);
+    }
     let Some(first) = r.comparison.first() else {
         return String::new();
     };
@@ -415,6 +420,88 @@ pub fn comparison_table(r: &BenchResults) -> String {
     s.push_str(
         "(+ = lower bound: tester-limited or the maximum rate passed; cyc/pkt = busy cycles \
          of the DUT's CPUs per forwarded packet in a trial at the first goal's lower bound)\n",
+    );
+    s
+}
+
+/// `median (min-max)` in Mpps, `+` when a round's figure is a lower
+/// bound, `-` without a figure.
+pub fn median_cell(g: &RepeatedGoal) -> String {
+    match (g.median_fps, g.min_fps, g.max_fps) {
+        (Some(m), Some(lo), Some(hi)) => format!(
+            "{}{} ({:.3}-{:.3})",
+            mpps(m),
+            if g.lower_bound { "+" } else { "" },
+            lo / 1e6,
+            hi / 1e6
+        ),
+        _ => "-".into(),
+    }
+}
+
+/// `4.60x (4.10-5.00)`: the ratio of the medians and the range of the
+/// per-round ratios; `-` without one.
+pub fn ratio_cell(g: &RepeatedGoal) -> String {
+    match (g.ratio, g.min_ratio, g.max_ratio) {
+        (Some(r), Some(lo), Some(hi)) => format!("{r:.2}x ({lo:.2}-{hi:.2})"),
+        (Some(r), _, _) => format!("{r:.2}x"),
+        _ => "-".into(),
+    }
+}
+
+/// `repeats[]`: a row per size and DUT, each goal's median over the
+/// rounds with its range, and the ratio of the medians to the
+/// baseline's with the range of the per-round ratios.
+fn repeats_table(r: &BenchResults) -> String {
+    let Some(first) = r.repeats.first() else {
+        return String::new();
+    };
+    let base = first.baseline.clone();
+    let goals: Vec<String> = first
+        .duts
+        .iter()
+        .find(|d| d.goals.iter().any(|g| g.n > 0))
+        .map(|d| d.goals.iter().map(|g| g.goal.clone()).collect())
+        .unwrap_or_default();
+    let mut headers = vec!["size".to_string(), "DUT".to_string(), "rounds".to_string()];
+    for g in &goals {
+        headers.push(format!("{} Mpps", g.to_uppercase()));
+    }
+    for g in &goals {
+        headers.push(format!("{}/{base}", g.to_uppercase()));
+    }
+    let mut tb = Table {
+        title: format!(
+            "throughput, Mpps (conditional throughput): median of {} rounds (min-max); \
+             ratio of the medians against {base} (min-max of the per-round ratios)",
+            r.rounds()
+        ),
+        headers,
+        rows: Vec::new(),
+    };
+    for row in &r.repeats {
+        for d in &row.duts {
+            let goal = |name: &str| d.goals.iter().find(|g| g.goal == name);
+            let mut cells = vec![
+                format!("{} v{}", row.size, row.ip),
+                d.dut.clone(),
+                d.rounds.to_string(),
+            ];
+            for g in &goals {
+                cells.push(goal(g).map_or("-".into(), median_cell));
+            }
+            for g in &goals {
+                cells.push(match goal(g) {
+                    Some(g) if d.dut != row.baseline => ratio_cell(g),
+                    _ => "-".into(),
+                });
+            }
+            tb.rows.push(cells);
+        }
+    }
+    let mut s = tb.render();
+    s.push_str(
+        "(+ = some round's figure is a lower bound: tester-limited or the maximum rate passed)\n",
     );
     s
 }

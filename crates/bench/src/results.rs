@@ -6,9 +6,10 @@
 //! procedure derived from them, and the run's metadata and resolved
 //! settings, so that a result can be audited and the run repeated. One
 //! run of the bench writes one file ([`BenchResults`]): every DUT's run
-//! in `runs[]`, in run order, and their throughput side by side in
-//! `comparison[]`. The report tools read the JSON; `docs/bench-results.md`
-//! documents it.
+//! in `runs[]`, in run order, their throughput side by side in
+//! `comparison[]`, and with `--repeat N` each DUT's median and range over
+//! its rounds in `repeats[]` ([`crate::repeat`]). The report tools read
+//! the JSON; `docs/bench-results.md` documents it.
 
 use std::io::Write;
 use std::path::Path;
@@ -16,6 +17,7 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
+use crate::repeat::{self, RepeatRow};
 use crate::search::{
     BackToBackResult, LatencyResult, LossSeriesResult, RecoveryResult, TrialRecord,
 };
@@ -85,6 +87,10 @@ pub struct RunMeta {
     /// Free-form notes (warnings, deviations from the RFC).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// Which round of `--repeat N` this run is, from 1 (0 in files
+    /// written before rounds: read as 1, see [`RunMeta::round`]).
+    #[serde(default)]
+    pub round: u32,
 }
 
 impl RunMeta {
@@ -107,8 +113,14 @@ impl RunMeta {
             started: rfc3339(t),
             host: read("/proc/sys/kernel/hostname"),
             kernel: read("/proc/sys/kernel/osrelease"),
+            round: 1,
             ..RunMeta::default()
         }
+    }
+
+    /// The round, from 1.
+    pub fn round(&self) -> u32 {
+        self.round.max(1)
     }
 }
 
@@ -298,6 +310,12 @@ pub struct BenchResults {
     /// Throughput of the runs side by side, per size and IP version (empty
     /// with one run).
     pub comparison: Vec<ComparisonRow>,
+    /// With several rounds of a DUT (`--repeat N`): per size and IP
+    /// version, each DUT's median and range over its rounds, and the ratio
+    /// of the medians with the range of the per-round ratios (empty, and
+    /// left out, otherwise).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub repeats: Vec<RepeatRow>,
 }
 
 /// One size and IP version of [`BenchResults::comparison`].
@@ -307,11 +325,36 @@ pub struct ComparisonRow {
     pub size: FrameSize,
     /// 4 or 6.
     pub ip: u8,
-    /// The run the ratios divide by (its DUT label): the last run unless
-    /// a baseline was named.
+    /// The DUT the ratios divide by (its label): the last run's unless
+    /// a baseline was named. Each run divides by the baseline's run of the
+    /// same round.
     pub baseline: String,
     /// One entry per run, in run order.
     pub duts: Vec<ComparedDut>,
+}
+
+impl ComparisonRow {
+    /// Each DUT's median and range over its rounds at this size.
+    pub fn repeats(&self) -> RepeatRow {
+        let rounds: Vec<repeat::Round> = self
+            .duts
+            .iter()
+            .map(|d| repeat::Round {
+                dut: &d.dut,
+                goals: d
+                    .goals
+                    .iter()
+                    .map(|g| repeat::GoalFigure {
+                        goal: &g.goal,
+                        fps: g.fps,
+                        lower_bound: g.lower_bound,
+                        ratio: g.ratio,
+                    })
+                    .collect(),
+            })
+            .collect();
+        repeat::aggregate(&self.size, self.ip, &self.baseline, &rounds)
+    }
 }
 
 /// One run's throughput in a [`ComparisonRow`].
@@ -319,6 +362,9 @@ pub struct ComparisonRow {
 pub struct ComparedDut {
     /// `meta.dut.label()` of the run.
     pub dut: String,
+    /// `meta.round()` of the run.
+    #[serde(default)]
+    pub round: u32,
     /// Per goal, in the goals' order.
     pub goals: Vec<ComparedGoal>,
     /// Busy cycles of the DUT's CPUs per forwarded packet in the trial
@@ -336,8 +382,8 @@ pub struct ComparedGoal {
     pub fps: Option<f64>,
     /// The rate is a lower bound.
     pub lower_bound: bool,
-    /// `fps` / the baseline run's `fps` for the same goal (null when
-    /// either is missing).
+    /// `fps` / the `fps` of the baseline's run in the same round, for
+    /// the same goal (null when either is missing).
     pub ratio: Option<f64>,
 }
 
@@ -348,12 +394,23 @@ impl BenchResults {
         BenchResults::with_baseline(runs, None)
     }
 
-    /// The document for `runs`, with their comparison against the run
-    /// whose DUT label is `baseline` (the last run when `None` or when no
-    /// run has that label).
+    /// The document for `runs`, with their comparison against the DUT
+    /// whose label is `baseline` (the last run's when `None` or when no
+    /// run has that label), and each DUT's spread over its rounds when a
+    /// DUT ran more than once.
     pub fn with_baseline(runs: Vec<RunResults>, baseline: Option<&str>) -> BenchResults {
         let comparison = if runs.len() >= 2 {
             compare(&runs, baseline)
+        } else {
+            Vec::new()
+        };
+        let repeated = runs.iter().enumerate().any(|(i, r)| {
+            runs[..i]
+                .iter()
+                .any(|o| o.meta.dut.label() == r.meta.dut.label())
+        });
+        let repeats = if repeated {
+            comparison.iter().map(ComparisonRow::repeats).collect()
         } else {
             Vec::new()
         };
@@ -361,7 +418,13 @@ impl BenchResults {
             schema_version: SCHEMA_VERSION,
             runs,
             comparison,
+            repeats,
         }
+    }
+
+    /// The most rounds any DUT ran (1 without `--repeat`).
+    pub fn rounds(&self) -> u32 {
+        self.runs.iter().map(|r| r.meta.round()).max().unwrap_or(1)
     }
 
     /// Write pretty JSON.
@@ -400,7 +463,7 @@ impl BenchResults {
 
 /// Every (size, IP version) with a throughput result in any run, in the
 /// order first seen, with each run's figures per goal and their ratios
-/// to the baseline run's.
+/// to those of the baseline's run in the same round.
 fn compare(runs: &[RunResults], baseline: Option<&str>) -> Vec<ComparisonRow> {
     let mut keys: Vec<(FrameSize, u8)> = Vec::new();
     for r in runs {
@@ -413,6 +476,11 @@ fn compare(runs: &[RunResults], baseline: Option<&str>) -> Vec<ComparisonRow> {
     let base = baseline
         .and_then(|b| runs.iter().rposition(|r| r.meta.dut.label() == b))
         .unwrap_or(runs.len() - 1);
+    let base_label = runs[base].meta.dut.label();
+    let base_of = |r: &RunResults| {
+        runs.iter()
+            .rfind(|b| b.meta.dut.label() == base_label && b.meta.round() == r.meta.round())
+    };
     keys.into_iter()
         .map(|(size, ip)| {
             let test = |r: &'_ RunResults| -> Option<TestResult> {
@@ -421,11 +489,11 @@ fn compare(runs: &[RunResults], baseline: Option<&str>) -> Vec<ComparisonRow> {
                     .find(|t| t.test == TestKind::Throughput && t.size == size && t.ip == ip)
                     .cloned()
             };
-            let base_test = test(&runs[base]);
-            let base_sum = base_test.as_ref().and_then(TestResult::throughput_summary);
             let duts = runs
                 .iter()
                 .map(|r| {
+                    let base_test = base_of(r).and_then(test);
+                    let base_sum = base_test.as_ref().and_then(TestResult::throughput_summary);
                     let t = test(r);
                     let s = t.as_ref().and_then(TestResult::throughput_summary);
                     let goals = s
@@ -449,6 +517,7 @@ fn compare(runs: &[RunResults], baseline: Option<&str>) -> Vec<ComparisonRow> {
                         .unwrap_or_default();
                     ComparedDut {
                         dut: r.meta.dut.label().to_string(),
+                        round: r.meta.round(),
                         goals,
                         cycles_per_packet: t.as_ref().and_then(dut_cycles_at_throughput),
                     }
@@ -457,7 +526,7 @@ fn compare(runs: &[RunResults], baseline: Option<&str>) -> Vec<ComparisonRow> {
             ComparisonRow {
                 size,
                 ip,
-                baseline: runs[base].meta.dut.label().to_string(),
+                baseline: base_label.to_string(),
                 duts,
             }
         })
@@ -521,6 +590,7 @@ fn csv_rows(r: &RunResults, out: &mut String) {
             let noise = o.noise.as_ref();
             let row: Vec<String> = vec![
                 r.meta.dut.label().to_string(),
+                r.meta.round().to_string(),
                 t.test.name().into(),
                 t.ip.to_string(),
                 t.size.to_string(),
@@ -566,9 +636,11 @@ fn csv_rows(r: &RunResults, out: &mut String) {
 
 /// Columns of the CSV file. Empty cells: not applicable or not measured
 /// (e.g. `ipdv_mean_abs_ns` with a tester that does not compute IPDV, the
-/// latency of a trial in which no frame arrived).
-pub const CSV_HEADER: [&str; 36] = [
+/// latency of a trial in which no frame arrived). `round`: the run's
+/// round of `--repeat N` (1 without it).
+pub const CSV_HEADER: [&str; 37] = [
     "dut",
+    "round",
     "test",
     "ip",
     "size",
@@ -799,13 +871,13 @@ mod tests {
             .map(|t| t.trials.len())
             .sum();
         assert_eq!(csv.lines().count(), rows + 1);
-        assert!(csv.starts_with("dut,test,ip,size,"));
+        assert!(csv.starts_with("dut,round,test,ip,size,"));
         assert!(csv
             .lines()
             .all(|l| l.split(',').count() >= CSV_HEADER.len()));
         let of = |dut: &str| {
             csv.lines()
-                .filter(|l| l.starts_with(&format!("{dut},")))
+                .filter(|l| l.starts_with(&format!("{dut},1,")))
                 .count()
         };
         assert_eq!(of("softrouter") + of("linux"), rows);

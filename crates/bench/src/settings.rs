@@ -132,6 +132,11 @@ pub struct Settings {
     pub recovery_seconds: Option<f64>,
     /// Repetitions of the whole run per size (quick 1, rfc 1).
     pub repetitions: Option<u32>,
+    /// Rounds of the whole bench (`--repeat N`, default 1): every DUT is
+    /// run N times, in turn (A B A B ...), each time freshly started, and
+    /// the results give each DUT's median and range over its rounds and
+    /// the ratios from the medians (`bench::repeat`).
+    pub repeat: u32,
     /// Maximum rate per port, frames/s; unset = link rate or the tester's
     /// calibrated maximum (R2).
     pub max_rate_fps: Option<f64>,
@@ -184,6 +189,7 @@ impl Default for Settings {
             recovery_overload_seconds: None,
             recovery_seconds: None,
             repetitions: None,
+            repeat: 1,
             max_rate_fps: None,
             link_bps: None,
             json: None,
@@ -302,6 +308,9 @@ impl Settings {
             if v == Some(0) {
                 return bad(name, "must be at least 1".into());
             }
+        }
+        if self.repeat == 0 {
+            return bad("repeat", "must be at least 1".into());
         }
         if self
             .max_rate_fps
@@ -677,6 +686,7 @@ interfaces = ["a", "b", "c", "d"]
             recovery_overload_seconds: Some(1.5),
             recovery_seconds: Some(2.5),
             repetitions: Some(2),
+            repeat: 3,
             max_rate_fps: Some(123_456.0),
             link_bps: Some(1e10),
             json: Some("r.json".into()),

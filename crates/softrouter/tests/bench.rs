@@ -54,13 +54,16 @@ fn bench(dir: &Path, dut: &str, extra: &[&str]) -> (serde_json::Value, String) {
         .iter()
         .map(|r| r["meta"]["dut"]["kind"].as_str().unwrap())
         .collect();
+    // `--repeat N`: the DUTs in turn, N times (A B A B ...).
+    let duts: Vec<&str> = dut.split(',').collect();
+    let rounds = runs.len() / duts.len();
     assert_eq!(
         kinds,
-        dut.split(',').collect::<Vec<_>>(),
-        "runs in run order"
+        duts.repeat(rounds),
+        "runs in run order, the DUTs in turn"
     );
     let csv_text = std::fs::read_to_string(&csv).unwrap();
-    assert!(csv_text.starts_with("dut,test,"), "{csv_text}");
+    assert!(csv_text.starts_with("dut,round,test,"), "{csv_text}");
     let mut rows = 1;
     for run in runs {
         let kind = run["meta"]["dut"]["kind"].as_str().unwrap();
@@ -70,11 +73,13 @@ fn bench(dir: &Path, dut: &str, extra: &[&str]) -> (serde_json::Value, String) {
             .iter()
             .map(|t| t["trials"].as_array().unwrap().len())
             .sum();
-        // The CSV's `dut` column is the run's name (softrouter-xc, ...).
+        // The CSV's `dut` column is the run's name (softrouter-xc, ...),
+        // `round` its round.
         let name = run["meta"]["dut"]["name"].as_str().unwrap_or(kind);
+        let round = &run["meta"]["round"];
         let of_kind = csv_text
             .lines()
-            .filter(|l| l.starts_with(&format!("{name},")))
+            .filter(|l| l.starts_with(&format!("{name},{round},")))
             .count();
         assert_eq!(of_kind, trials, "one CSV row per trial of {kind}");
         rows += trials;
@@ -293,6 +298,92 @@ fn several_duts_write_one_file() {
         assert_eq!(run["tests"][0]["result"]["goals"][1]["goal"]["loss_pct"], 1.0);
         assert_eq!(run["settings"]["tester"], "xdp");
     }
+}
+
+/// `--repeat 2` with two DUTs: four runs, interleaved (linux softrouter
+/// linux softrouter), each with its round and the same name in both
+/// rounds; `repeats[]` with each DUT's median and range over its two
+/// rounds, the ratio of the medians with the per-round range; the
+/// comparison printed as median (min-max); the progress names the round.
+#[test]
+fn repeated_runs_interleave_and_report_medians() {
+    if !testbed::require_root("bench --repeat 2") {
+        return;
+    }
+    let _s = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let (r, stdout) = bench(
+        dir.path(),
+        "linux,softrouter",
+        &["--test", "throughput", "--repeat", "2"],
+    );
+    let runs = r["runs"].as_array().unwrap();
+    let order: Vec<(String, u64)> = runs
+        .iter()
+        .map(|r| {
+            (
+                r["meta"]["dut"]["name"].as_str().unwrap().to_string(),
+                r["meta"]["round"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let order: Vec<(&str, u64)> = order.iter().map(|(n, r)| (n.as_str(), *r)).collect();
+    assert_eq!(
+        order,
+        [
+            ("linux", 1),
+            ("softrouter", 1),
+            ("linux", 2),
+            ("softrouter", 2)
+        ]
+    );
+    assert!(runs.iter().all(|r| r["settings"]["repeat"] == 2));
+    // comparison[]: a row per run, each against softrouter's run of its round.
+    let c = &r["comparison"][0];
+    assert_eq!(c["baseline"], "softrouter");
+    assert_eq!(c["duts"].as_array().unwrap().len(), 4);
+    for d in c["duts"].as_array().unwrap() {
+        if d["dut"] == "softrouter" && d["goals"][0]["fps"].is_number() {
+            assert_eq!(d["goals"][0]["ratio"], 1.0, "{d}");
+        }
+    }
+    let rep = r["repeats"].as_array().unwrap();
+    assert_eq!(rep.len(), 1, "one size: {rep:?}");
+    assert_eq!(rep[0]["size"], "64");
+    assert_eq!(rep[0]["baseline"], "softrouter");
+    let duts = rep[0]["duts"].as_array().unwrap();
+    let names: Vec<&str> = duts.iter().map(|d| d["dut"].as_str().unwrap()).collect();
+    assert_eq!(names, ["linux", "softrouter"]);
+    for d in duts {
+        assert_eq!(d["rounds"], 2, "{d}");
+        let goals = d["goals"].as_array().unwrap();
+        assert_eq!(goals.len(), 2, "ndr and pdr: {d}");
+        for g in goals {
+            let n = g["n"].as_u64().unwrap();
+            assert!(n <= 2, "{g}");
+            if n > 0 {
+                let f = |k: &str| g[k].as_f64().unwrap();
+                assert!(
+                    f("min_fps") <= f("median_fps") && f("median_fps") <= f("max_fps"),
+                    "{g}"
+                );
+            }
+            assert!(g["lower_bound"].is_boolean(), "{g}");
+        }
+    }
+    assert!(
+        stdout.contains("median of 2 rounds") && stdout.contains("NDR/softrouter"),
+        "{stdout}"
+    );
+    let linux = stdout
+        .lines()
+        .find(|l| l.starts_with("64 v4") && l.contains(" linux "))
+        .unwrap_or_else(|| panic!("{stdout}"));
+    assert!(
+        linux.contains('(') && linux.contains(')'),
+        "median (min-max): {linux}"
+    );
+    assert!(stdout.contains("DUT 2 of 2, round 2 of 2:"), "{stdout}");
 }
 
 #[test]

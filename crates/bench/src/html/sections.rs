@@ -138,6 +138,15 @@ pub(super) fn header(out: &mut String, r: &BenchResults) {
     }
 }
 
+/// The run's DUT, with its round when the DUTs ran several rounds.
+fn run_label(r: &RunResults, runs: &[RunResults]) -> String {
+    if runs.iter().any(|o| o.meta.round() > 1) {
+        format!("{} (round {})", r.meta.dut.label(), r.meta.round())
+    } else {
+        r.meta.dut.label().to_string()
+    }
+}
+
 fn tests_of(r: &RunResults, kind: TestKind) -> impl Iterator<Item = &TestResult> {
     r.tests.iter().filter(move |t| t.test == kind)
 }
@@ -163,7 +172,7 @@ pub(super) fn throughput(out: &mut String, runs: &[RunResults]) {
             };
             for g in &s.goals {
                 rows.push(vec![
-                    Cell::text(r.meta.dut.label()),
+                    Cell::text(run_label(r, runs)),
                     Cell::text(t.label()),
                     Cell::text(g.goal.as_ref().map_or("?".into(), |g| g.label())),
                     goal_cell(g),
@@ -183,7 +192,8 @@ pub(super) fn throughput(out: &mut String, runs: &[RunResults]) {
         out,
         &crate::plot::throughput_svg(runs),
         "each search goal's conditional throughput (RFC 9971) per frame size and DUT, Mpps \
-         per port; the dashed tick is the tester's maximum rate; ≥ marks a lower bound \
+         per port (a DUT run several rounds: the median, its whisker from the lowest to the \
+         highest round); the dashed tick is the tester's maximum rate; ≥ marks a lower bound \
          (the tester, not the DUT, set the figure)",
     );
     table(
@@ -609,12 +619,83 @@ pub(super) fn interrupts(out: &mut String, runs: &[RunResults]) {
     );
 }
 
+/// `repeats[]`: a row per size and DUT, each goal's median over the
+/// rounds with its range, and the ratio of the medians with the range of
+/// the per-round ratios.
+fn repeats(out: &mut String, r: &BenchResults) {
+    let Some(first) = r.repeats.first() else {
+        return;
+    };
+    let base = first.baseline.clone();
+    let goals: Vec<String> = first
+        .duts
+        .iter()
+        .find(|d| d.goals.iter().any(|g| g.n > 0))
+        .map(|d| d.goals.iter().map(|g| g.goal.clone()).collect())
+        .unwrap_or_default();
+    let mut rows: Vec<Vec<Cell>> = Vec::new();
+    for row in &r.repeats {
+        for d in &row.duts {
+            let goal = |name: &str| d.goals.iter().find(|g| g.goal == name);
+            let mut cells = vec![
+                Cell::text(format!("{} v{}", row.size, row.ip)),
+                Cell::text(&d.dut),
+                Cell::num(d.rounds.to_string()),
+            ];
+            for g in &goals {
+                cells.push(match goal(g) {
+                    Some(g) if g.lower_bound => {
+                        Cell::lower_bound(format!("≥ {}", crate::report::median_cell(g)))
+                    }
+                    Some(g) => Cell::num(crate::report::median_cell(g)),
+                    None => Cell::num("-"),
+                });
+            }
+            for g in &goals {
+                cells.push(match goal(g) {
+                    Some(g) if d.dut != row.baseline => Cell::num(crate::report::ratio_cell(g)),
+                    _ => Cell::num("-"),
+                });
+            }
+            rows.push(cells);
+        }
+    }
+    out.push_str("<h3>Repeated runs</h3>\n");
+    let mut headers: Vec<String> = vec!["size".into(), "DUT".into(), "rounds".into()];
+    headers.extend(
+        goals
+            .iter()
+            .map(|g| format!("{} median (min-max)", g.to_uppercase())),
+    );
+    headers.extend(
+        goals
+            .iter()
+            .map(|g| format!("{} / {base}", g.to_uppercase())),
+    );
+    let headers: Vec<&str> = headers.iter().map(String::as_str).collect();
+    table(
+        out,
+        &format!(
+            "each DUT over {} rounds run in turn: the median conditional throughput, Mpps per \
+             port, with the lowest and highest round; ratio: the medians' against {base}, with \
+             the lowest and highest per-round ratio (round i against {base}'s round i); ≥: some \
+             round's figure is a lower bound",
+            r.rounds()
+        ),
+        &headers,
+        &rows,
+    );
+}
+
 /// `comparison[]` as the results give it: a row per size and run, each
-/// goal's rate and its ratio to the baseline run's.
+/// goal's rate and its ratio to the baseline run's (of the same round);
+/// with repeated runs, [`repeats`] first.
 pub(super) fn comparison(out: &mut String, r: &BenchResults) {
+    repeats(out, r);
     let Some(first) = r.comparison.first() else {
         return;
     };
+    let rounds = r.rounds() > 1;
     let base = first.baseline.clone();
     let goals: Vec<String> = first
         .duts
@@ -631,7 +712,12 @@ pub(super) fn comparison(out: &mut String, r: &BenchResults) {
                 .and_then(|d| d.goals.iter().find(|g| g.goal == name))
         };
         for d in &c.duts {
-            let mut cells = vec![Cell::text(format!("{} v{}", c.size, c.ip)), Cell::text(&d.dut)];
+            let dut = if rounds {
+                format!("{} (round {})", d.dut, d.round.max(1))
+            } else {
+                d.dut.clone()
+            };
+            let mut cells = vec![Cell::text(format!("{} v{}", c.size, c.ip)), Cell::text(dut)];
             let goal = |name: &str| d.goals.iter().find(|g| g.goal == name);
             for g in &goals {
                 cells.push(match goal(g).and_then(|g| g.fps.map(|f| (f, g.lower_bound))) {

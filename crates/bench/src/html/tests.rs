@@ -508,3 +508,38 @@ fn a_paper_row_is_measured_or_not_measurable() {
     .unwrap_err();
     assert!(e.contains("needs a reason"), "{e}");
 }
+
+/// Two rounds of two DUTs: the report's comparison has the repeats
+/// table (medians with their range, ratios of the medians with the
+/// per-round range), the per-run rows name their round, and the chart
+/// draws the rounds' range as whiskers.
+#[test]
+fn repeated_runs_show_medians_and_ranges() {
+    let mut runs = Vec::new();
+    for (round, sr, linux) in [(1, 150_000.0, 100_000.0), (2, 170_000.0, 80_000.0)] {
+        for (name, ndr) in [("softrouter", sr), ("linux", linux)] {
+            let mut r = run(name, ndr, false);
+            r.meta.round = round;
+            runs.push(r);
+        }
+    }
+    let p = page(
+        "report",
+        &[Experiment {
+            name: "r.json".into(),
+            results: BenchResults::new(runs),
+        }],
+        &[],
+    );
+    assert!(p.contains("<h3>Repeated runs</h3>"), "{p}");
+    assert!(p.contains("each DUT over 2 rounds"), "{p}");
+    // softrouter: NDR median 0.16 (0.15-0.17); against linux's median
+    // 0.09: 1.78x, per round 1.50 and 2.12.
+    assert!(
+        p.contains("<td class=\"n\">0.1600 (0.150-0.170)</td>"),
+        "{p}"
+    );
+    assert!(p.contains("<td class=\"n\">1.78x (1.50-2.12)</td>"), "{p}");
+    assert!(p.contains("softrouter (round 2)"), "{p}");
+    assert_eq!(p.matches("class=\"whisker\"").count(), 4, "{p}");
+}
