@@ -63,18 +63,6 @@ pub enum Policy {
 }
 
 impl Policy {
-    /// The configuration spellings, for error messages.
-    pub const NAMES: &'static str = "\"auto\", \"require\" or \"off\"";
-
-    pub fn parse(s: &str) -> Option<Policy> {
-        match s {
-            "auto" => Some(Policy::Auto),
-            "require" => Some(Policy::Require),
-            "off" => Some(Policy::Off),
-            _ => None,
-        }
-    }
-
     fn to_u8(self) -> u8 {
         self as u8
     }
@@ -159,7 +147,10 @@ impl Mapping {
     /// As [`Mapping::new`] with an explicit policy.
     pub fn with_policy(name: &'static str, bytes: usize, policy: Policy) -> io::Result<Mapping> {
         if bytes == 0 {
-            return Err(io::Error::new(io::ErrorKind::InvalidInput, format!("{name}: empty region")));
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("{name}: empty region"),
+            ));
         }
         if bytes < MIN_HUGE {
             return Mapping::forced(name, bytes, Pages::Small);
@@ -199,7 +190,12 @@ impl Mapping {
             pages,
         };
         LIVE.lock().unwrap_or_else(|e| e.into_inner()).push(live);
-        Ok(Mapping { ptr, len, pages, id })
+        Ok(Mapping {
+            ptr,
+            len,
+            pages,
+            id,
+        })
     }
 
     #[inline]
@@ -235,7 +231,11 @@ impl Drop for Mapping {
 
 /// Free 2 MiB huge pages on the host, if it says.
 pub fn free_huge_pages() -> Option<u64> {
-    std::fs::read_to_string(FREE_HUGEPAGES).ok()?.trim().parse().ok()
+    std::fs::read_to_string(FREE_HUGEPAGES)
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
 }
 
 fn mmap(len: usize, flags: libc::c_int) -> io::Result<NonNull<u8>> {
@@ -293,7 +293,7 @@ fn map_thp(bytes: usize) -> io::Result<(NonNull<u8>, usize)> {
     // SAFETY: the advice concerns our mapping and keeps its contents.
     if unsafe { libc::madvise(p.as_ptr().cast(), len, libc::MADV_HUGEPAGE) } != 0 {
         let e = io::Error::last_os_error(); // THP compiled out or disabled
-        // SAFETY: our mapping, not handed out.
+                                            // SAFETY: our mapping, not handed out.
         unsafe { libc::munmap(p.as_ptr().cast(), len) };
         return Err(e);
     }

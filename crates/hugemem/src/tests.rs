@@ -27,10 +27,17 @@ fn off_gives_small_pages_and_reports_no_huge_bytes() {
     zeroed_and_writable(&m);
     let r = region("t_off").unwrap();
     assert_eq!((r.mappings, r.bytes), (1, 8 * MIB as u64));
-    assert_eq!(r.huge_explicit_bytes + r.huge_thp_bytes, 0, "MADV_NOHUGEPAGE keeps off small");
+    assert_eq!(
+        r.huge_explicit_bytes + r.huge_thp_bytes,
+        0,
+        "MADV_NOHUGEPAGE keeps off small"
+    );
     assert_eq!(r.small_bytes(), 8 * MIB as u64);
     drop(m);
-    assert!(region("t_off").is_none(), "a dropped mapping leaves the report");
+    assert!(
+        region("t_off").is_none(),
+        "a dropped mapping leaves the report"
+    );
 }
 
 #[test]
@@ -119,7 +126,10 @@ fn explicit_huge_pages_when_reserved_then_require_fails_clearly_without() {
         .expect("more pages than free");
     let msg = e.to_string();
     assert!(msg.contains("region t_required"), "{msg}");
-    assert!(msg.contains(&format!("need {} free 2 MiB huge pages", free + 1)), "{msg}");
+    assert!(
+        msg.contains(&format!("need {} free 2 MiB huge pages", free + 1)),
+        "{msg}"
+    );
 }
 
 #[test]
@@ -129,7 +139,11 @@ fn auto_falls_back_when_no_explicit_pages_are_free() {
         return;
     }
     let m = Mapping::with_policy("t_auto", 16 * MIB, Policy::Auto).unwrap();
-    let want = if thp_possible() { Pages::Thp } else { Pages::Small };
+    let want = if thp_possible() {
+        Pages::Thp
+    } else {
+        Pages::Small
+    };
     assert_eq!(m.pages(), want);
     zeroed_and_writable(&m);
 }
@@ -156,8 +170,14 @@ AnonHugePages:         0 kB
 ";
     let v = smaps::parse(text);
     assert_eq!(v.len(), 3);
-    assert_eq!(smaps::anon_huge_in(&v, 0x7f0000000000, 0x7f0000400000), 4 * MIB as u64);
+    assert_eq!(
+        smaps::anon_huge_in(&v, 0x7f0000000000, 0x7f0000400000),
+        4 * MIB as u64
+    );
     // A range covering 2 MiB of the second VMA: at most its overlap.
-    assert_eq!(smaps::anon_huge_in(&v, 0x7f0000400000, 0x7f0000500000), MIB as u64);
+    assert_eq!(
+        smaps::anon_huge_in(&v, 0x7f0000400000, 0x7f0000500000),
+        MIB as u64
+    );
     assert_eq!(smaps::anon_huge_in(&v, 0x7f0000c00000, 0x7f0000c01000), 0);
 }
