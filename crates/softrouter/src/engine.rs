@@ -197,6 +197,7 @@ pub fn run(cfg: &Config, opts: &RunOptions) -> Result<Report> {
     for w in hugemem::small_page_warnings() {
         tracing::warn!("{w}");
     }
+    let memory_at_start = report::memory();
     // The control socket and the metrics endpoint, once the workers run:
     // both read and change the router through its single writer.
     let router = Arc::new(router);
@@ -378,6 +379,8 @@ pub fn run(cfg: &Config, opts: &RunOptions) -> Result<Report> {
         &notes,
     ));
     r.sleeps = exits.iter().map(|e| e.sleeps).sum();
+    // The workers' pools went with the workers: report them as obtained.
+    report::keep_gone_regions(&mut r.memory, &memory_at_start);
     let written = match &opts.stats_json {
         Some(path) => report::write(&r, path),
         None => Ok(()),

@@ -151,6 +151,18 @@ pub fn memory() -> Vec<MemoryRegion> {
         .collect()
 }
 
+/// Adds to `now` the regions of `at_start` that are gone (the exit report
+/// is written after the workers, and their packet pools, have ended; what
+/// the run had is what it is about).
+pub fn keep_gone_regions(now: &mut Vec<MemoryRegion>, at_start: &[MemoryRegion]) {
+    for r in at_start {
+        if !now.iter().any(|n| n.region == r.region) {
+            now.push(r.clone());
+        }
+    }
+    now.sort_by(|a, b| a.region.cmp(&b.region));
+}
+
 /// Writes the report atomically (see [`write_atomic`]), so a reader polling
 /// the file never sees half of it.
 pub fn write(r: &Report, path: &Path) -> Result<()> {
