@@ -5,7 +5,8 @@
 #
 # usage: bench/l3fwd/compare.sh [--seconds N] [--rounds R] [--warmup W]
 #                               [--core C] [--flows F] [--softrouter-bin PATH]
-#                               [--no-softrouter] [--out FILE]
+#                               [--no-softrouter] [--no-nohuge] [--hugepages N]
+#                               [--out FILE]
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -17,6 +18,8 @@ CORE=1
 FLOWS=4096
 SR_BIN="${SOFTROUTER_BIN:-}"
 NO_SR=0
+NOHUGE_ROW=1       # also measure l3fwd --no-huge (an extra, labelled row)
+HUGEPAGES=512      # 2 MB pages wanted (1 GiB): l3fwd's -m 512 plus softrouter's tables
 SR_NOTE=""
 OUT="$REPO/results/l3fwd-compare.json"
 BUILD="$REPO/target/l3fwd-build"      # gitignored (/target); never committed
@@ -30,8 +33,10 @@ while [ $# -gt 0 ]; do
         --flows) FLOWS="$2"; shift 2 ;;
         --softrouter-bin) SR_BIN="$2"; shift 2 ;;
         --no-softrouter) NO_SR=1; shift ;;
+        --no-nohuge) NOHUGE_ROW=0; shift ;;
+        --hugepages) HUGEPAGES="$2"; shift 2 ;;
         --out) OUT="$2"; shift 2 ;;
-        -h|--help) sed -n 2,8p "$0"; exit 0 ;;
+        -h|--help) sed -n 2,9p "$0"; exit 0 ;;
         *) echo "compare.sh: unknown argument $1" >&2; exit 2 ;;
     esac
 done
@@ -95,8 +100,44 @@ if [ -n "$SR_BIN" ] && ! "$SR_BIN" run --help 2>/dev/null | grep -q -- --stats-j
     SR_NOTE="$SR_BIN has no 'run --stats-json'"; SR_BIN=""
 fi
 
+# ---- 5. huge pages, as DPDK's users run it ----
+# l3fwd gets 2 MB huge pages (EAL's default); reserve them if the host has
+# too few free, say so, and put the previous count back on every exit path.
+NR=/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages
+FREE=/sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages
+HUGE_MNT=""
+PREV_NR="$(cat "$NR")"
+restore_huge() {
+    if [ "$(cat "$NR")" != "$PREV_NR" ]; then
+        echo "$PREV_NR" >"$NR" || true
+        log "huge pages: restored nr_hugepages to $PREV_NR (now $(cat "$NR"))"
+    fi
+    if [ -n "$HUGE_MNT" ]; then umount "$HUGE_MNT" 2>/dev/null && rmdir "$HUGE_MNT" 2>/dev/null || true; fi
+}
+trap restore_huge EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+free_now="$(cat "$FREE")"
+if [ "$free_now" -lt "$HUGEPAGES" ]; then
+    want=$((PREV_NR + HUGEPAGES - free_now))
+    log "huge pages: $free_now free 2 MB pages, reserving: nr_hugepages $PREV_NR -> $want (restored at exit)"
+    echo "$want" >"$NR"
+    got="$(cat "$FREE")"
+    [ "$got" -ge "$HUGEPAGES" ] || log "huge pages: only $got free after reserving (memory fragmented?); l3fwd may fail"
+else
+    log "huge pages: $free_now free 2 MB pages, enough; nothing reserved"
+fi
+if ! awk '$3 == "hugetlbfs" { found = 1 } END { exit !found }' /proc/mounts; then
+    HUGE_MNT="$(mktemp -d /tmp/l3fwd-huge.XXXXXX)"
+    mount -t hugetlbfs -o pagesize=2M nodev "$HUGE_MNT"
+    log "huge pages: no hugetlbfs mounted, mounted one on $HUGE_MNT (unmounted at exit)"
+fi
+HUGE_DIR="$(awk '$3 == "hugetlbfs" { print $2; exit }' /proc/mounts)"
+
 mkdir -p "$(dirname "$OUT")"
-exec python3 "$HERE/run_compare.py" \
+python3 "$HERE/run_compare.py" \
     --l3fwd "$L3FWD" --tsc-hz "$("$BUILD/tsc_hz")" --pcap "$PCAP" \
     --softrouter="${SR_BIN:-}" --softrouter-note="$SR_NOTE" --work "$BUILD" --seconds "$SECONDS_PER_RUN" \
-    --rounds "$ROUNDS" --warmup "$WARMUP" --core "$CORE" --out "$OUT"
+    --rounds "$ROUNDS" --warmup "$WARMUP" --core "$CORE" --out "$OUT" \
+    --huge-dir "$HUGE_DIR" --nohuge-row "$NOHUGE_ROW" \
+    --huge-note "nr_hugepages $PREV_NR -> $(cat "$NR") during the run, $free_now free before"

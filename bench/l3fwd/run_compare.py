@@ -68,15 +68,21 @@ def stop(p, sig=signal.SIGINT, grace=5.0):
         LIVE.remove(p)
 
 
-def run_l3fwd(a, rnd):
-    prefix = f"l3fwdcmp{os.getpid()}r{rnd}"
-    cmd = [a.l3fwd, "-l", str(a.core), "-n", "1", "--no-huge", "-m", "512",
+def run_l3fwd(a, rnd, huge=True):
+    """One l3fwd round: on 2 MB huge pages from `a.huge_dir` (as DPDK is
+    deployed; --huge-unlink leaves no files behind), or with --no-huge (the
+    extra row: mbufs on 4 KiB pages)."""
+    name = "l3fwd" if huge else "l3fwd-nohuge"
+    prefix = f"l3fwdcmp{os.getpid()}r{rnd}{'h' if huge else 'n'}"
+    mem = (["-m", "512", "--huge-dir", a.huge_dir, "--huge-unlink"] if huge
+           else ["--no-huge", "-m", "512"])
+    cmd = [a.l3fwd, "-l", str(a.core), "-n", "1", *mem,
            "--file-prefix", prefix, "--no-pci",
            "--vdev", f"net_pcap0,rx_pcap={a.pcap},infinite_rx=1",
            "--vdev", "net_null1",
            "--", "-p", "0x3", "-P", "--lookup", "lpm", "--parse-ptype",
            f"--config=(0,0,{a.core})"]
-    logf = os.path.join(a.work, f"l3fwd-r{rnd}.log")
+    logf = os.path.join(a.work, f"{name}-r{rnd}.log")
     sock = f"/var/run/dpdk/{prefix}/dpdk_telemetry.v2"
     la0 = loadavg()
     with open(logf, "w") as lf:
@@ -111,7 +117,7 @@ def run_l3fwd(a, rnd):
     back = a1["opackets"] - a0["opackets"]  # LPM misses would go back out port 0
     cpu_s = (c1 - c0) / 1e9
     return {
-        "impl": "l3fwd", "round": rnd, "interval_s": dt,
+        "impl": name, "round": rnd, "interval_s": dt,
         "rx_packets": rx, "tx_packets": tx, "tx_port0_packets": back,
         "rx_missed": (a1["imissed"] - a0["imissed"]) + (a1["rx_nombuf"] - a0["rx_nombuf"]),
         "mpps": tx / dt / 1e6,
@@ -251,6 +257,7 @@ def run_softrouter(a, rnd):
         "process_cpu_share": (cpu_s / dt) if cpu_s else None,
         "cycles_per_packet_stages": dict(split, total=sum(split.values())),
         "drops": last.get("drops"), "notes": last.get("notes"),
+        "memory": last.get("memory"),
         "final_exit_stats": {k: final[k] for k in ("elapsed_s", "ports", "drops", "cycles_per_packet")} if final else None,
         "loadavg_before": la0, "loadavg_after": loadavg(),
         "cmd": cmd,
@@ -280,6 +287,9 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--core", type=int, default=1)
     ap.add_argument("--out", required=True)
+    ap.add_argument("--huge-dir", required=True)
+    ap.add_argument("--huge-note", default="")
+    ap.add_argument("--nohuge-row", type=int, default=1)
     a = ap.parse_args()
     for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(s, on_signal)
@@ -288,6 +298,8 @@ def main():
     la_start = loadavg()
     for rnd in range(a.rounds):
         impls = [("l3fwd", run_l3fwd)]
+        if a.nohuge_row:
+            impls.append(("l3fwd-nohuge", lambda a, rnd: run_l3fwd(a, rnd, huge=False)))
         if a.softrouter:
             impls.append(("softrouter", run_softrouter))
         for name, fn in impls:
@@ -309,21 +321,25 @@ def main():
     kill_all()
 
     L = [r for r in rows if r["impl"] == "l3fwd"]
+    N = [r for r in rows if r["impl"] == "l3fwd-nohuge"]
     S = [r for r in rows if r["impl"] == "softrouter"]
     summary = {}
-    if L:
-        summary["l3fwd"] = {"mpps": med(L, "mpps"),
-                            "cycles_per_packet_wall": med(L, "cycles_per_packet_wall"),
-                            "cycles_per_packet_cpu": med(L, "cycles_per_packet_cpu"),
-                            "lcore_cpu_share": med(L, "lcore_cpu_share")}
+    for key, R in (("l3fwd", L), ("l3fwd_nohuge", N)):
+        if R:
+            summary[key] = {"mpps": med(R, "mpps"),
+                            "cycles_per_packet_wall": med(R, "cycles_per_packet_wall"),
+                            "cycles_per_packet_cpu": med(R, "cycles_per_packet_cpu"),
+                            "lcore_cpu_share": med(R, "lcore_cpu_share")}
     if S:
         summary["softrouter"] = {"mpps": med(S, "mpps"),
                                  "cycles_per_packet_wall": med(S, "cycles_per_packet_wall"),
                                  "cycles_per_packet_cpu": med(S, "cycles_per_packet_cpu"),
                                  "stages": {k: med(S, "cycles_per_packet_stages", k)
-                                            for k in ("rx", "process", "tx", "total")}}
+                                            for k in ("rx", "process", "tx", "total")},
+                                 "memory": S[-1].get("memory")}
     if L and S:
         summary["ratio_l3fwd_over_softrouter_mpps"] = summary["l3fwd"]["mpps"] / summary["softrouter"]["mpps"]
+        summary["ratio_softrouter_over_l3fwd_mpps"] = summary["softrouter"]["mpps"] / summary["l3fwd"]["mpps"]
         summary["ratio_softrouter_over_l3fwd_cycles_wall"] = (
             summary["softrouter"]["cycles_per_packet_wall"] / summary["l3fwd"]["cycles_per_packet_wall"])
 
@@ -346,6 +362,8 @@ def main():
         "softrouter_note": a.softrouter_note or None,
         "git_head": sh("git", "-C", os.path.dirname(os.path.abspath(__file__)), "rev-parse", "HEAD"),
         "loadavg_start": la_start, "loadavg_end": loadavg(),
+        "l3fwd_huge_pages": a.huge_note or None, "huge_dir": a.huge_dir,
+        "uptime": sh("uptime"),
     }
     os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
     with open(a.out, "w") as f:
@@ -355,12 +373,13 @@ def main():
     print(f"medians over {a.rounds} alternating rounds, {a.seconds:g} s windows after {a.warmup:g} s warmup; "
           f"TSC {a.tsc_hz / 1e9:.3f} GHz; load avg {la_start[0]:.2f} -> {meta['loadavg_end'][0]:.2f} on {os.cpu_count()} cores")
     print(f"{'':12s} {'Mpps':>8s} {'cyc/pkt wall':>13s} {'cyc/pkt cpu':>12s} {'rx':>6s} {'process':>8s} {'tx':>6s}")
-    if L:
-        l = summary["l3fwd"]
-        print(f"{'l3fwd':12s} {l['mpps']:8.3f} {l['cycles_per_packet_wall']:13.1f} "
-              f"{fmt(l['cycles_per_packet_cpu'], '{:.1f}'):>12s} {'-':>6s} {'-':>8s} {'-':>6s}")
-    else:
-        print("l3fwd        (no successful round)")
+    for key, label in (("l3fwd", "l3fwd huge"), ("l3fwd_nohuge", "l3fwd nohuge")):
+        if key in summary:
+            l = summary[key]
+            print(f"{label:12s} {l['mpps']:8.3f} {l['cycles_per_packet_wall']:13.1f} "
+                  f"{fmt(l['cycles_per_packet_cpu'], '{:.1f}'):>12s} {'-':>6s} {'-':>8s} {'-':>6s}")
+        elif key == "l3fwd" or a.nohuge_row:
+            print(f"{label:12s} (no successful round)")
     if S:
         s = summary["softrouter"]
         st = s["stages"]
@@ -369,8 +388,17 @@ def main():
               f"{fmt(st['process'], '{:.1f}'):>8s} {fmt(st['tx'], '{:.1f}'):>6s}")
     else:
         print("softrouter   (not measured: " + ((a.softrouter_note or "no binary") if not a.softrouter else "no successful round") + ")")
+    if S and summary["softrouter"]["memory"]:
+        print("softrouter memory (bytes on huge pages: explicit 2 MB + THP / region size):")
+        for m in summary["softrouter"]["memory"]:
+            print(f"  {m['region']:18s} {m['huge_explicit_bytes'] + m['huge_thp_bytes']:>12d} / {m['bytes']:>12d}"
+                  f"  (explicit {m['huge_explicit_bytes']}, THP {m['huge_thp_bytes']})")
+    elif S:
+        print("softrouter memory: (its stats file has no 'memory' section)")
+    print(f"l3fwd huge pages: {a.huge_note} ({a.huge_dir}); the 'nohuge' row is --no-huge -m 512")
     if L and S:
-        print(f"ratio: l3fwd/softrouter Mpps = {summary['ratio_l3fwd_over_softrouter_mpps']:.2f}, "
+        print(f"ratio: softrouter/l3fwd(huge) Mpps = {summary['ratio_softrouter_over_l3fwd_mpps']:.2f}; "
+              f"l3fwd/softrouter Mpps = {summary['ratio_l3fwd_over_softrouter_mpps']:.2f}, "
               f"softrouter/l3fwd cycles (wall) = {summary['ratio_softrouter_over_l3fwd_cycles_wall']:.2f}")
     print(f"all rounds: {a.out}")
     if errors:

@@ -17,7 +17,7 @@
 //! value's line for its messages); this model has the same tables and
 //! keys, which the tests below check key by key.
 
-use crate::{Cidr, Driver, FastPath, Forwarding, Mode, TxQueues, XdpMode};
+use crate::{Cidr, Driver, FastPath, Forwarding, HugePages, Mode, TxQueues, XdpMode};
 use serde::{Deserialize, Serialize};
 use std::net::IpAddr;
 use std::path::PathBuf;
@@ -76,6 +76,8 @@ pub struct RouterTable {
     pub forwarding: Option<Forwarding>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tx_queues: Option<TxQueues>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hugepages: Option<HugePages>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ipv4_tbl8_groups: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

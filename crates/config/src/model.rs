@@ -74,6 +74,23 @@ pub enum FastPath {
     Off,
 }
 
+/// `[router] hugepages`: which pages the big regions (packet pools and
+/// UMEMs, FIB, next-hop and neighbour tables) are on; see the `hugemem`
+/// crate for the order it tries.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum HugePages {
+    /// Explicit 2 MiB huge pages, else transparent huge pages, else small
+    /// pages (the default; a warning names a large region left on small
+    /// pages).
+    #[default]
+    Auto,
+    /// Explicit 2 MiB huge pages, or the router does not start.
+    Require,
+    /// 4 KiB pages only.
+    Off,
+}
+
 /// `[router] forwarding`: what the workers do with a frame.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -137,6 +154,7 @@ pub struct Router {
     /// that takes a full table from the kernel (`[kernel] routes`) sets
     /// it: 2^18 holds today's 160,000 IPv6 prefixes.
     pub ipv6_tbl8_groups: Option<u32>,
+    pub hugepages: HugePages,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

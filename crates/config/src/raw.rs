@@ -48,6 +48,7 @@ pub struct RawRouter {
     pub tx_queues: Option<S<String>>,
     pub ipv4_tbl8_groups: Option<S<i64>>,
     pub ipv6_tbl8_groups: Option<S<i64>>,
+    pub hugepages: Option<S<String>>,
 }
 
 #[derive(Deserialize)]

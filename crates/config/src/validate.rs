@@ -419,6 +419,23 @@ fn router(
             }
         },
     };
+    let hugepages = match &r.hugepages {
+        None => HugePages::Auto,
+        Some(h) => match h.get_ref().as_str() {
+            "auto" => HugePages::Auto,
+            "require" => HugePages::Require,
+            "off" => HugePages::Off,
+            other => {
+                return cx.err(
+                    h.span(),
+                    format!(
+                        "router: hugepages: {} is not one of auto, require, off",
+                        excerpt(other)
+                    ),
+                )
+            }
+        },
+    };
     let mut cores: Vec<usize> = Vec::new();
     if let Some(c) = &r.cores {
         for &core in c.get_ref() {
@@ -531,6 +548,7 @@ fn router(
             "router: ipv6_tbl8_groups",
             256..=1 << 22,
         )?,
+        hugepages,
     })
 }
 

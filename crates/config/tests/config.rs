@@ -454,3 +454,32 @@ fn kernel_local_needs_the_xdp_tier_on_every_port() {
     let e = parse(&format!("{EXAMPLE}\n{kernel}")).unwrap_err();
     assert!(e.message.contains("port \"p0\" has driver pcap"), "{e}");
 }
+
+#[test]
+fn hugepages_setting_defaults_to_auto_and_names_a_bad_value() {
+    assert_eq!(parse(EXAMPLE).unwrap().router.hugepages, HugePages::Auto);
+    for (v, want) in [
+        ("auto", HugePages::Auto),
+        ("require", HugePages::Require),
+        ("off", HugePages::Off),
+    ] {
+        let text = EXAMPLE.replacen(
+            "workers = 1",
+            &format!("workers = 1\nhugepages = \"{v}\""),
+            1,
+        );
+        assert_eq!(parse(&text).unwrap().router.hugepages, want, "{v}");
+    }
+    expect_error(
+        "workers = 1",
+        "workers = 1\nhugepages = \"always\"",
+        4,
+        "router: hugepages: ",
+    );
+    expect_error(
+        "workers = 1",
+        "workers = 1\nhugepages = true",
+        4,
+        "hugepages",
+    );
+}

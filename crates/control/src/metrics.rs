@@ -173,6 +173,24 @@ impl Collector for ReportCollector {
             None,
             workers.metric_type(),
         )?)?;
+        gauges(
+            &mut enc,
+            "softrouter_memory_bytes",
+            "Bytes of the big memory regions, by page kind (explicit/thp huge pages, small)",
+            r.memory.iter().flat_map(|m| {
+                [
+                    ("explicit", m.huge_explicit_bytes),
+                    ("thp", m.huge_thp_bytes),
+                    ("small", m.small_bytes()),
+                ]
+                .map(|(pages, v)| {
+                    (
+                        [("region", m.region.clone()), ("pages", pages.to_string())],
+                        v as i64,
+                    )
+                })
+            }),
+        )?;
         if let Some(cp) = &r.control_plane {
             control_plane(&mut enc, cp)?;
         }

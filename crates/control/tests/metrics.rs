@@ -65,6 +65,13 @@ fn report(rx: u64) -> Report {
         notes: vec![],
         totals: s.clone(),
         per_worker: vec![s],
+        memory: vec![dataplane::report::MemoryRegion {
+            region: "lpm4_tbl24".into(),
+            mappings: 1,
+            bytes: 64 << 20,
+            huge_explicit_bytes: 0,
+            huge_thp_bytes: 60 << 20,
+        }],
     }
 }
 
@@ -99,6 +106,9 @@ fn a_scrape_shows_the_snapshot_of_that_moment() {
         "softrouter_worker_forwarded_packets_total{worker=\"0\"} 4",
         "softrouter_cycles_per_packet{stage=\"total\"} 60.0",
         "softrouter_workers 1",
+        "softrouter_memory_bytes{region=\"lpm4_tbl24\",pages=\"thp\"} 62914560",
+        "softrouter_memory_bytes{region=\"lpm4_tbl24\",pages=\"small\"} 4194304",
+        "softrouter_memory_bytes{region=\"lpm4_tbl24\",pages=\"explicit\"} 0",
         "softrouter_fast_path_forwarded_packets_total{port=\"in\"} 3",
         "softrouter_fast_path_punted_packets_total{port=\"in\",reason=\"ttl\"} 2",
         "softrouter_routes{family=\"ipv4\"} 7",

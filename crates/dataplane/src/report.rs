@@ -146,6 +146,32 @@ pub struct Report {
     /// (absent from statistics written by capture-only tools).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub control_plane: Option<ControlPlane>,
+    /// The big regions (packet pools, FIB, next-hop and neighbour tables)
+    /// and how much of each is on huge pages (`hugemem::report`); empty
+    /// in files written by tools that allocate none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub memory: Vec<MemoryRegion>,
+}
+
+/// One memory region (all live mappings of that name, e.g. one packet
+/// pool per worker): its size and the bytes the kernel put on huge pages.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MemoryRegion {
+    pub region: String,
+    pub mappings: u64,
+    pub bytes: u64,
+    /// On explicit 2 MiB pages (`MAP_HUGETLB`).
+    pub huge_explicit_bytes: u64,
+    /// On transparent huge pages (`AnonHugePages` in `/proc/self/smaps`).
+    pub huge_thp_bytes: u64,
+}
+
+impl MemoryRegion {
+    /// Bytes on 4 KiB pages.
+    pub fn small_bytes(&self) -> u64 {
+        self.bytes
+            .saturating_sub(self.huge_explicit_bytes + self.huge_thp_bytes)
+    }
 }
 
 /// The routing state at the moment of the report.
@@ -220,6 +246,7 @@ mod tests {
         let s = w.snapshot();
         let r = Report {
             control_plane: None,
+            memory: vec![],
             version: "0.1.0".into(),
             elapsed_s: 1.25,
             workers: 1,

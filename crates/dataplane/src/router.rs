@@ -24,6 +24,10 @@ use fib::{
 use std::collections::HashMap;
 use std::net::IpAddr;
 use std::sync::atomic::AtomicU64;
+
+/// The neighbour entries' region name in [`hugemem::report`] (the XDP
+/// tier's map of the same table is also called `neigh`).
+const NEIGH_REGION: &str = "neigh";
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -185,7 +189,7 @@ impl<'a> RouterPlan<'a> {
 
     /// Builds the router with every table on the heap.
     pub fn build(self, ports: &[netio::PortInfo]) -> Result<Router> {
-        let neigh = Region::heap(self.sizes.next_hops as usize);
+        let neigh = Region::heap(NEIGH_REGION, self.sizes.next_hops as usize)?;
         self.build_in(ports, &mut Heap, neigh)
     }
 

@@ -70,7 +70,7 @@ impl TableMemory for MapMemory<'_> {
     fn region<T: Zeroed>(&mut self, name: &'static str, len: usize) -> Result<Region<T>, FibError> {
         let Some(&(_, bytes)) = table_bytes(&self.sizes).iter().find(|(n, _)| *n == name) else {
             // A table the program does not read (gateway addresses).
-            return Ok(Region::heap(len));
+            return Region::heap(name, len);
         };
         let want = len as u64 * std::mem::size_of::<T>() as u64;
         if want > bytes {

@@ -7,7 +7,8 @@
 //! stores into them exactly as it stores into heap memory. So a route
 //! change is seen by both tiers at once and no second copy exists. The
 //! tables do not know where their memory came from; a [`TableMemory`]
-//! hands it out by table name ([`names`]), and [`Heap`] is the default.
+//! hands it out by table name ([`names`]), and [`Heap`] (this process's
+//! memory, on huge pages when the host has them: [`hugemem`]) is the default.
 //!
 //! Memory is always zeroed when handed out (an all-zero entry means "no
 //! route"), and the element types are atomics (or, in the dataplane,
@@ -61,12 +62,21 @@ unsafe impl<T: Zeroed, const N: usize> Zeroed for [T; N] {}
 /// What keeps foreign memory mapped (e.g. a BPF map and its mmap).
 pub type Owner = Box<dyn Send + Sync>;
 
-/// `len` zeroed elements of `T`, owned by the heap or by something else.
+/// `len` zeroed elements of `T`, in memory of this process or owned by
+/// something else.
 pub struct Region<T: Zeroed> {
     ptr: NonNull<T>,
     len: usize,
-    /// `None`: heap memory allocated with `Layout::array::<T>(len)`.
-    owner: Option<Owner>,
+    owner: Owner_,
+}
+
+enum Owner_ {
+    /// No memory (`len` elements of size 0, or `len` 0).
+    Empty,
+    /// Ours: a [`hugemem`] mapping (huge pages when the host has them).
+    Own(#[allow(dead_code)] hugemem::Mapping),
+    /// Someone else's (a BPF map's mmap).
+    Foreign(#[allow(dead_code)] Owner),
 }
 
 // SAFETY: a region is a slice of `T: Sync + Send`; the owner is Send + Sync.
@@ -75,31 +85,31 @@ unsafe impl<T: Zeroed> Send for Region<T> {}
 unsafe impl<T: Zeroed> Sync for Region<T> {}
 
 impl<T: Zeroed> Region<T> {
-    /// Zeroed heap memory. Allocated with `alloc_zeroed`, so a large table
-    /// costs no time and no resident memory until touched; large regions
-    /// are advised for transparent huge pages (lookups hit the first level
-    /// at random: with 4 KiB pages nearly every lookup is a TLB miss, with
-    /// 2 MiB pages the whole 64 MiB tbl24 is 32 TLB entries).
-    pub fn heap(len: usize) -> Region<T> {
-        let layout = Layout::array::<T>(len).expect("table size overflows");
+    /// Zeroed memory of this process for table `name`, from [`hugemem`]:
+    /// lookups hit the first level at random, so with 4 KiB pages nearly
+    /// every lookup is a TLB miss, with 2 MiB pages the whole 64 MiB tbl24
+    /// is 32 TLB entries. Touched up front (no page faults while routing).
+    /// Fails only under `hugepages = "require"` without enough huge pages,
+    /// or when memory cannot be had at all.
+    pub fn heap(name: &'static str, len: usize) -> Result<Region<T>, FibError> {
+        let layout = Layout::array::<T>(len)
+            .map_err(|_| FibError::Memory(format!("{name}: {len} elements overflow")))?;
         if layout.size() == 0 {
-            return Region {
+            return Ok(Region {
                 ptr: NonNull::dangling(),
                 len,
-                owner: None,
-            };
+                owner: Owner_::Empty,
+            });
         }
-        // SAFETY: non-zero size.
-        let raw = unsafe { std::alloc::alloc_zeroed(layout) } as *mut T;
-        let Some(ptr) = NonNull::new(raw) else {
-            std::alloc::handle_alloc_error(layout)
-        };
-        advise_huge_pages(raw as *mut u8, layout.size());
-        Region {
+        let mem = hugemem::Mapping::new(name, layout.size())
+            .map_err(|e| FibError::Memory(format!("{name}: {e}")))?;
+        // Page aligned, so aligned for any table element.
+        let ptr = NonNull::new(mem.as_ptr() as *mut T).expect("mapping is non-null");
+        Ok(Region {
             ptr,
             len,
-            owner: None,
-        }
+            owner: Owner_::Own(mem),
+        })
     }
 
     /// Memory owned by `owner` (a mapping shared with another reader).
@@ -112,13 +122,13 @@ impl<T: Zeroed> Region<T> {
         Region {
             ptr,
             len,
-            owner: Some(owner),
+            owner: Owner_::Foreign(owner),
         }
     }
 
-    /// True if the memory is the heap's (not shared outside the process).
+    /// True if the memory is this process's (not shared outside it).
     pub fn is_heap(&self) -> bool {
-        self.owner.is_none()
+        !matches!(self.owner, Owner_::Foreign(_))
     }
 }
 
@@ -128,19 +138,6 @@ impl<T: Zeroed> std::ops::Deref for Region<T> {
     fn deref(&self) -> &[T] {
         // SAFETY: valid for `len` elements while `self` lives (constructors).
         unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
-    }
-}
-
-impl<T: Zeroed> Drop for Region<T> {
-    fn drop(&mut self) {
-        if self.owner.is_none() {
-            let layout = Layout::array::<T>(self.len).expect("checked at allocation");
-            if layout.size() != 0 {
-                // SAFETY: allocated in `heap` with this layout.
-                unsafe { std::alloc::dealloc(self.ptr.as_ptr() as *mut u8, layout) };
-            }
-        }
-        // A foreign owner unmaps when it drops (after this).
     }
 }
 
@@ -156,34 +153,10 @@ pub trait TableMemory {
 pub struct Heap;
 
 impl TableMemory for Heap {
-    fn region<T: Zeroed>(
-        &mut self,
-        _name: &'static str,
-        len: usize,
-    ) -> Result<Region<T>, FibError> {
-        Ok(Region::heap(len))
+    fn region<T: Zeroed>(&mut self, name: &'static str, len: usize) -> Result<Region<T>, FibError> {
+        Region::heap(name, len)
     }
 }
-
-#[cfg(target_os = "linux")]
-fn advise_huge_pages(start: *mut u8, len: usize) {
-    const PAGE: usize = 4096;
-    if len < 4 << 20 {
-        return;
-    }
-    // madvise wants a page-aligned start; the kernel uses huge pages for the
-    // 2 MiB-aligned parts of the range. Failure (THP disabled) is harmless.
-    let begin = (start as usize).next_multiple_of(PAGE);
-    let end = (start as usize + len) & !(PAGE - 1);
-    // SAFETY: the range lies inside an allocation we own; MADV_HUGEPAGE does
-    // not change its contents.
-    unsafe {
-        libc::madvise(begin as *mut libc::c_void, end - begin, libc::MADV_HUGEPAGE);
-    }
-}
-
-#[cfg(not(target_os = "linux"))]
-fn advise_huge_pages(_start: *mut u8, _len: usize) {}
 
 #[cfg(test)]
 mod tests {
@@ -193,12 +166,12 @@ mod tests {
 
     #[test]
     fn heap_regions_are_zeroed_and_writable() {
-        let r: Region<AtomicU32> = Region::heap(1 << 20);
+        let r: Region<AtomicU32> = Region::heap("t_zeroed", 1 << 20).unwrap();
         assert!(r.is_heap() && r.len() == 1 << 20);
         assert!(r.iter().step_by(4097).all(|a| a.load(Relaxed) == 0));
         r[12345].store(7, Relaxed);
         assert_eq!(r[12345].load(Relaxed), 7);
-        let empty: Region<AtomicU64> = Region::heap(0);
+        let empty: Region<AtomicU64> = Region::heap("t_empty", 0).unwrap();
         assert!(empty.is_empty());
     }
 

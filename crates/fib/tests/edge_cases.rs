@@ -248,7 +248,7 @@ fn tables_in_provided_memory_are_asked_for_by_name() {
             len: usize,
         ) -> Result<Region<T>, FibError> {
             self.0.push((name, len));
-            Ok(Region::heap(len))
+            Region::heap(name, len)
         }
     }
     let mut mem = Recorder::default();

@@ -1,9 +1,10 @@
 //! The buffer pool: one contiguous region of fixed-size frames, allocated
 //! once per worker and recycled forever.
 //!
-//! The region is an anonymous `mmap` (page aligned, populated up front and
-//! advised for transparent huge pages), because the `afxdp` backend registers
-//! it as the socket's UMEM: the same frames are then filled by the NIC,
+//! The region comes from [`hugemem`] (region `packet_pool`: explicit 2 MiB
+//! pages, else THP, else small pages, per `[router] hugepages`; page aligned
+//! and touched up front), because the `afxdp` backend registers it as the
+//! socket's UMEM: the same frames are then filled by the NIC,
 //! routed and transmitted without a copy. Frames are a power of two in size,
 //! so a descriptor's frame index is `addr >> shift` and any address inside a
 //! frame identifies it (what AF_XDP's aligned mode expects on completion).
@@ -21,6 +22,9 @@ use std::sync::{Arc, Weak};
 /// headers can be prepended in place. Equal to the kernel's
 /// `XDP_PACKET_HEADROOM`, where AF_XDP places received data.
 pub const HEADROOM: u32 = 256;
+
+/// The pools' region name in [`hugemem::report`] (also the AF_XDP UMEM).
+pub const REGION: &str = "packet_pool";
 
 /// A packet buffer descriptor: where the data starts (byte offset from the
 /// start of the pool region) and how long it is. `Copy` and 16 bytes, the
@@ -41,6 +45,8 @@ impl Buf {
 }
 
 pub struct Pool {
+    /// Owns the region (unmapped when the pool drops).
+    _mem: hugemem::Mapping,
     base: NonNull<u8>,
     size: usize,
     shift: u32,
@@ -79,25 +85,11 @@ impl Pool {
             ));
         }
         let size = frames as usize * frame_size as usize;
-        // SAFETY: plain anonymous private mapping; checked for MAP_FAILED.
-        let ptr = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                size,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_POPULATE,
-                -1,
-                0,
-            )
-        };
-        if ptr == libc::MAP_FAILED {
-            return Err(io::Error::last_os_error());
-        }
-        // SAFETY: ptr/size describe the mapping just made. Advice is a hint.
-        unsafe { libc::madvise(ptr, size, libc::MADV_HUGEPAGE) };
-        let base = NonNull::new(ptr.cast::<u8>()).expect("mmap returned null");
+        let mem = hugemem::Mapping::new(REGION, size)?;
+        let base = NonNull::new(mem.as_ptr()).expect("mapping is non-null");
         let free = (0..frames).rev().collect();
         Ok(Pool {
+            _mem: mem,
             base,
             size,
             shift: frame_size.trailing_zeros(),
@@ -259,13 +251,6 @@ impl Pool {
                 self.in_use[w] &= !bit;
             }
         }
-    }
-}
-
-impl Drop for Pool {
-    fn drop(&mut self) {
-        // SAFETY: unmapping exactly the mapping made in new().
-        unsafe { libc::munmap(self.base.as_ptr().cast(), self.size) };
     }
 }
 

@@ -76,6 +76,15 @@ fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
 /// input, or a failure. A failure (a worker that panicked, an interface
 /// that disappeared, a port that could not finish) stops every worker,
 /// still writes the statistics, and is returned as the error.
+/// The allocator's policy for `[router] hugepages`.
+fn huge_policy(h: config::HugePages) -> hugemem::Policy {
+    match h {
+        config::HugePages::Auto => hugemem::Policy::Auto,
+        config::HugePages::Require => hugemem::Policy::Require,
+        config::HugePages::Off => hugemem::Policy::Off,
+    }
+}
+
 pub fn run(cfg: &Config, opts: &RunOptions) -> Result<Report> {
     // Signals first: a SIGTERM or SIGHUP during start-up is handled too.
     let stop = Arc::new(AtomicBool::new(false));
@@ -99,6 +108,9 @@ pub fn run(cfg: &Config, opts: &RunOptions) -> Result<Report> {
             "open files limited to {fds} (ulimit -n): the control socket and the metrics endpoint may refuse connections before their own limits"
         );
     }
+
+    // Before any big region (FIB, neighbour table, pools) is allocated.
+    hugemem::set_policy(huge_policy(cfg.router.hugepages));
 
     // Before opening: a second softrouter on one of our interfaces stops
     // here rather than answering alongside the first.
@@ -181,6 +193,11 @@ pub fn run(cfg: &Config, opts: &RunOptions) -> Result<Report> {
         }
         return Err(e);
     }
+    // Every big region exists now (tables, and the workers' pools).
+    for w in hugemem::small_page_warnings() {
+        tracing::warn!("{w}");
+    }
+    let memory_at_start = report::memory();
     // The control socket and the metrics endpoint, once the workers run:
     // both read and change the router through its single writer.
     let router = Arc::new(router);
@@ -362,6 +379,8 @@ pub fn run(cfg: &Config, opts: &RunOptions) -> Result<Report> {
         &notes,
     ));
     r.sleeps = exits.iter().map(|e| e.sleeps).sum();
+    // The workers' pools went with the workers: report them as obtained.
+    report::keep_gone_regions(&mut r.memory, &memory_at_start);
     let written = match &opts.stats_json {
         Some(path) => report::write(&r, path),
         None => Ok(()),

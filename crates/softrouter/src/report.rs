@@ -10,7 +10,7 @@
 
 use anyhow::{Context, Result};
 use config::Config;
-pub use dataplane::report::{Cycles, FastPathPort, PortReport, Report};
+pub use dataplane::report::{Cycles, FastPathPort, MemoryRegion, PortReport, Report};
 pub use dataplane::report::{DEVICE_TX_DROPPED, XDP_XMIT_ERRORS};
 use dataplane::{StatsSnapshot, WorkerStats};
 use netio::Port;
@@ -133,7 +133,34 @@ fn assemble(
         totals,
         per_worker,
         control_plane: None,
+        memory: memory(),
     }
+}
+
+/// The big regions of this process and their huge-page bytes.
+pub fn memory() -> Vec<MemoryRegion> {
+    hugemem::report()
+        .into_iter()
+        .map(|r| MemoryRegion {
+            region: r.region.to_string(),
+            mappings: r.mappings as u64,
+            bytes: r.bytes,
+            huge_explicit_bytes: r.huge_explicit_bytes,
+            huge_thp_bytes: r.huge_thp_bytes,
+        })
+        .collect()
+}
+
+/// Adds to `now` the regions of `at_start` that are gone (the exit report
+/// is written after the workers, and their packet pools, have ended; what
+/// the run had is what it is about).
+pub fn keep_gone_regions(now: &mut Vec<MemoryRegion>, at_start: &[MemoryRegion]) {
+    for r in at_start {
+        if !now.iter().any(|n| n.region == r.region) {
+            now.push(r.clone());
+        }
+    }
+    now.sort_by(|a, b| a.region.cmp(&b.region));
 }
 
 /// Writes the report atomically (see [`write_atomic`]), so a reader polling

@@ -186,3 +186,101 @@ fn run_on_captures_forwards_and_reports() {
     }
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// Runs the capture config with `[router] hugepages = policy`; returns the
+/// exit status, stderr and the statistics file's `memory` rows by region.
+fn run_with_hugepages(
+    tag: &str,
+    policy: &str,
+) -> (
+    bool,
+    String,
+    std::collections::BTreeMap<String, serde_json::Value>,
+) {
+    let dir = tmpdir(tag);
+    write_pcap(&dir.join("in.pcap"), &[udp_frame([198, 19, 200, 1], 64, 1)]);
+    let cfg = dir.join("router.toml");
+    let text = config(&dir).replacen(
+        "mode = \"poll\"",
+        &format!("mode = \"poll\"\nhugepages = \"{policy}\""),
+        1,
+    );
+    std::fs::write(&cfg, text).unwrap();
+    let stats = dir.join("stats.json");
+    let out = bin()
+        .args(["run", "--config", cfg.to_str().unwrap()])
+        .args(["--stats-json", stats.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let mut rows = std::collections::BTreeMap::new();
+    if let Ok(t) = std::fs::read_to_string(&stats) {
+        let s: serde_json::Value = serde_json::from_str(&t).unwrap();
+        for r in s["memory"].as_array().expect("a memory section") {
+            rows.insert(r["region"].as_str().unwrap().to_string(), r.clone());
+        }
+    }
+    let _ = std::fs::remove_dir_all(dir);
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+        rows,
+    )
+}
+
+fn huge(r: &serde_json::Value) -> u64 {
+    r["huge_explicit_bytes"].as_u64().unwrap() + r["huge_thp_bytes"].as_u64().unwrap()
+}
+
+#[test]
+fn the_statistics_say_which_regions_got_huge_pages() {
+    // Off: every region listed, none of it on huge pages, and the big
+    // tables warned about at start.
+    let (ok, err, rows) = run_with_hugepages("huge-off", "off");
+    assert!(ok, "{err}");
+    for region in [
+        "packet_pool",
+        "lpm4_tbl24",
+        "lpm6_tbl24",
+        "nh_desc",
+        "neigh",
+    ] {
+        let r = rows
+            .get(region)
+            .unwrap_or_else(|| panic!("no {region} in {rows:?}"));
+        assert!(r["bytes"].as_u64().unwrap() > 0, "{r}");
+        assert_eq!(huge(r), 0, "{r}");
+    }
+    assert_eq!(rows["lpm4_tbl24"]["bytes"], 64 << 20);
+    assert!(
+        err.contains("region lpm4_tbl24:") && err.contains("on 4 KiB pages"),
+        "{err}"
+    );
+
+    // Auto: the 64 MiB tbl24 ends up (mostly) on huge pages, explicit or
+    // THP, whichever this host offers.
+    let thp = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled")
+        .is_ok_and(|s| !s.contains("[never]"));
+    let (ok, err, rows) = run_with_hugepages("huge-auto", "auto");
+    assert!(ok, "{err}");
+    if thp {
+        let t = &rows["lpm4_tbl24"];
+        assert!(huge(t) >= 32 << 20, "{t}");
+        assert!(!err.contains("region lpm4_tbl24:"), "{err}");
+    }
+
+    // Require without free explicit pages: no start, and the error names
+    // the first region and the pages it needs.
+    let free: u64 =
+        std::fs::read_to_string("/sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages")
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+            .unwrap_or(0);
+    if free == 0 {
+        let (ok, err, _) = run_with_hugepages("huge-require", "require");
+        assert!(!ok);
+        assert!(
+            err.contains("region ") && err.contains("free 2 MiB huge pages"),
+            "{err}"
+        );
+    }
+}

@@ -649,6 +649,7 @@ port = "out"
         };
         Report {
             control_plane: None,
+            memory: vec![],
             version: "0.1.0".into(),
             elapsed_s,
             workers: 1,
