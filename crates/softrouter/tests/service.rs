@@ -158,6 +158,21 @@ fn ready_reload_and_stop_follow_the_protocol() {
         "READY=1 before the control socket answers: {}",
         String::from_utf8_lossy(&out.stderr)
     );
+    // ctl as an operator uses it under the service: counts from counters,
+    // stats as a table, flags after the subcommand.
+    let out = s.ctl(&["route", "show", "--count"]);
+    let n: u64 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+    assert!(n >= 2, "{n} routes");
+    let out = s.ctl(&["route", "summary", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        v["routes_v4"].as_u64().unwrap() + v["routes_v6"].as_u64().unwrap(),
+        n
+    );
+    assert_eq!(v["from_file"], 0);
+    let out = s.ctl(&["stats"]);
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(table.starts_with("version"), "{table}");
     // Nothing more until asked.
     assert_eq!(s.next(Duration::from_millis(300)), None);
 
@@ -264,4 +279,13 @@ fn unit_file_verifies() {
         .collect();
     assert!(out.status.success() && ours.is_empty(), "{err}");
     let _ = std::fs::remove_dir_all(dir);
+}
+
+/// The example `make install` puts in /etc/softrouter passes the check the
+/// unit's ExecStartPre runs.
+#[test]
+fn example_config_checks() {
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../dist/router.toml");
+    let out = bin().arg("check-config").arg(&example).output().unwrap();
+    assert!(out.status.success(), "{out:?}");
 }
