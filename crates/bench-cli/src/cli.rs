@@ -37,13 +37,15 @@ pub struct BenchArgs {
     #[arg(long, short = 'e', value_name = "FILE")]
     pub experiment: Option<PathBuf>,
     /// Devices under test, run one after the other on fresh testbeds:
-    /// softrouter, linux, command, external (comma separated).
+    /// softrouter, linux, bridge, ovs, command, external (comma separated).
     #[arg(long, value_delimiter = ',', value_name = "KIND")]
     pub dut: Vec<DutKind>,
     /// Tests: throughput, latency, loss, back-to-back, recovery.
     #[arg(long, value_delimiter = ',', value_name = "TEST")]
     pub test: Vec<TestKind>,
-    /// Frame sizes, e.g. 64,128,imix or a mix like "64:7,594:4,1518:1".
+    /// Frame sizes: RFC 2544 sizes, imix, or a mix of sizes and their
+    /// weights; e.g. 64,128,imix or "imix:64x7+594x4+1518x1" (what imix
+    /// alone means).
     #[arg(long, value_name = "LIST")]
     pub sizes: Option<String>,
     /// IP version: 4, 6 or both.
@@ -97,6 +99,12 @@ pub struct BenchArgs {
     /// calibrated maximum).
     #[arg(long)]
     pub max_rate_fps: Option<f64>,
+    /// Link speed of the ports in bit/s (10GbE: e.g. 1e10): the rate
+    /// searches start from its theoretical frame rate (RFC 2544 R2)
+    /// instead of the tester's calibration. For real NICs; leave it out
+    /// on veth, which has no line rate.
+    #[arg(long, value_name = "BPS")]
+    pub link_bps: Option<f64>,
     /// JSON results file: every DUT's run in one document.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
@@ -270,7 +278,10 @@ fn quicken(t: &mut Table) {
     }
     let goals = match t.get("goals") {
         Some(Value::Array(a)) => a.clone(),
-        _ => strings(&["ndr", "pdr"]).as_array().cloned().unwrap_or_default(),
+        _ => strings(&["ndr", "pdr"])
+            .as_array()
+            .cloned()
+            .unwrap_or_default(),
     };
     let goals = goals
         .into_iter()
@@ -279,7 +290,11 @@ fn quicken(t: &mut Table) {
                 Value::Table(e) => e,
                 other => Table::from_iter([("name".to_string(), other)]),
             };
-            for k in ["final_trial_seconds", "initial_trial_seconds", "duration_sum_seconds"] {
+            for k in [
+                "final_trial_seconds",
+                "initial_trial_seconds",
+                "duration_sum_seconds",
+            ] {
                 e.insert(k.into(), Value::Float(0.5));
             }
             e.insert("width_pct".into(), Value::Float(5.0));
@@ -312,7 +327,10 @@ fn merge_flags(args: &BenchArgs, t: &mut Table) -> Result<()> {
         let sizes = bench::sizes::parse_sizes(s).map_err(|e| anyhow::anyhow!("--sizes: {e}"))?;
         put("sizes", Some(strings(&sizes)));
     }
-    put("goals", (!args.goals.is_empty()).then(|| strings(&args.goals)));
+    put(
+        "goals",
+        (!args.goals.is_empty()).then(|| strings(&args.goals)),
+    );
     put("ip", args.ip.map(string));
     put("pattern", args.pattern.map(string));
     put("preset", args.preset.map(string));
@@ -326,6 +344,7 @@ fn merge_flags(args: &BenchArgs, t: &mut Table) -> Result<()> {
         ("drain_seconds", args.drain_seconds),
         ("latency_seconds", args.latency_seconds),
         ("max_rate_fps", args.max_rate_fps),
+        ("link_bps", args.link_bps),
     ] {
         put(k, v.map(Value::Float));
     }
@@ -760,7 +779,11 @@ mod tests {
         assert_eq!(runs[0].tests, [TestKind::Throughput, TestKind::Latency]);
         assert_eq!(runs[0].sizes.len(), 4);
         assert_eq!(runs[0].tester, TesterBackend::Xdp);
-        let goals: Vec<String> = runs[0].search_goals().iter().map(|g| g.name.clone()).collect();
+        let goals: Vec<String> = runs[0]
+            .search_goals()
+            .iter()
+            .map(|g| g.name.clone())
+            .collect();
         assert_eq!(goals, ["ndr", "pdr"]);
         assert_eq!(runs[0].search_goals()[1].loss_pct, 0.5);
         assert_eq!(runs[0].drain_seconds, Some(0.25));
@@ -1002,5 +1025,18 @@ mod tests {
             per_dut_path(Path::new("r/exp.toml"), "linux", 1),
             Path::new("r/exp.toml")
         );
+    }
+
+    #[test]
+    fn link_bps_flag_sets_the_line_rate() {
+        let runs = build_settings(&parse(&["--link-bps", "1e10"]).unwrap()).unwrap();
+        assert_eq!(runs[0].link_bps, Some(1e10));
+        let runs = build_settings(&parse(&["--dut", "linux"]).unwrap()).unwrap();
+        assert_eq!(runs[0].link_bps, None);
+        let err = format!(
+            "{:#}",
+            build_settings(&parse(&["--link-bps", "0"]).unwrap()).unwrap_err()
+        );
+        assert!(err.contains("link_bps"), "{err}");
     }
 }

@@ -39,6 +39,9 @@ pub enum Request {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         longest: Option<IpAddr>,
     },
+    /// How many routes, by family and by source, and the next hops in
+    /// use: counters only, never a walk of the table.
+    RouteSummary,
     /// The neighbour table.
     NeighShow,
     /// A static neighbour.
@@ -66,6 +69,22 @@ pub struct RouteView {
     /// Next hops (empty unless `forward`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub via: Vec<NextHopView>,
+}
+
+/// The answer to `route_summary`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RouteSummaryView {
+    /// Routes installed, every kind (connected and local included).
+    pub routes_v4: u64,
+    pub routes_v6: u64,
+    /// Routes from the configuration file (`[[route]]`, the routes file).
+    pub from_file: u64,
+    /// Routes the kernel mirror installed (`[kernel] routes`).
+    pub from_kernel: u64,
+    /// Next hops routes use now, and retired ones still in their grace
+    /// period.
+    pub next_hops: u64,
+    pub next_hops_retired: u64,
 }
 
 /// One next hop of a route.

@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use config::{Cidr, Config};
-use control::protocol::{NeighView, NextHopView, RouteView};
+use control::protocol::{NeighView, NextHopView, RouteSummaryView, RouteView};
 use control::{ControlServer, Handler, Request};
 use dataplane::inspect::{RouteInfo, RouteKind};
 use dataplane::{RouteSource, Router, WorkerStats};
@@ -180,6 +180,7 @@ impl RouterControl {
                     routes.into_iter().map(|r| self.route_view(r)).collect();
                 to_json(&views)?
             }
+            Request::RouteSummary => to_json(&self.route_summary())?,
             Request::NeighShow => {
                 let views: Vec<NeighView> = self
                     .router
@@ -217,6 +218,16 @@ impl RouterControl {
     /// Re-reads the configuration file and applies what changed (see
     /// [`crate::reload`]); a file that does not validate changes nothing.
     pub fn reload(&self) -> Result<Outcome> {
+        crate::notify::reloading();
+        let r = self.reload_file();
+        crate::notify::reloaded(match &r {
+            Ok(_) => "reloaded",
+            Err(_) => "reload refused: running the previous configuration",
+        });
+        r
+    }
+
+    fn reload_file(&self) -> Result<Outcome> {
         let path = &self.cfg.source;
         let new = crate::check::load(path)
             .map_err(|e| anyhow::anyhow!("reload: {e}; still running the previous configuration"))?
@@ -241,6 +252,27 @@ impl RouterControl {
             path.display()
         );
         Ok(out)
+    }
+
+    /// Route and next-hop counts: each read under its own short lock, no
+    /// walk of the table (a full table's walk holds the writer for
+    /// seconds).
+    fn route_summary(&self) -> RouteSummaryView {
+        let (v4, v6) = self.router.route_counts();
+        let from_file = self
+            .configured
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .len();
+        let (nh, retired) = self.router.shared().next_hops();
+        RouteSummaryView {
+            routes_v4: v4 as u64,
+            routes_v6: v6 as u64,
+            from_file: from_file as u64,
+            from_kernel: self.kernel.get().map_or(0, |k| k.state().installed),
+            next_hops: nh as u64,
+            next_hops_retired: retired as u64,
+        }
     }
 }
 

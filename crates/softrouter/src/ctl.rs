@@ -10,16 +10,16 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
-use control::protocol::{NeighView, RouteView};
+use control::protocol::{NeighView, RouteSummaryView, RouteView};
 use control::{client, Request, Response};
 
 #[derive(Args, Debug)]
 pub struct CtlArgs {
-    /// The router's control socket.
-    #[arg(long, default_value = config::DEFAULT_CONTROL_SOCKET)]
+    /// The router's control socket (anywhere on the line).
+    #[arg(long, global = true, default_value = config::DEFAULT_CONTROL_SOCKET)]
     pub socket: PathBuf,
-    /// Print the router's answer as JSON.
-    #[arg(long)]
+    /// Print the router's answer as JSON (anywhere on the line).
+    #[arg(long, global = true)]
     pub json: bool,
     #[command(subcommand)]
     pub what: What,
@@ -27,7 +27,7 @@ pub struct CtlArgs {
 
 #[derive(Subcommand, Debug)]
 pub enum What {
-    /// Routes: add, del, show.
+    /// Routes: add, del, show, summary.
     #[command(subcommand)]
     Route(RouteCmd),
     /// Neighbours: show, add (static), del.
@@ -58,7 +58,13 @@ pub enum RouteCmd {
         prefix: Option<String>,
         #[arg(long, value_name = "ADDR", conflicts_with = "prefix")]
         longest: Option<IpAddr>,
+        /// Only how many routes are installed (from counters: no walk of
+        /// the table, unlike a full `route show`).
+        #[arg(long, conflicts_with_all = ["prefix", "longest"])]
+        count: bool,
     },
+    /// Routes by family and by source, next hops in use (counters only).
+    Summary,
 }
 
 #[derive(Subcommand, Debug)]
@@ -100,7 +106,12 @@ pub fn request_of(what: What) -> Result<Request, String> {
             Request::RouteAdd { prefix, via }
         }
         What::Route(RouteCmd::Del { prefix }) => Request::RouteDel { prefix },
-        What::Route(RouteCmd::Show { prefix, longest }) => Request::RouteShow { prefix, longest },
+        What::Route(RouteCmd::Show { count: true, .. }) | What::Route(RouteCmd::Summary) => {
+            Request::RouteSummary
+        }
+        What::Route(RouteCmd::Show {
+            prefix, longest, ..
+        }) => Request::RouteShow { prefix, longest },
         What::Neigh(NeighCmd::Show) => Request::NeighShow,
         What::Neigh(NeighCmd::Add { address, mac, port }) => {
             Request::NeighAdd { address, mac, port }
@@ -114,6 +125,7 @@ pub fn request_of(what: What) -> Result<Request, String> {
 
 /// Run `softrouter ctl`.
 pub fn run(args: CtlArgs) -> ExitCode {
+    let count_only = matches!(args.what, What::Route(RouteCmd::Show { count: true, .. }));
     let request = match request_of(args.what) {
         Ok(r) => r,
         Err(e) => {
@@ -134,7 +146,15 @@ pub fn run(args: CtlArgs) -> ExitCode {
             ExitCode::from(1)
         }
         Response::Ok { data } => {
-            if args.json {
+            if count_only {
+                let s: RouteSummaryView = serde_json::from_value(data).unwrap_or_default();
+                let n = s.routes_v4 + s.routes_v6;
+                if args.json {
+                    println!("{}", serde_json::json!({ "count": n }));
+                } else {
+                    println!("{n}");
+                }
+            } else if args.json {
                 println!(
                     "{}",
                     serde_json::to_string_pretty(&data).unwrap_or_default()
@@ -243,6 +263,24 @@ pub fn human(request: &Request, data: &serde_json::Value) -> String {
             }
             table(rows)
         }
+        Request::RouteSummary => {
+            let s: RouteSummaryView = serde_json::from_value(data.clone()).unwrap_or_default();
+            let other = (s.routes_v4 + s.routes_v6).saturating_sub(s.from_file + s.from_kernel);
+            table(vec![
+                vec!["routes".into(), (s.routes_v4 + s.routes_v6).to_string()],
+                vec!["  IPv4".into(), s.routes_v4.to_string()],
+                vec!["  IPv6".into(), s.routes_v6.to_string()],
+                vec!["  from the file".into(), s.from_file.to_string()],
+                vec!["  from the kernel".into(), s.from_kernel.to_string()],
+                vec!["  connected, local, ctl".into(), other.to_string()],
+                vec!["next hops in use".into(), s.next_hops.to_string()],
+                vec![
+                    "  retired, in grace".into(),
+                    s.next_hops_retired.to_string(),
+                ],
+            ])
+        }
+        Request::Stats => stats_table(data, &table),
         Request::Reload => {
             let list = |k: &str| -> Vec<String> {
                 serde_json::from_value(data[k].clone()).unwrap_or_default()
@@ -266,6 +304,62 @@ pub fn human(request: &Request, data: &serde_json::Value) -> String {
             serde_json::to_string_pretty(data).unwrap_or_default()
         ),
     }
+}
+
+/// `ctl stats` without `--json`: the totals, then the ports' table.
+fn stats_table(data: &serde_json::Value, table: &dyn Fn(Vec<Vec<String>>) -> String) -> String {
+    if data.is_null() {
+        return String::new();
+    }
+    let Ok(r) = serde_json::from_value::<dataplane::report::Report>(data.clone()) else {
+        // Another router version's document: shown as it came.
+        return format!(
+            "{}\n",
+            serde_json::to_string_pretty(data).unwrap_or_default()
+        );
+    };
+    let fwd: u64 = r.ports.iter().map(|p| p.counters.forwarded).sum();
+    let dropped: u64 = r.drops.values().sum();
+    let mut rows = vec![
+        vec!["version".into(), r.version.clone()],
+        vec!["uptime".into(), format!("{:.1} s", r.elapsed_s)],
+        vec![
+            "workers".into(),
+            format!("{} ({}, fast path {})", r.workers, r.mode, r.fast_path),
+        ],
+        vec!["forwarded".into(), fwd.to_string()],
+        vec!["dropped".into(), dropped.to_string()],
+        vec![
+            "cycles/packet".into(),
+            format!(
+                "{:.1} (rx {:.1}, process {:.1}, tx {:.1})",
+                r.cycles_per_packet.total,
+                r.cycles_per_packet.rx,
+                r.cycles_per_packet.process,
+                r.cycles_per_packet.tx
+            ),
+        ],
+    ];
+    if let Some(cp) = &r.control_plane {
+        rows.push(vec![
+            "routes".into(),
+            format!("{} IPv4, {} IPv6", cp.routes_v4, cp.routes_v6),
+        ]);
+        let n: Vec<String> = cp
+            .neighbors
+            .iter()
+            .map(|(k, v)| format!("{v} {k}"))
+            .collect();
+        rows.push(vec!["neighbours".into(), n.join(", ")]);
+    }
+    for (reason, n) in &r.drops {
+        rows.push(vec![format!("  drop {reason}"), n.to_string()]);
+    }
+    for n in &r.notes {
+        rows.push(vec!["note".into(), n.clone()]);
+    }
+    let ports = serde_json::to_value(&r.ports).unwrap_or_default();
+    format!("{}\n{}", table(rows), human(&Request::PortShow, &ports))
 }
 
 #[cfg(test)]
@@ -322,6 +416,88 @@ mod tests {
         let e = parse(&["route", "add", "198.19.0.0/16", "via", "gw"]).unwrap_err();
         assert!(e.contains("\"gw\" is not an IP address"), "{e}");
         assert!(parse(&["route", "add", "198.19.0.0/16"]).is_err());
+    }
+
+    /// A table's words, one line each, single spaces.
+    fn squash(t: &str) -> String {
+        t.lines()
+            .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+            .filter(|l| !l.is_empty())
+            .map(|l| l + "\n")
+            .collect()
+    }
+
+    fn parse_args(args: &[&str]) -> CtlArgs {
+        Top::try_parse_from(std::iter::once("ctl").chain(args.iter().copied()))
+            .unwrap_or_else(|e| panic!("{args:?}: {e}"))
+            .ctl
+    }
+
+    #[test]
+    fn global_flags_anywhere_on_the_line() {
+        for line in [
+            &["--json", "--socket", "/tmp/s", "route", "show"][..],
+            &["route", "--json", "show", "--socket", "/tmp/s"],
+            &["route", "show", "--socket", "/tmp/s", "--json"],
+        ] {
+            let a = parse_args(line);
+            assert!(a.json, "{line:?}");
+            assert_eq!(a.socket, PathBuf::from("/tmp/s"), "{line:?}");
+        }
+        let a = parse_args(&["stats"]);
+        assert!(!a.json);
+        assert_eq!(a.socket, PathBuf::from(config::DEFAULT_CONTROL_SOCKET));
+    }
+
+    #[test]
+    fn count_and_summary_ask_for_counters_only() {
+        assert_eq!(
+            parse(&["route", "show", "--count"]),
+            Ok(Request::RouteSummary)
+        );
+        assert_eq!(parse(&["route", "summary"]), Ok(Request::RouteSummary));
+        assert!(parse(&["route", "show", "198.19.0.0/16", "--count"]).is_err());
+        let s = serde_json::json!({"routes_v4": 5, "routes_v6": 2, "from_file": 3,
+            "from_kernel": 1, "next_hops": 4, "next_hops_retired": 0});
+        let t = squash(&human(&Request::RouteSummary, &s));
+        assert!(t.starts_with("routes 7\nIPv4 5\nIPv6 2\n"), "{t}");
+        assert!(t.contains("\nconnected, local, ctl 3\n"), "{t}");
+        assert!(t.contains("\nnext hops in use 4\n"), "{t}");
+    }
+
+    #[test]
+    fn stats_are_a_table_unless_json() {
+        let w = dataplane::WorkerStats::new(0, 1, &[(0, 0)]);
+        let r = dataplane::report::Report {
+            version: "0.1.0".into(),
+            elapsed_s: 2.0,
+            workers: 1,
+            mode: "poll".into(),
+            fast_path: "off".into(),
+            ports: vec![dataplane::report::PortReport::new(
+                "in".into(),
+                Default::default(),
+            )],
+            drops: [("no_route".to_string(), 3u64)].into(),
+            cycles_per_packet: dataplane::report::Cycles {
+                rx: 1.0,
+                process: 2.0,
+                tx: 3.0,
+                total: 6.0,
+            },
+            sleeps: 0,
+            notes: vec![],
+            memory: vec![],
+            totals: w.snapshot(),
+            per_worker: vec![w.snapshot()],
+            control_plane: None,
+        };
+        let t = squash(&human(&Request::Stats, &serde_json::to_value(&r).unwrap()));
+        assert!(t.starts_with("version 0.1.0\n"), "{t}");
+        assert!(t.contains("\ndropped 3\n"), "{t}");
+        assert!(t.contains("\ndrop no_route 3\n"), "{t}");
+        assert!(t.contains("\nPORT RX TX"), "{t}");
+        assert!(!t.contains('{'), "{t}");
     }
 
     #[test]

@@ -16,7 +16,7 @@ use crate::report::{self, Report};
 use crate::tier::Tier;
 use crate::waiting::Waiter;
 use crate::watch::IfaceWatch;
-use crate::{affinity, ports};
+use crate::{affinity, notify, ports};
 use anyhow::{anyhow, Context, Result};
 use config::{Config, Driver};
 use dataplane::{NeighLimits, RouterPlan, WorkerStats};
@@ -280,6 +280,9 @@ pub fn run(cfg: &Config, opts: &RunOptions) -> Result<Report> {
         "forwarding on {} port(s)",
         ports.len()
     );
+    notify::ready(&format!("forwarding on {} port(s)", ports.len()));
+    let watchdog = notify::watchdog_interval();
+    let mut last_watchdog = Instant::now();
 
     // Supervise.
     let mut failure: Option<String> = None;
@@ -318,6 +321,12 @@ pub fn run(cfg: &Config, opts: &RunOptions) -> Result<Report> {
             last_neigh_look = Instant::now();
             neigh_log.update(&router.neighbors(), |i| cfg.ports[i].name.clone());
         }
+        // The watchdog says the supervisor still turns; a dead worker or
+        // port stops the router by itself (above).
+        if watchdog.is_some_and(|w| last_watchdog.elapsed() >= w) {
+            last_watchdog = Instant::now();
+            notify::send("WATCHDOG=1");
+        }
         if hup.swap(false, Ordering::SeqCst) {
             reloads.request();
         }
@@ -338,6 +347,7 @@ pub fn run(cfg: &Config, opts: &RunOptions) -> Result<Report> {
         }
     }
     stop.store(true, Ordering::SeqCst);
+    notify::stopping();
     let elapsed = started.elapsed();
 
     let mut exits = Vec::new();

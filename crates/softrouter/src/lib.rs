@@ -5,13 +5,16 @@
 
 pub mod affinity;
 pub mod check;
+pub mod cli;
 pub mod controller;
 pub mod ctl;
 pub mod engine;
 pub mod iflock;
+pub mod kernel;
 pub mod kernel_neigh;
 pub mod kernel_sync;
 pub mod neigh_log;
+pub mod notify;
 pub mod ports;
 pub mod reload;
 pub mod report;

@@ -8,32 +8,10 @@
 //! arguments or an invalid configuration (file:line: field: message).
 
 use anyhow::Result;
-use clap::{Parser, Subcommand};
+use clap::Parser;
+use softrouter::cli::{self, Cli, Command, LogFormat};
 use softrouter::engine::{self, RunOptions};
-use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Duration;
-
-#[derive(Parser)]
-#[command(
-    name = "softrouter",
-    version,
-    about = "A multicore user-space IP router and RFC 2544 benchmark"
-)]
-struct Cli {
-    /// Log lines as text (colours only on a terminal) or as JSON objects,
-    /// one per line, for a log collector. RUST_LOG sets the level.
-    #[arg(long, global = true, value_enum, default_value_t = LogFormat::Text)]
-    log_format: LogFormat,
-    #[command(subcommand)]
-    command: Command,
-}
-
-#[derive(Clone, Copy, clap::ValueEnum)]
-enum LogFormat {
-    Text,
-    Json,
-}
 
 /// Logs go to stderr (stdout carries `ctl` answers and check-config's
 /// verdict).
@@ -48,59 +26,6 @@ fn init_logs(format: LogFormat) {
         LogFormat::Text => fmt.with_ansi(std::io::stderr().is_terminal()).init(),
         LogFormat::Json => fmt.json().with_current_span(false).init(),
     }
-}
-
-#[derive(Subcommand)]
-enum Command {
-    /// Run the router with a configuration file.
-    Run {
-        #[arg(long, short)]
-        config: PathBuf,
-        /// Stop after this many seconds (default: until SIGINT/SIGTERM, or
-        /// until all capture input is consumed when every port is `pcap`).
-        #[arg(long, value_name = "SECONDS", value_parser = parse_duration, allow_hyphen_values = true)]
-        duration: Option<Duration>,
-        /// Write statistics as JSON here at exit (and on SIGUSR1).
-        #[arg(long)]
-        stats_json: Option<PathBuf>,
-    },
-    /// Validate a configuration file without running.
-    CheckConfig { config: PathBuf },
-    /// Talk to a running router over its control socket: routes,
-    /// neighbours, ports, statistics, reload.
-    Ctl(softrouter::ctl::CtlArgs),
-    /// RFC 2544 benchmark on a namespace testbed (no arguments: the quick
-    /// softrouter vs Linux suite).
-    #[cfg(feature = "bench")]
-    Bench(Box<bench_cli::cli::BenchArgs>),
-    /// One self-contained HTML page from bench results files (exit 2: a
-    /// file that cannot be read or parsed).
-    #[cfg(feature = "bench")]
-    Report(bench_cli::report::ReportArgs),
-}
-
-/// Longest `--duration`: about 31 years, far below where a `Duration`
-/// overflows.
-const MAX_DURATION_S: f64 = 1e9;
-
-/// `--duration`: a finite, non-negative number of seconds (fractions
-/// allowed); anything else is a usage error (exit 2), never a panic.
-fn parse_duration(s: &str) -> Result<Duration, String> {
-    let v: f64 = s
-        .trim()
-        .parse()
-        .map_err(|_| format!("{} is not a number of seconds", config::excerpt(s)))?;
-    if !v.is_finite() || v < 0.0 {
-        return Err(format!(
-            "{v} is not a duration: give a finite number of seconds >= 0"
-        ));
-    }
-    if v > MAX_DURATION_S {
-        return Err(format!(
-            "{v} s is longer than the {MAX_DURATION_S:e} s allowed (leave --duration out to run until stopped)"
-        ));
-    }
-    Duration::try_from_secs_f64(v).map_err(|e| format!("{v}: {e}"))
 }
 
 fn main() -> ExitCode {
@@ -130,6 +55,10 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                     return Ok(ExitCode::from(2));
                 }
             };
+            if let Err(e) = softrouter::kernel::check_run(&cfg) {
+                eprintln!("softrouter: {e}");
+                return Ok(ExitCode::from(1));
+            }
             if let Some(p) = &stats_json {
                 if let Err(e) = softrouter::report::check_target(p) {
                     eprintln!("softrouter: --stats-json: {e}");
@@ -169,8 +98,31 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
         },
         Command::Ctl(args) => Ok(softrouter::ctl::run(args)),
         #[cfg(feature = "bench")]
-        Command::Bench(args) => bench_cli::cli::run(*args),
+        Command::Bench(args) => {
+            if let Err(e) = softrouter::kernel::check_bench(&args) {
+                eprintln!("softrouter bench: {e}");
+                return Ok(ExitCode::from(1));
+            }
+            bench_cli::cli::run(*args)
+        }
         #[cfg(feature = "bench")]
         Command::Report(args) => Ok(bench_cli::report::run(args)),
+        Command::Completions { shell } => {
+            // Into a buffer first: clap_complete panics on a closed pipe.
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut cli::command(), "softrouter", &mut script);
+            std::io::Write::write_all(&mut std::io::stdout(), &script)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Man { dir: None } => {
+            clap_mangen::Man::new(cli::command()).render(&mut std::io::stdout())?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Man { dir: Some(dir) } => {
+            let mut cmd = cli::command();
+            cmd.build();
+            cli::write_man_pages(&cmd, "softrouter", &dir)?;
+            Ok(ExitCode::SUCCESS)
+        }
     }
 }

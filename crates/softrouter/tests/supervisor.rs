@@ -684,7 +684,10 @@ fn ctl_changes_and_shows_a_running_router() {
         ports.starts_with("PORT") && ports.contains("\na "),
         "{ports}"
     );
-    let stats: serde_json::Value = serde_json::from_str(&ok(&["stats"])).unwrap();
+    // A table by default; the document with --json (after the subcommand
+    // too).
+    assert!(ok(&["stats"]).starts_with("version"));
+    let stats: serde_json::Value = serde_json::from_str(&ok(&["stats", "--json"])).unwrap();
     assert_eq!(stats["workers"], 1);
     dataplane::assert_accounting(&stats);
 
