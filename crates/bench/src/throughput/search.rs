@@ -5,15 +5,17 @@
 //! * **Goals in order, one set of trials.** Every trial counts for every
 //!   goal; the search serves the first goal not yet done, so later goals
 //!   start from the loads the earlier ones measured.
-//! * **Measure smaller candidates first** (RFC 9971 section 1.1): a load
-//!   inside the goal's current bounds that is still undecided is measured
-//!   again, at the goal's final trial duration, before any new load is
-//!   tried. Loads strictly between the relevant bounds are always
-//!   undecided (a decided one would be a bound), so every new load
-//!   narrows the interval once decided.
+//! * **One trial per new load, the duration sum where it decides.** A
+//!   load is explored with one trial; the goal's provisional bounds are
+//!   the lowest load whose trials lean high-loss (more than the exceed
+//!   ratio of their time) and the highest one below it. Once those lie
+//!   within the goal width they are measured again, the smaller first
+//!   (RFC 9971 section 1.1: measure smaller candidates first), at the
+//!   final trial duration, until the goal classifies them; one that then
+//!   leans the other way moves the bounds and the exploration goes on.
 //! * **New loads.** First the maximum load; with only an upper bound, the
 //!   forwarding rate measured there (RFC 2285's FRMOL, as MLRsearch
-//!   starts), then steps down that double from the goal width (at most
+//!   starts), then steps down that double from twice the goal width (at most
 //!   halving the load, never below [`MIN_RATE_FPS`]); with both bounds,
 //!   steps away from the bound decided last, doubling, until the interval
 //!   is within twice the step, then bisection. New loads use the goal's
@@ -81,6 +83,23 @@ struct Load {
     sums: LoadSums,
     trials: u32,
     tester: bool,
+}
+
+impl Load {
+    /// Decided loads by their class; an undecided one by its trials: more
+    /// than the exceed ratio of its time high-loss.
+    fn leans_high(&self, goal: &SearchGoal) -> bool {
+        match self.class {
+            Class::UpperBound => true,
+            Class::LowerBound => false,
+            Class::Undecided => {
+                let s = &self.sums;
+                let high = s.full_high_s + s.short_high_s;
+                let all = high + s.full_low_s + s.short_low_s;
+                high > goal.exceed_pct / 100.0 * all + 1e-9
+            }
+        }
+    }
 }
 
 /// A goal's loads (by rate) and its relevant bounds (indices).
@@ -168,32 +187,51 @@ impl Search<'_> {
     }
 
     /// The next trial for goal `gi`: `(load, duration s, purpose)`.
+    ///
+    /// Loads are explored with one trial each, by where their trials
+    /// lean (high-loss for more than the exceed ratio of their time, or
+    /// not): the lowest load leaning high and the highest below it are the
+    /// goal's provisional bounds. Once those lie within the goal width
+    /// they are measured again, the smaller first, until the goal
+    /// classifies them; a load that then leans the other way moves the
+    /// provisional bounds and the exploration goes on. So a load far from
+    /// the result costs one trial, and only the two that end up as the
+    /// relevant bounds get the goal's duration sum.
     fn next(&mut self, gi: usize) -> Option<(f64, f64, &'static str)> {
         let cfg = self.cfg;
         let goal = &cfg.goals[gi];
-        let v = self.view(goal);
+        let max = cfg.max_rate_fps;
         if self.measured.is_empty() {
-            return Some((self.cfg.max_rate_fps, goal.initial_trial_seconds, "search"));
+            return Some((max, goal.initial_trial_seconds, "search"));
         }
+        let v = self.view(goal);
         if self.done(goal, &v) {
             return None;
         }
-        let lo = v.fps(v.lower).unwrap_or(0.0);
-        let hi = v.fps(v.upper).unwrap_or(f64::INFINITY);
-        // An undecided load between the bounds: measure it again.
-        if let Some(l) = v
-            .loads
-            .iter()
-            .find(|l| l.class == Class::Undecided && l.fps > lo && l.fps < hi)
-        {
-            return Some((l.fps, goal.final_trial_seconds, "classify"));
-        }
         let w = goal.width_pct / 100.0;
+        let loads = &v.loads;
+        let upper = loads.iter().position(|l| l.leans_high(goal));
+        // Every load below the lowest one leaning high leans low.
+        let lower = upper.unwrap_or(loads.len()).checked_sub(1);
+        let confirm = |i: usize| {
+            (loads[i].class == Class::Undecided)
+                .then_some((loads[i].fps, goal.final_trial_seconds, "classify"))
+        };
+        let narrow = |lo: f64, hi: f64| hi - lo <= w * hi * (1.0 + 1e-9);
+        match (lower, upper) {
+            (Some(l), Some(u)) if narrow(loads[l].fps, loads[u].fps) => {
+                return confirm(l).or_else(|| confirm(u));
+            }
+            (Some(l), None) if same_load(loads[l].fps, max) => return confirm(l),
+            (None, Some(u)) if loads[u].fps <= self.min * (1.0 + 1e-9) => return confirm(u),
+            _ => {}
+        }
         let step = &mut self.step[gi];
-        let load = match (v.lower, v.upper) {
+        let load = match (lower, upper) {
             (None, Some(u)) => {
-                let up = &v.loads[u];
-                // The forwarding rate measured at the upper bound.
+                let up = &loads[u];
+                // Once, from the maximum load: the forwarding rate measured
+                // there (RFC 2285's FRMOL), where MLRsearch starts.
                 let loss: f64 = self
                     .measured
                     .iter()
@@ -202,8 +240,7 @@ impl Search<'_> {
                     .sum::<f64>()
                     / up.trials.max(1) as f64;
                 let guess = (up.fps * (1.0 - loss)).max(self.min);
-                let tried = v.loads.iter().any(|l| same_load(l.fps, guess));
-                if !up.tester && guess < up.fps * (1.0 - w) && !tried {
+                if same_load(up.fps, max) && !up.tester && guess < up.fps * (1.0 - w) {
                     guess
                 } else {
                     let c = (up.fps * (1.0 - *step)).max(up.fps / 2.0).max(self.min);
@@ -212,18 +249,18 @@ impl Search<'_> {
                 }
             }
             (Some(l), None) => {
-                let c = (v.loads[l].fps * (1.0 + *step)).min(self.cfg.max_rate_fps);
+                let c = (loads[l].fps * (1.0 + *step)).min(max);
                 *step *= 2.0;
                 c
             }
             (Some(l), Some(u)) => {
-                let (lo, hi) = (v.loads[l].fps, v.loads[u].fps);
+                let (lo, hi) = (loads[l].fps, loads[u].fps);
                 let width = (hi - lo) / hi;
                 if width <= 2.0 * *step {
                     *step = (width / 2.0).max(w);
                     (lo + hi) / 2.0
                 } else {
-                    // Away from the bound the last trial decided.
+                    // Away from the bound the last trial landed on.
                     let last = self.measured.last().map_or(hi, |m| m.load);
                     let c = if same_load(last, lo) {
                         lo + *step * hi
@@ -234,10 +271,10 @@ impl Search<'_> {
                     c
                 }
             }
-            (None, None) => self.cfg.max_rate_fps,
+            (None, None) => max,
         };
-        let wide = match (v.fps(v.lower), v.fps(v.upper)) {
-            (Some(lo), Some(hi)) => hi - lo > 4.0 * w * hi,
+        let wide = match (lower, upper) {
+            (Some(l), Some(u)) => loads[u].fps - loads[l].fps > 4.0 * w * loads[u].fps,
             _ => true,
         };
         let d = if wide {
@@ -383,7 +420,8 @@ pub fn throughput(trial: &mut dyn Trial, cfg: &ThroughputConfig) -> Result<Throu
         measured: Vec::new(),
         records: Vec::new(),
         repeats: 0,
-        step: cfg.goals.iter().map(|g| g.width_pct / 100.0).collect(),
+        // External steps start at twice the width and double.
+        step: cfg.goals.iter().map(|g| 2.0 * g.width_pct / 100.0).collect(),
     };
     'search: while s.measured.len() < MAX_TRIALS {
         for gi in 0..cfg.goals.len() {

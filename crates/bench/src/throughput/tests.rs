@@ -164,7 +164,7 @@ fn a_dut_that_always_loses_fails_a_lower_loss_goal() {
         strict.lower_fps
     );
     for l in strict.loads.iter().filter(|l| l.fps >= 5_000.0) {
-        assert_eq!(l.class, Class::UpperBound, "{l:?}");
+        assert_ne!(l.class, Class::LowerBound, "{l:?}");
     }
     // A 0.5 % goal finds the capacity.
     let lax = r.goals[1].lower_fps.unwrap();
