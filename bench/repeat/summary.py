@@ -14,9 +14,18 @@ import statistics
 import sys
 
 out, files = sys.argv[1], sys.argv[2:]
-rates, ratios = {}, {}
+rates, ratios, medians = {}, {}, {}
 for f in files:
     doc = json.load(open(f))
+    # `--repeat N` files: the medians of their rounds (`repeats[]`).
+    for row in doc.get("repeats") or []:
+        for d in row["duts"]:
+            for g in d["goals"]:
+                key = (d["dut"], f'{row["size"]} v{row["ip"]}', g["goal"])
+                medians.setdefault(key, []).append(g.get("median_fps"))
+                rkey = (f'{d["dut"]}/{row["baseline"]}', f'{row["size"]} v{row["ip"]}', g["goal"])
+                if d["dut"] != row["baseline"]:
+                    medians.setdefault(rkey, []).append(g.get("ratio"))
     for run in doc["runs"]:
         dut = run["meta"]["dut"].get("name") or run["meta"]["dut"]["kind"]
         for t in run["tests"]:
@@ -60,4 +69,14 @@ for (pair, size, goal), v in sorted(ratios.items()):
         print(f"{pair:18s} {size:10s} {goal:8s} {shown}  median {med:.2f}  max dev {dev:.1f} %")
     summary["ratios"].append({"pair": pair, "size": size, "goal": goal, "ratio": v,
                               "median": med, "max_dev_pct": dev})
+if medians:
+    print("medians of each file's --repeat rounds, and their largest deviation from the median of the files:")
+    summary["repeat_medians"] = []
+    for (who, size, goal), v in sorted(medians.items()):
+        med, dev = spread(v)
+        shown = "  ".join("-" if not x else (f"{x / 1e6:.4f}" if x > 100 else f"{x:.2f}") for x in v)
+        if med:
+            print(f"{who:18s} {size:10s} {goal:8s} {shown}  max dev {dev:.1f} %")
+        summary["repeat_medians"].append({"who": who, "size": size, "goal": goal, "values": v,
+                                          "max_dev_pct": dev})
 json.dump(summary, open(out, "w"), indent=2)

@@ -144,7 +144,8 @@ fn a_pause_of_the_sender_is_no_gap_when_its_transmits_are_seen() {
         return;
     }
     let untracked = run(Duration::from_secs(5), Event::SenderPause, false);
-    assert!(untracked.longest >= PAUSE, "poll to poll: {untracked:?}");
+    // At least most of the pause (the window may open inside it).
+    assert!(untracked.longest >= PAUSE * 3 / 4, "poll to poll: {untracked:?}");
     let tracked = run(Duration::from_secs(5), Event::SenderPause, true);
     assert!(tracked.polls > 0, "{tracked:?}");
     assert!(tracked.longest < PAUSE / 2, "from pending: {tracked:?}");
