@@ -117,7 +117,14 @@ fn throughput_table(title: String, tests: &[&TestResult]) -> Table {
     let mut tb = Table::new(
         title,
         &[
-            "size", "goal", "Mpps", "lower Mpps", "upper Mpps", "Mb/s", "% max", "trials",
+            "size",
+            "goal",
+            "Mpps",
+            "lower Mpps",
+            "upper Mpps",
+            "Mb/s",
+            "% max",
+            "trials",
             "note",
         ],
     );
@@ -130,7 +137,11 @@ fn throughput_table(title: String, tests: &[&TestResult]) -> Table {
             let mut note = goal_note(g);
             if s.measurement_repeats > 0 && std::ptr::eq(g, &s.goals[0]) {
                 let r = format!("{} trials re-run (tester fault)", s.measurement_repeats);
-                note = if note.is_empty() { r } else { format!("{note}; {r}") };
+                note = if note.is_empty() {
+                    r
+                } else {
+                    format!("{note}; {r}")
+                };
             }
             tb.rows.push(vec![
                 t.label(),

@@ -501,7 +501,8 @@ fn compare(runs: &[RunResults], baseline: Option<&str>) -> Vec<ComparisonRow> {
                             s.goals
                                 .iter()
                                 .map(|g| {
-                                    let b = base_sum.and_then(|b| b.goal(g.name())).and_then(|b| b.fps);
+                                    let b =
+                                        base_sum.and_then(|b| b.goal(g.name())).and_then(|b| b.fps);
                                     ComparedGoal {
                                         goal: g.name().to_string(),
                                         fps: g.fps,
@@ -585,7 +586,10 @@ fn csv_rows(r: &RunResults, out: &mut String) {
                     .min_by(f64::total_cmp)
             });
             let split = |f: fn(&crate::search::LossSplit) -> u64| {
-                o.loss_split.as_ref().map(|l| f(l).to_string()).unwrap_or_default()
+                o.loss_split
+                    .as_ref()
+                    .map(|l| f(l).to_string())
+                    .unwrap_or_default()
             };
             let noise = o.noise.as_ref();
             let row: Vec<String> = vec![
@@ -828,7 +832,9 @@ mod tests {
             assert!(g["lower_bound"].is_boolean() && g["tester_limited"].is_boolean());
             assert!(g["regular"].is_boolean(), "{g}");
             let loads = g["loads"].as_array().unwrap();
-            assert!(loads.iter().all(|l| l["class"].is_string() && l["trials"].is_number()));
+            assert!(loads
+                .iter()
+                .all(|l| l["class"].is_string() && l["trials"].is_number()));
         }
         assert_eq!(tp["goals"][0]["goal"]["loss_pct"], 0.0);
         assert_eq!(tp["goals"][1]["goal"]["loss_pct"], 0.1);

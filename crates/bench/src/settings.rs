@@ -254,7 +254,10 @@ impl Settings {
                 .resolve(self.preset)
                 .map_err(|(f, m)| (format!("goals.{i}.{f}"), m))?;
             if names.contains(&g.name) {
-                return bad(&format!("goals.{i}.name"), format!("{:?} given twice", g.name));
+                return bad(
+                    &format!("goals.{i}.name"),
+                    format!("{:?} given twice", g.name),
+                );
             }
             names.push(g.name);
         }
@@ -354,7 +357,12 @@ impl Settings {
             trial_seconds: pick(self.trial_seconds, 2.0, 60.0),
             pause_seconds: pick(self.pause_seconds, 1.0, 2.0),
             drain_seconds: pick(self.drain_seconds, 1.0, 2.0),
-            goals: Some(self.search_goals().iter().map(GoalEntry::from_goal).collect()),
+            goals: Some(
+                self.search_goals()
+                    .iter()
+                    .map(GoalEntry::from_goal)
+                    .collect(),
+            ),
             latency_seconds: pick(self.latency_seconds, 2.0, 120.0),
             latency_repetitions: picku(self.latency_repetitions, 1, 20),
             b2b_trials: picku(self.b2b_trials, 1, 50),
@@ -378,7 +386,10 @@ impl Settings {
     pub fn search_goals(&self) -> Vec<SearchGoal> {
         match &self.goals {
             None => SearchGoal::defaults(self.preset),
-            Some(v) => v.iter().filter_map(|e| e.resolve(self.preset).ok()).collect(),
+            Some(v) => v
+                .iter()
+                .filter_map(|e| e.resolve(self.preset).ok())
+                .collect(),
         }
     }
 }
@@ -772,7 +783,10 @@ interfaces = ["a", "b", "c", "d"]
             (Some(4), Some("goals.0.exceed_pct"))
         );
         let e = Settings::from_toml_str("goals = [\"ndr\", \"ndr\"]\n", "g.toml").unwrap_err();
-        assert_eq!((e.line, e.field.as_deref()), (Some(1), Some("goals.1.name")));
+        assert_eq!(
+            (e.line, e.field.as_deref()),
+            (Some(1), Some("goals.1.name"))
+        );
         let e = Settings::from_toml_str("goals = [\"fast\"]\n", "g.toml").unwrap_err();
         assert!(e.message.contains("every attribute"), "{e}");
         let e = Settings::from_toml_str("goals = []\n", "g.toml").unwrap_err();

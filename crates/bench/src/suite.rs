@@ -419,7 +419,10 @@ mod tests {
         let TestValue::Throughput(t) = &r[0].result else {
             panic!()
         };
-        assert!(!t.goals[0].tester_limited && !t.goals[0].lower_bound, "{t:?}");
+        assert!(
+            !t.goals[0].tester_limited && !t.goals[0].lower_bound,
+            "{t:?}"
+        );
         // A maximum the user set: passing it is a lower bound, not the
         // tester's doing.
         s.link_bps = None;
@@ -428,7 +431,10 @@ mod tests {
         let TestValue::Throughput(t) = &r[0].result else {
             panic!()
         };
-        assert!(!t.goals[0].tester_limited && t.goals[0].lower_bound, "{t:?}");
+        assert!(
+            !t.goals[0].tester_limited && t.goals[0].lower_bound,
+            "{t:?}"
+        );
     }
 
     #[test]

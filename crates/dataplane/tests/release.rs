@@ -294,13 +294,15 @@ fn a_drop_route_replacing_a_gateway_route_releases_the_gateway() {
     let r = router();
     let before = sizes(&r);
     let p = prefix(4);
-    r.add_route(RouteSource::Kernel, p, &[(gateway(4), 1)]).unwrap();
+    r.add_route(RouteSource::Kernel, p, &[(gateway(4), 1)])
+        .unwrap();
     r.add_blackhole(p).unwrap();
     let with_drop = sizes(&r);
     // The blackhole next hop is one shared entry, not the gateway's.
     assert!(with_drop.0 <= before.0 + 1, "{before:?} -> {with_drop:?}");
     assert_eq!(r.shared().next_hop_use().by_source["kernel"], 0);
-    r.add_route(RouteSource::Kernel, p, &[(gateway(4), 1)]).unwrap();
+    r.add_route(RouteSource::Kernel, p, &[(gateway(4), 1)])
+        .unwrap();
     assert_eq!(r.shared().next_hop_use().by_source["kernel"], 1);
     r.remove_route(p).unwrap();
     assert_eq!(r.shared().next_hop_use().by_source["kernel"], 0);

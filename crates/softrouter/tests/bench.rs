@@ -108,7 +108,9 @@ fn check(r: &serde_json::Value, stdout: &str, dut: &str) {
         assert!(stdout.contains(title), "table {title} printed:\n{stdout}");
     }
     assert!(
-        stdout.contains("RFC 9971 goals: ndr (") && stdout.contains(" NDR ") && stdout.contains(" PDR "),
+        stdout.contains("RFC 9971 goals: ndr (")
+            && stdout.contains(" NDR ")
+            && stdout.contains(" PDR "),
         "{stdout}"
     );
     let r = &r["runs"][0];
@@ -295,7 +297,10 @@ fn several_duts_write_one_file() {
     );
     for run in r["runs"].as_array().unwrap() {
         assert_eq!(run["settings"]["goals"][1]["name"], "1f3d1l50e2w");
-        assert_eq!(run["tests"][0]["result"]["goals"][1]["goal"]["loss_pct"], 1.0);
+        assert_eq!(
+            run["tests"][0]["result"]["goals"][1]["goal"]["loss_pct"],
+            1.0
+        );
         assert_eq!(run["settings"]["tester"], "xdp");
     }
 }

@@ -720,11 +720,13 @@ pub(super) fn comparison(out: &mut String, r: &BenchResults) {
             let mut cells = vec![Cell::text(format!("{} v{}", c.size, c.ip)), Cell::text(dut)];
             let goal = |name: &str| d.goals.iter().find(|g| g.goal == name);
             for g in &goals {
-                cells.push(match goal(g).and_then(|g| g.fps.map(|f| (f, g.lower_bound))) {
-                    None => Cell::num("-"),
-                    Some((f, true)) => Cell::lower_bound(format!("≥ {}", mpps(f))),
-                    Some((f, false)) => Cell::num(mpps(f)),
-                });
+                cells.push(
+                    match goal(g).and_then(|g| g.fps.map(|f| (f, g.lower_bound))) {
+                        None => Cell::num("-"),
+                        Some((f, true)) => Cell::lower_bound(format!("≥ {}", mpps(f))),
+                        Some((f, false)) => Cell::num(mpps(f)),
+                    },
+                );
             }
             for g in &goals {
                 // A ratio with a lower bound on either side is not exact.
@@ -748,7 +750,11 @@ pub(super) fn comparison(out: &mut String, r: &BenchResults) {
     out.push_str("<h3>Comparison</h3>\n");
     let mut headers: Vec<String> = vec!["size".into(), "DUT".into()];
     headers.extend(goals.iter().map(|g| g.to_uppercase()));
-    headers.extend(goals.iter().map(|g| format!("{} / {base}", g.to_uppercase())));
+    headers.extend(
+        goals
+            .iter()
+            .map(|g| format!("{} / {base}", g.to_uppercase())),
+    );
     headers.push("cyc/pkt".into());
     let headers: Vec<&str> = headers.iter().map(String::as_str).collect();
     table(

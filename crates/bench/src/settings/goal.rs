@@ -353,7 +353,9 @@ impl<'de> Deserialize<'de> for GoalEntryDe {
         impl<'de> Visitor<'de> for V {
             type Value = GoalEntryDe;
             fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a goal name (ndr, pdr, rfc2544), a goal code (1f21d0.5l50e) or a table")
+                f.write_str(
+                    "a goal name (ndr, pdr, rfc2544), a goal code (1f21d0.5l50e) or a table",
+                )
             }
             fn visit_str<E: de::Error>(self, s: &str) -> Result<GoalEntryDe, E> {
                 Ok(GoalEntryDe(GoalEntry::named(s)))
@@ -399,7 +401,9 @@ pub mod goals_serde {
     }
 
     /// Read entries.
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<GoalEntry>>, D::Error> {
+    pub fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Option<Vec<GoalEntry>>, D::Error> {
         let v: Option<Vec<GoalEntryDe>> = Option::deserialize(d)?;
         Ok(v.map(|v| v.into_iter().map(|e| e.0).collect()))
     }
@@ -416,17 +420,31 @@ mod tests {
         assert_eq!(ndr.label(), "ndr (1f21d0l50e0.5w)");
         let strict = SearchGoal::builtin("rfc2544", Preset::Quick).unwrap();
         assert!(strict.is_strict_rfc2544());
-        assert_eq!(strict.label(), "rfc2544 (60f60d0l0e0.5w1i, strict RFC 2544)");
+        assert_eq!(
+            strict.label(),
+            "rfc2544 (60f60d0l0e0.5w1i, strict RFC 2544)"
+        );
         let c = SearchGoal::from_code("60f120d0l50e").unwrap();
         assert_eq!(
-            (c.final_trial_seconds, c.duration_sum_seconds, c.loss_pct, c.exceed_pct),
+            (
+                c.final_trial_seconds,
+                c.duration_sum_seconds,
+                c.loss_pct,
+                c.exceed_pct
+            ),
             (60.0, 120.0, 0.0, 50.0)
         );
         assert_eq!(c.initial_trial_seconds, 60.0);
         let c = SearchGoal::from_code("1f21d0.5l50e2w0.5i").unwrap();
         assert_eq!((c.width_pct, c.initial_trial_seconds), (2.0, 0.5));
         assert_eq!(SearchGoal::from_code(&c.code()).unwrap().code(), c.code());
-        for bad in ["1f21d0.5l", "1f21d0.5l50x", "1f1f21d0l50e", "f21d0l50e", "1f21d0l50e3"] {
+        for bad in [
+            "1f21d0.5l",
+            "1f21d0.5l50x",
+            "1f1f21d0l50e",
+            "f21d0l50e",
+            "1f21d0l50e3",
+        ] {
             assert!(SearchGoal::from_code(bad).is_err(), "{bad}");
         }
     }
@@ -445,7 +463,11 @@ mod tests {
             loss_pct: Some(0.1),
             ..GoalEntry::named("mine")
         };
-        assert!(e.resolve(Preset::Rfc).unwrap_err().1.contains("every attribute"));
+        assert!(e
+            .resolve(Preset::Rfc)
+            .unwrap_err()
+            .1
+            .contains("every attribute"));
         let e = GoalEntry {
             exceed_pct: Some(100.0),
             ..GoalEntry::named("ndr")

@@ -70,7 +70,10 @@ impl LoadSums {
     pub fn of(goal: &SearchGoal, trials: impl IntoIterator<Item = TrialLoss>) -> LoadSums {
         let mut s = LoadSums::default();
         for t in trials {
-            let sum = match (full_length(goal, t.duration_s), high_loss(goal, t.loss_ratio)) {
+            let sum = match (
+                full_length(goal, t.duration_s),
+                high_loss(goal, t.loss_ratio),
+            ) {
                 (true, false) => &mut s.full_low_s,
                 (true, true) => &mut s.full_high_s,
                 (false, false) => &mut s.short_low_s,
@@ -192,11 +195,25 @@ mod tests {
         use Class::{LowerBound as L, Undecided as U, UpperBound as H};
         let points: [(Vec<TrialLoss>, [Class; 4]); 6] = [
             (trials(59, 1.0, 0.0), [U, U, U, U]),
-            ([trials(59, 1.0, 0.0), trials(1, 1.0, 1.0)].concat(), [H, U, U, U]),
-            ([trials(59, 1.0, 0.0), trials(60, 1.0, 1.0)].concat(), [H, U, U, H]),
-            ([trials(60, 1.0, 0.0), trials(60, 1.0, 1.0)].concat(), [H, U, L, H]),
             (
-                [trials(60, 1.0, 0.0), trials(60, 1.0, 1.0), trials(1, 60.0, 0.1)].concat(),
+                [trials(59, 1.0, 0.0), trials(1, 1.0, 1.0)].concat(),
+                [H, U, U, U],
+            ),
+            (
+                [trials(59, 1.0, 0.0), trials(60, 1.0, 1.0)].concat(),
+                [H, U, U, H],
+            ),
+            (
+                [trials(60, 1.0, 0.0), trials(60, 1.0, 1.0)].concat(),
+                [H, U, L, H],
+            ),
+            (
+                [
+                    trials(60, 1.0, 0.0),
+                    trials(60, 1.0, 1.0),
+                    trials(1, 60.0, 0.1),
+                ]
+                .concat(),
                 [H, U, L, H],
             ),
             (
@@ -224,7 +241,12 @@ mod tests {
     #[test]
     fn the_rfcs_sums_at_point_5() {
         let g = goal("60f60d0.5l20e");
-        let t = [trials(60, 1.0, 0.0), trials(60, 1.0, 1.0), trials(1, 60.0, 0.1)].concat();
+        let t = [
+            trials(60, 1.0, 0.0),
+            trials(60, 1.0, 1.0),
+            trials(1, 60.0, 0.1),
+        ]
+        .concat();
         let s = LoadSums::of(&g, t);
         assert_eq!(
             s,
@@ -256,13 +278,23 @@ mod tests {
         assert_eq!(ct(&tst009), (1e6, 0.0));
         assert_eq!(ct(&one_s), (1e6, 0.0));
         let (fps, q) = ct(&twenty);
-        assert!((fps - 999_000.0).abs() < 1e-6 && (q - 0.001).abs() < 1e-12, "{fps} {q}");
+        assert!(
+            (fps - 999_000.0).abs() < 1e-6 && (q - 0.001).abs() < 1e-12,
+            "{fps} {q}"
+        );
         // No full-length trial: no conditional throughput.
-        assert_eq!(conditional_throughput(&tst009, 1e6, trials(5, 1.0, 0.0)), None);
+        assert_eq!(
+            conditional_throughput(&tst009, 1e6, trials(5, 1.0, 0.0)),
+            None
+        );
         // Too few full-length trials for the duration sum: the missing
         // time counts as total loss.
         let (fps, q) = conditional_throughput(&tst009, 1e6, trials(1, 60.0, 0.0)).unwrap();
-        assert_eq!((fps, q), (1e6, 0.0), "60 s of 120 s at 50 % exceed suffices");
+        assert_eq!(
+            (fps, q),
+            (1e6, 0.0),
+            "60 s of 120 s at 50 % exceed suffices"
+        );
         let g = goal("1f21d0l50e");
         let (fps, q) = conditional_throughput(&g, 1e6, trials(3, 1.0, 0.0)).unwrap();
         assert_eq!((fps, q), (0.0, 1.0), "3 s of the 10.5 s needed");

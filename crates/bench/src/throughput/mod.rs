@@ -41,8 +41,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-pub use crate::settings::SearchGoal;
 use crate::search::TrialRecord;
+pub use crate::settings::SearchGoal;
 use crate::sizes::FrameSize;
 pub use classify::{Class, LoadSums};
 pub use search::throughput;

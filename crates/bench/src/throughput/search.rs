@@ -214,8 +214,11 @@ impl Search<'_> {
         // Every load below the lowest one leaning high leans low.
         let lower = upper.unwrap_or(loads.len()).checked_sub(1);
         let confirm = |i: usize| {
-            (loads[i].class == Class::Undecided)
-                .then_some((loads[i].fps, goal.final_trial_seconds, "classify"))
+            (loads[i].class == Class::Undecided).then_some((
+                loads[i].fps,
+                goal.final_trial_seconds,
+                "classify",
+            ))
         };
         let narrow = |lo: f64, hi: f64| hi - lo <= w * hi * (1.0 + 1e-9);
         match (lower, upper) {
@@ -322,7 +325,8 @@ impl Search<'_> {
                 limited: o.tester_limited || o.measurement_fault.is_some(),
                 record: self.records.len(),
             });
-            self.records.push(TrialRecord::new(purpose, spec, o, passed));
+            self.records
+                .push(TrialRecord::new(purpose, spec, o, passed));
             return Ok(());
         }
         unreachable!("the last attempt is always kept")
@@ -333,10 +337,13 @@ impl Search<'_> {
         let goal = self.cfg.goals[gi].clone();
         let v = self.view(&goal);
         let (lower, upper) = (v.fps(v.lower), v.fps(v.upper));
-        let at = |load: f64| self.measured.iter().filter(move |m| same_load(m.load, load));
-        let ct = lower.and_then(|lo| {
-            conditional_throughput(&goal, lo, at(lo).map(|m| m.for_goal(&goal).0))
-        });
+        let at = |load: f64| {
+            self.measured
+                .iter()
+                .filter(move |m| same_load(m.load, load))
+        };
+        let ct = lower
+            .and_then(|lo| conditional_throughput(&goal, lo, at(lo).map(|m| m.for_goal(&goal).0)));
         let fps = ct.map(|(f, _)| f);
         let tester_limited = v.upper.is_some_and(|u| v.loads[u].tester);
         let tester_limit_reason = tester_limited
@@ -421,7 +428,11 @@ pub fn throughput(trial: &mut dyn Trial, cfg: &ThroughputConfig) -> Result<Throu
         records: Vec::new(),
         repeats: 0,
         // External steps start at twice the width and double.
-        step: cfg.goals.iter().map(|g| 2.0 * g.width_pct / 100.0).collect(),
+        step: cfg
+            .goals
+            .iter()
+            .map(|g| 2.0 * g.width_pct / 100.0)
+            .collect(),
     };
     'search: while s.measured.len() < MAX_TRIALS {
         for gi in 0..cfg.goals.len() {

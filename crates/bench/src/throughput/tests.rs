@@ -75,7 +75,11 @@ fn check(r: &ThroughputResult, c: &ThroughputConfig) {
 
 #[test]
 fn finds_the_capacity_within_the_goal_width() {
-    for &(cap, max) in &[(20_000.0, 40_000.0), (7_000.0, 30_000.0), (18_000.0, 20_000.0)] {
+    for &(cap, max) in &[
+        (20_000.0, 40_000.0),
+        (7_000.0, 30_000.0),
+        (18_000.0, 20_000.0),
+    ] {
         let c = cfg(max, quick_goals());
         let r = throughput(
             &mut sim(SimConfig {
@@ -128,7 +132,10 @@ fn doubling_rare_stalls_moves_the_ndr_less_than_the_goal_width() {
     };
     let width = 0.02 * cap;
     for seed in 1..=5 {
-        let (once, twice) = (ndr(0.05, seed, quick_goals()), ndr(0.1, seed, quick_goals()));
+        let (once, twice) = (
+            ndr(0.05, seed, quick_goals()),
+            ndr(0.1, seed, quick_goals()),
+        );
         assert!(
             (once - twice).abs() < width && (cap - once) < width && (cap - twice) < width,
             "seed {seed}: NDR {once} at 0.05 stalls/s, {twice} at 0.1"
@@ -143,7 +150,10 @@ fn doubling_rare_stalls_moves_the_ndr_less_than_the_goal_width() {
 fn a_dut_that_always_loses_fails_a_lower_loss_goal() {
     let c = cfg(
         40_000.0,
-        vec![goal("1f3d0.1l50e2w", "pdr-0.1"), goal("1f3d0.5l50e2w", "pdr-0.5")],
+        vec![
+            goal("1f3d0.1l50e2w", "pdr-0.1"),
+            goal("1f3d0.5l50e2w", "pdr-0.5"),
+        ],
     );
     let r = throughput(
         &mut sim(SimConfig {
@@ -185,7 +195,10 @@ fn the_maximum_passing_is_an_irregular_lower_bound() {
     check(&r, &c);
     assert_eq!(r.trials.len(), 2, "two low-loss seconds of three decide");
     for g in &r.goals {
-        assert_eq!((g.fps, g.lower_fps, g.upper_fps), (Some(20_000.0), Some(20_000.0), None));
+        assert_eq!(
+            (g.fps, g.lower_fps, g.upper_fps),
+            (Some(20_000.0), Some(20_000.0), None)
+        );
         assert!(g.lower_bound && !g.regular && !g.tester_limited, "{g:?}");
     }
 }
@@ -286,8 +299,14 @@ fn the_strict_rfc2544_goal() {
     check(&r, &c);
     let g = &r.goals[0];
     assert!(g.regular, "{g:?}");
-    let carriers: Vec<_> = r.trials.iter().filter(|t| !t.bound_for.is_empty()).collect();
-    assert!(carriers.iter().all(|t| t.spec.duration.as_secs_f64() >= 3.0));
+    let carriers: Vec<_> = r
+        .trials
+        .iter()
+        .filter(|t| !t.bound_for.is_empty())
+        .collect();
+    assert!(carriers
+        .iter()
+        .all(|t| t.spec.duration.as_secs_f64() >= 3.0));
     assert!(r.trials.iter().any(|t| t.spec.duration.as_secs_f64() < 1.0));
 }
 
@@ -317,4 +336,3 @@ fn bad_configurations_are_refused() {
     bad[0].exceed_pct = 100.0;
     assert!(throughput(&mut d, &cfg(1e4, bad)).is_err());
 }
-

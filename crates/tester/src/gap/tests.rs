@@ -145,7 +145,10 @@ fn a_pause_of_the_sender_is_no_gap_when_its_transmits_are_seen() {
     }
     let untracked = run(Duration::from_secs(5), Event::SenderPause, false);
     // At least most of the pause (the window may open inside it).
-    assert!(untracked.longest >= PAUSE * 3 / 4, "poll to poll: {untracked:?}");
+    assert!(
+        untracked.longest >= PAUSE * 3 / 4,
+        "poll to poll: {untracked:?}"
+    );
     let tracked = run(Duration::from_secs(5), Event::SenderPause, true);
     assert!(tracked.polls > 0, "{tracked:?}");
     assert!(tracked.longest < PAUSE / 2, "from pending: {tracked:?}");
