@@ -6,7 +6,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh
 export PATH="$HOME/.cargo/bin:$PATH"
-cargo build --locked --release -p softrouter
+# One build: the tests run the `softrouter` binary cargo builds for them
+# (test profile, optimised), not a separate release build.
 # No harness flags: criterion benches (run once each in test mode) reject
 # them; netns tests serialize themselves where they must.
 cargo test --locked --workspace --all-targets

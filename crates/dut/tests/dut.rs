@@ -3,11 +3,11 @@
 //! the DUT, describe() carries version and configuration, a probe returns
 //! CPU figures, and stop() removes everything (and restores global knobs).
 //!
-//! Needs root (skipped with a message otherwise). The softrouter test needs
-//! the release binary: `cargo build --release -p softrouter` (the project's
-//! `scripts/test.sh` builds it before `cargo test`); `SOFTROUTER_BIN`
-//! overrides its path. Tests run one at a time: softrouter pins workers,
-//! and the linux test changes the global netdev_budget.
+//! Needs root (skipped with a message otherwise). The softrouter tests need
+//! the `softrouter` binary of the same build: `cargo test --workspace` (the
+//! project's `scripts/test.sh`) builds it next to this test's executable;
+//! `SOFTROUTER_BIN` overrides its path. Tests run one at a time: softrouter
+//! pins workers, and the linux test changes the global netdev_budget.
 
 use std::path::PathBuf;
 use std::sync::Mutex;
@@ -23,11 +23,18 @@ fn serial() -> std::sync::MutexGuard<'static, ()> {
     SERIAL.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+/// The binary cargo built for this test run: tests live in
+/// `target/PROFILE/deps/`, the workspace's binaries in `target/PROFILE/`
+/// (a separate release build would double CI's compile time).
 fn softrouter_bin() -> PathBuf {
     if let Some(p) = std::env::var_os("SOFTROUTER_BIN") {
         return PathBuf::from(p);
     }
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/release/softrouter")
+    let exe = std::env::current_exe().expect("the test's own path");
+    exe.parent()
+        .and_then(|deps| deps.parent())
+        .expect("target/PROFILE/deps/TEST")
+        .join("softrouter")
 }
 
 fn ns_exists(name: &str) -> bool {
@@ -169,8 +176,8 @@ fn softrouter_mesh3() {
     let bin = softrouter_bin();
     assert!(
         bin.is_file(),
-        "softrouter binary {} missing: build it first with `cargo build --release -p softrouter` \
-         (scripts/test.sh does), or point SOFTROUTER_BIN at it",
+        "softrouter binary {} missing: run the workspace's tests (`cargo test --workspace`, \
+         as scripts/test.sh does), or point SOFTROUTER_BIN at it",
         bin.display()
     );
     let _g = serial();
@@ -308,7 +315,8 @@ fn softrouter_user_config_afpacket() {
     let bin = softrouter_bin();
     assert!(
         bin.is_file(),
-        "softrouter binary {} missing: build it with `cargo build --release -p softrouter`",
+        "softrouter binary {} missing: run the workspace's tests (`cargo test --workspace`), \
+         or point SOFTROUTER_BIN at it",
         bin.display()
     );
     let _g = serial();

@@ -124,7 +124,7 @@ fn run_in(ns: &Netns, argv: &[&str]) -> (bool, String) {
 }
 
 fn ping(ns: &Netns, args: &[&str]) -> (bool, String) {
-    let mut argv = vec!["ping", "-n", "-c", "3", "-i", "0.2", "-W", "2"];
+    let mut argv = vec!["ping", "-n", "-c", "2", "-i", "0.1", "-W", "2"];
     argv.extend_from_slice(args);
     run_in(ns, &argv)
 }
@@ -178,11 +178,11 @@ fn tcp_transfer(th: &ThreeHosts, dst: &str, bytes: usize) {
 }
 
 /// Counts the datagrams arriving at the receiver on `bind` until none came
-/// for 1.5 s.
+/// for 0.8 s.
 fn count_udp(th: &ThreeHosts, bind: &'static str) -> std::thread::JoinHandle<usize> {
     in_ns(th.receiver().name(), move || {
         let s = UdpSocket::bind(bind).unwrap();
-        s.set_read_timeout(Some(Duration::from_millis(1500)))
+        s.set_read_timeout(Some(Duration::from_millis(800)))
             .unwrap();
         let mut buf = [0u8; 2048];
         let mut n = 0;

@@ -147,14 +147,16 @@ int sr_gap_poll(struct bpf_raw_tracepoint_args *ctx)
 		/* The first poll of the epoch: with the sender's transmits
 		 * seen, its frames' wait (user space clears GC_PEND when it
 		 * arms); else no previous poll to measure from. */
-		struct napi_gap fresh = { .w = { epoch, now, gap, 1 } };
+		struct napi_gap fresh = { .w = { epoch, now, gap, 1, now } };
 		bpf_map_update_elem(&gap_napi, &key, &fresh, BPF_ANY);
 		return 0;
 	}
 	if (!(d & DEV_TRACKED) && work > 0 && now > g->w[GN_LAST])
 		gap = now - g->w[GN_LAST];
-	if (gap > g->w[GN_MAX_GAP])
+	if (gap > g->w[GN_MAX_GAP]) {
 		g->w[GN_MAX_GAP] = gap;
+		g->w[GN_MAX_AT] = now;
+	}
 	g->w[GN_LAST] = now;
 	g->w[GN_POLLS] += 1;
 	return 0;

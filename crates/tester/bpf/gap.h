@@ -11,7 +11,8 @@
 #define GC_UNTIL 1	/* CLOCK_MONOTONIC ns after which events are ignored (user) */
 #define GC_PEND 2	/* per slot: since when frames wait for it, ns; 0: none (program) */
 #define MAX_SLOTS 64
-#define GC_WORDS (GC_PEND + MAX_SLOTS)
+#define GC_ARMED (GC_PEND + MAX_SLOTS)	/* CLOCK_MONOTONIC ns the window opened (user) */
+#define GC_WORDS (GC_ARMED + 1)
 
 /* `gap_devs` values: the slot, and what the device is to it. */
 #define DEV_SLOT_MASK 0xffff
@@ -24,6 +25,7 @@
 #define GN_LAST 1	/* when its last poll ended, ns */
 #define GN_MAX_GAP 2	/* the longest gap, ns */
 #define GN_POLLS 3	/* polls seen in the epoch */
-#define GN_WORDS 4
+#define GN_MAX_AT 4	/* when the longest gap ended, ns */
+#define GN_WORDS 5
 
 #endif

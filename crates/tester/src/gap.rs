@@ -36,14 +36,16 @@ const GC_EPOCH: usize = 0;
 const GC_UNTIL: usize = 1;
 const GC_PEND: usize = 2;
 const MAX_SLOTS: usize = 64;
-const GC_WORDS: usize = GC_PEND + MAX_SLOTS;
+const GC_ARMED: usize = GC_PEND + MAX_SLOTS;
+const GC_WORDS: usize = GC_ARMED + 1;
 const DEV_SENDER: u32 = 1 << 16;
 const DEV_TRACKED: u32 = 1 << 17;
 const DEV_RECEIVER: u32 = 1 << 18;
 const GN_EPOCH: usize = 0;
 const GN_MAX_GAP: usize = 2;
 const GN_POLLS: usize = 3;
-const GN_WORDS: usize = 4;
+const GN_MAX_AT: usize = 4;
+const GN_WORDS: usize = 5;
 /// IFNAMSIZ: the key of the program's device set.
 const IFNAMSIZ: usize = 16;
 
@@ -75,6 +77,10 @@ pub struct GapArm(Arc<MmapArray>);
 pub struct Gaps {
     /// The longest gap ended by a poll that did work, over all instances.
     pub longest: Duration,
+    /// When that gap began, from the window's opening (the traffic's
+    /// start): tells a stall at the start of every trial (a cold path, a
+    /// waking CPU) from one anywhere in it.
+    pub longest_began: Duration,
     /// Polls of the devices' NAPI instances in the window.
     pub polls: u64,
 }
@@ -129,6 +135,7 @@ impl GapMeter {
     /// it is open for the figures so far).
     pub fn read(&self) -> Result<Gaps> {
         let epoch = self.ctl.get(GC_EPOCH);
+        let armed = self.ctl.get(GC_ARMED);
         let map = self
             .obj
             .ebpf
@@ -140,7 +147,12 @@ impl GapMeter {
         for entry in napi.iter() {
             let (_, w) = entry.context("gap: reading gap_napi")?;
             if epoch != 0 && w[GN_EPOCH] == epoch {
-                g.longest = g.longest.max(Duration::from_nanos(w[GN_MAX_GAP]));
+                let gap = Duration::from_nanos(w[GN_MAX_GAP]);
+                if gap > g.longest {
+                    g.longest = gap;
+                    let began = w[GN_MAX_AT].saturating_sub(w[GN_MAX_GAP]);
+                    g.longest_began = Duration::from_nanos(began.saturating_sub(armed));
+                }
                 g.polls += w[GN_POLLS];
             }
         }
@@ -152,11 +164,13 @@ impl GapArm {
     /// Start a new window: from now for `window` (events after it are
     /// ignored, so a stray frame long after the traffic ends no gap).
     pub fn arm(&self, window: Duration) {
-        let until = bpf::mono_ns().saturating_add(window.as_nanos() as u64);
+        let now = bpf::mono_ns();
+        let until = now.saturating_add(window.as_nanos() as u64);
         for s in 0..MAX_SLOTS {
             self.0.set(GC_PEND + s, 0);
         }
         self.0.set(GC_UNTIL, until);
+        self.0.set(GC_ARMED, now);
         let e = self.0.get(GC_EPOCH);
         self.0.set(GC_EPOCH, e.wrapping_add(1).max(1));
     }

@@ -97,13 +97,20 @@ impl NoiseMeter {
         };
         let gap = self.gap.as_ref().and_then(|g| match g.read() {
             // No poll in the window: no traffic reached the DUT's ends.
-            Ok(r) => (r.polls > 0).then(|| r.longest.as_nanos() as f64 / 1e3),
+            Ok(r) => (r.polls > 0).then(|| {
+                (
+                    r.longest.as_nanos() as f64 / 1e3,
+                    r.longest_began.as_nanos() as f64 / 1e6,
+                )
+            }),
             Err(e) => {
                 tracing::warn!("reading the receive gaps: {e:#}");
                 None
             }
         });
-        noise(steal, gap, self.ring, rate_fps, lost)
+        let mut n = noise(steal, gap.map(|g| g.0), self.ring, rate_fps, lost);
+        n.longest_rx_gap_at_ms = gap.map(|g| g.1);
+        n
     }
 }
 
@@ -149,6 +156,7 @@ pub(crate) fn noise(
     Noise {
         steal_pct,
         longest_rx_gap_us: gap_us,
+        longest_rx_gap_at_ms: None,
         ring_holds_us: holds,
         note,
     }

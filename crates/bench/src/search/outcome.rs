@@ -142,6 +142,11 @@ pub struct Noise {
     /// run during the trial, µs; `None` when it could not be measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub longest_rx_gap_us: Option<f64>,
+    /// When that gap began, ms after the trial's traffic started: a gap
+    /// at the same time in every trial points at the testbed (a cold
+    /// start), one anywhere at the host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub longest_rx_gap_at_ms: Option<f64>,
     /// How long the DUT's receive ring holds the offered rate, µs (ring
     /// frames / rate): a lossy trial whose `longest_rx_gap_us` exceeds it
     /// was probably hit by a stall rather than by the DUT's capacity.

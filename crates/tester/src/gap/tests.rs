@@ -133,6 +133,11 @@ fn a_receive_thread_kept_off_its_cpu_shows_as_a_gap() {
             g.longest >= STALL / 2,
             "tracked={tracked}: a {STALL:?} stall of the receive thread, longest gap seen {g:?}"
         );
+        // The hog starts 100 ms in (after the arm, so a little less).
+        assert!(
+            (Duration::from_millis(50)..Duration::from_millis(250)).contains(&g.longest_began),
+            "tracked={tracked}: the stall began about 100 ms in, seen {g:?}"
+        );
     }
 }
 
