@@ -273,7 +273,12 @@ fn several_duts_write_one_file() {
         dir.path(),
         "linux,softrouter",
         // Short goals (a built-in name would bring the preset's 3 s sums).
-        &["--test", "throughput", "--goals", "0.3f0.3d0l50e5w,0.3f0.6d1l50e5w"],
+        &[
+            "--test",
+            "throughput",
+            "--goals",
+            "0.3f0.3d0l50e5w,0.3f0.6d1l50e5w",
+        ],
     );
     let c = r["comparison"].as_array().unwrap();
     assert_eq!(c.len(), 1, "one size: {c:?}");
