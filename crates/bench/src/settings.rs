@@ -355,7 +355,7 @@ impl Settings {
             |v: Option<u32>, quick: u32, r: u32| Some(v.unwrap_or(if rfc { r } else { quick }));
         Settings {
             trial_seconds: pick(self.trial_seconds, 2.0, 60.0),
-            pause_seconds: pick(self.pause_seconds, 1.0, 2.0),
+            pause_seconds: pick(self.pause_seconds, 0.25, 2.0),
             drain_seconds: pick(self.drain_seconds, 1.0, 2.0),
             goals: Some(
                 self.search_goals()
@@ -406,12 +406,12 @@ mod tests {
     fn defaults_and_presets() {
         let q = Settings::default().resolved();
         assert_eq!(q.trial_seconds, Some(2.0));
-        assert_eq!(q.pause_seconds, Some(1.0));
+        assert_eq!(q.pause_seconds, Some(0.25));
         assert_eq!(q.latency_repetitions, Some(1));
         let names = |s: &Settings| -> Vec<String> {
             s.search_goals().into_iter().map(|g| g.code()).collect()
         };
-        assert_eq!(names(&q), ["1f3d0l50e2w", "1f3d0.5l50e2w"]);
+        assert_eq!(names(&q), ["1f3d0l50e2w0.5i", "1f3d0.5l50e2w0.5i"]);
         let r = Settings::rfc().resolved();
         assert_eq!(r.trial_seconds, Some(60.0));
         assert_eq!(r.drain_seconds, Some(2.0));

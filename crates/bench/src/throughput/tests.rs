@@ -94,10 +94,19 @@ fn finds_the_capacity_within_the_goal_width() {
         for g in &r.goals {
             let (lo, hi) = (g.lower_fps.unwrap(), g.upper_fps.unwrap());
             // 1 s trials cannot see an excess below the 8 frames the
-            // queue absorbs.
-            assert!(lo <= cap + 8.0 && hi > cap, "cap {cap}: {g:?}");
+            // queue absorbs; a goal that tolerates loss may pass a load
+            // that much above the capacity.
+            let loss = g.goal.as_ref().unwrap().loss_pct / 100.0;
+            assert!(
+                lo <= (cap + 8.0) / (1.0 - loss) && hi > cap,
+                "cap {cap}: {g:?}"
+            );
             assert!(g.regular && !g.lower_bound && !g.tester_limited, "{g:?}");
-            assert_eq!(g.fps, g.lower_fps, "no loss at the lower bound");
+            if loss == 0.0 {
+                assert_eq!(g.fps, g.lower_fps, "no loss at the lower bound");
+            } else {
+                assert!(g.fps <= g.lower_fps && g.fps.unwrap() > cap * 0.98, "{g:?}");
+            }
         }
         // Decided loads need two of three 1 s trials: a few dozen at most.
         assert!(r.trials.len() <= 40, "cap {cap}: {} trials", r.trials.len());
@@ -193,7 +202,9 @@ fn the_maximum_passing_is_an_irregular_lower_bound() {
     )
     .unwrap();
     check(&r, &c);
-    assert_eq!(r.trials.len(), 2, "two low-loss seconds of three decide");
+    // A 0.5 s look (the initial trial duration), then two low-loss
+    // seconds of three decide.
+    assert_eq!(r.trials.len(), 3, "{:?}", r.trials);
     for g in &r.goals {
         assert_eq!(
             (g.fps, g.lower_fps, g.upper_fps),

@@ -45,16 +45,21 @@ impl NetTrial {
             drain_quiet: self.opts.drain_quiet,
             drain_max: self.opts.drain_max,
         };
+        // Where a trial's time goes besides its traffic (debug log).
+        let t0 = std::time::Instant::now();
         self.noise.begin();
         if let Some(p) = self.probe.as_mut() {
             p.begin().context("DUT probe (begin)")?;
         }
+        let t1 = std::time::Instant::now();
         let x = self.xdp.as_ref().expect("xdp backend");
         let out = x.trial(job, spec.timeline_interval.is_some())?;
+        let t2 = std::time::Instant::now();
         let mut sample = match self.probe.as_mut() {
             Some(p) => Some(p.end().context("DUT probe (end)")?),
             None => None,
         };
+        let t3 = std::time::Instant::now();
         // Whose ring dropped what: with the DUT's own figures, so a reader
         // sees the DUT's loss split into ring overflow and the rest.
         if let Some(stats) = sample.as_mut().and_then(|s| s.dut_stats.as_mut()) {
@@ -123,6 +128,9 @@ impl NetTrial {
             shift_us = s.shift_ns / 1000,
             dut_ring_full = out.wire.dut_ring_full,
             early = s.early,
+            probe_begin_ms = (t1 - t0).as_millis() as u64,
+            traffic_and_drain_ms = (t2 - t1).as_millis() as u64,
+            probe_end_ms = (t3 - t2).as_millis() as u64,
             "xdp trial done"
         );
         let timeline = spec
