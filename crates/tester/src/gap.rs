@@ -81,6 +81,9 @@ pub struct Gaps {
     /// start): tells a stall at the start of every trial (a cold path, a
     /// waking CPU) from one anywhere in it.
     pub longest_began: Duration,
+    /// When the window opened, CLOCK_MONOTONIC ns (to line the gap up
+    /// with a trace of the host, e.g. `perf sched record -k mono`).
+    pub armed_ns: u64,
     /// Polls of the devices' NAPI instances in the window.
     pub polls: u64,
 }
@@ -143,7 +146,10 @@ impl GapMeter {
             .context("gap: no map gap_napi")?;
         let napi: HashMap<&MapData, u64, [u64; GN_WORDS]> =
             HashMap::try_from(map).context("gap: gap_napi")?;
-        let mut g = Gaps::default();
+        let mut g = Gaps {
+            armed_ns: armed,
+            ..Gaps::default()
+        };
         for entry in napi.iter() {
             let (_, w) = entry.context("gap: reading gap_napi")?;
             if epoch != 0 && w[GN_EPOCH] == epoch {

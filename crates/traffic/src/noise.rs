@@ -98,6 +98,11 @@ impl NoiseMeter {
         let gap = self.gap.as_ref().and_then(|g| match g.read() {
             // No poll in the window: no traffic reached the DUT's ends.
             Ok(r) => (r.polls > 0).then(|| {
+                tracing::debug!(
+                    longest_us = r.longest.as_micros() as u64,
+                    began_mono_ns = r.armed_ns + r.longest_began.as_nanos() as u64,
+                    "the DUT's longest receive gap"
+                );
                 (
                     r.longest.as_nanos() as f64 / 1e3,
                     r.longest_began.as_nanos() as f64 / 1e6,

@@ -41,17 +41,21 @@ pub(super) struct ControlSampler {
 
 impl ControlSampler {
     /// Starts asking `socket` (and `metrics`, scraped from inside the
-    /// namespace `ns`, where it listens).
+    /// namespace `ns`, where it listens), from the CPUs of the router
+    /// `pid`: the client's work is beside the router's, never on the
+    /// tester's CPU, where it would take the generator's time.
     pub(super) fn start(
         socket: PathBuf,
         metrics: Option<SocketAddr>,
         ns: Option<String>,
+        pid: i32,
     ) -> ControlSampler {
         let stop = Arc::new(AtomicBool::new(false));
         let s = stop.clone();
         let thread = std::thread::Builder::new()
             .name("ctl-latency".into())
             .spawn(move || {
+                follow_affinity(pid);
                 // The metrics address is the namespace's loopback.
                 let metrics = metrics.filter(|_| ns.as_deref().is_none_or(enter_netns));
                 sample(&socket, metrics, &s)
@@ -151,4 +155,17 @@ fn enter_netns(ns: &str) -> bool {
     use std::os::fd::AsRawFd;
     // SAFETY: setns(2) on this thread with an open namespace file.
     unsafe { libc::setns(f.as_raw_fd(), libc::CLONE_NEWNET) == 0 }
+}
+
+/// Run the calling thread on the CPUs process `pid` may use (nothing
+/// happens when they cannot be read).
+fn follow_affinity(pid: i32) {
+    // SAFETY: cpu_set_t is plain data; both calls only read/write `set`.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        let n = std::mem::size_of::<libc::cpu_set_t>();
+        if libc::sched_getaffinity(pid, n, &mut set) == 0 {
+            let _ = libc::sched_setaffinity(0, n, &set);
+        }
+    }
 }

@@ -265,6 +265,7 @@ impl SoftrouterDut {
             .stdout(log.try_clone()?)
             .stderr(log);
         super::child_setup(&mut cmd);
+        super::confine_child(&mut cmd, opts.dut_cpus.as_deref());
         let child = cmd
             .spawn()
             .with_context(|| format!("starting {} in namespace {ns}", bin.display()))?;

@@ -177,6 +177,7 @@ impl DutProbe for SoftrouterProbe {
             self.control_socket.clone(),
             self.metrics,
             self.ns.clone(),
+            self.pid,
         ));
         self.meter.begin()
     }
