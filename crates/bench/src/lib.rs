@@ -17,8 +17,10 @@
 //! the modules form no cycle (`tests/modules.rs` checks both, and the
 //! other bench crates' modules for cycles too):
 //!
-//! - [`frame`]: RFC 2544 Appendix C test frames, build / patch / parse
-//!   (the `softrouter-tester` crate's format, shared with its XDP programs).
+//! - `packet::test_frame` (not here: the packet crate, so that this core
+//!   builds without the tester's BPF programs and clang): RFC 2544
+//!   Appendix C test frames, build / patch / parse, shared with the
+//!   tester's XDP programs.
 //! - [`sizes`]: frame sizes, IMIX, theoretical rates.
 //! - [`settings`]: every option, typed, loadable from and savable to an
 //!   experiment TOML file, and validated there.
@@ -37,7 +39,6 @@
 
 pub mod analyzer;
 pub mod html;
-pub use tester::frame;
 pub mod plan;
 pub mod plot;
 pub mod repeat;

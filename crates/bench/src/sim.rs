@@ -40,7 +40,7 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
 use crate::analyzer::Analyzer;
-use crate::frame::TestFrame;
+use packet::test_frame::TestFrame;
 use crate::search::{LossTimeline, Trial, TrialOutcome, TrialSpec};
 
 /// Parameters of the simulated DUT and tester.

@@ -45,6 +45,7 @@ pub mod ip;
 pub mod ipv4;
 pub mod ipv6;
 pub mod ndp;
+pub mod test_frame;
 pub mod udp;
 pub mod vlan;
 

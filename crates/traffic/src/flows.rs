@@ -14,7 +14,7 @@ use anyhow::{anyhow, bail, Result};
 use super::gen::Template;
 use super::ports::MAX_TESTER_FRAME;
 use super::NetTrial;
-use bench::frame::{build, Flow, FlowSet, UDP_DST_PORT, UDP_SRC_PORT};
+use packet::test_frame::{build, Flow, FlowSet, UDP_DST_PORT, UDP_SRC_PORT};
 use bench::plan::TrafficPlan;
 
 /// Per sending port (a plan port index): its streams in sending order.

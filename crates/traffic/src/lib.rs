@@ -76,7 +76,7 @@ use std::time::Duration;
 
 use anyhow::{bail, Result};
 
-use bench::frame::Flow;
+use packet::test_frame::Flow;
 use bench::plan::{DutProbe, TrafficPlan};
 use bench::sizes::FrameSize;
 use ports::{PortHandle, MAX_TESTER_FRAME};

@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::count::Counter;
-use crate::frame::{checksums_ok, parse};
+use packet::test_frame::{checksums_ok, parse};
 use crate::testutil::{can_run, frame, run_once, XDP_REDIRECT};
 
 /// A generator with `streams` streams x `sizes` (IPv4, long form unless 64).
