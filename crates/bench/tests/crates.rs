@@ -64,7 +64,14 @@ fn workspace() -> BTreeMap<String, Crate> {
             || m["package"].get("build").is_some()
             || section(&m, "build-dependencies").contains("bpf-build");
         let deps = section(&m, "dependencies");
-        out.insert(dir.clone(), Crate { dir, deps, builds_bpf });
+        out.insert(
+            dir.clone(),
+            Crate {
+                dir,
+                deps,
+                builds_bpf,
+            },
+        );
     }
     out
 }
@@ -126,12 +133,18 @@ fn picture() -> Vec<(String, BTreeSet<String>)> {
 }
 
 /// What is wrong with `picture` against the manifests (empty: nothing).
-fn picture_errors(ws: &BTreeMap<String, Crate>, picture: &[(String, BTreeSet<String>)]) -> Vec<String> {
+fn picture_errors(
+    ws: &BTreeMap<String, Crate>,
+    picture: &[(String, BTreeSet<String>)],
+) -> Vec<String> {
     let mut errors = Vec::new();
     let drawn: Vec<&str> = picture.iter().map(|(n, _)| n.as_str()).collect();
     for c in ws.keys() {
         if drawn.iter().filter(|d| **d == c).count() != 1 {
-            errors.push(format!("{c} is drawn {} times", drawn.iter().filter(|d| **d == c).count()));
+            errors.push(format!(
+                "{c} is drawn {} times",
+                drawn.iter().filter(|d| **d == c).count()
+            ));
         }
     }
     for (i, (name, deps)) in picture.iter().enumerate() {
@@ -140,7 +153,10 @@ fn picture_errors(ws: &BTreeMap<String, Crate>, picture: &[(String, BTreeSet<Str
             continue;
         };
         if *deps != c.deps {
-            errors.push(format!("{name}: drawn -> {deps:?}, Cargo.toml -> {:?}", c.deps));
+            errors.push(format!(
+                "{name}: drawn -> {deps:?}, Cargo.toml -> {:?}",
+                c.deps
+            ));
         }
         for d in deps {
             if !drawn[i + 1..].contains(&d.as_str()) {
@@ -154,7 +170,11 @@ fn picture_errors(ws: &BTreeMap<String, Crate>, picture: &[(String, BTreeSet<Str
 #[test]
 fn the_architecture_picture_is_the_manifests() {
     let errors = picture_errors(&workspace(), &picture());
-    assert!(errors.is_empty(), "docs/architecture.md:\n{}", errors.join("\n"));
+    assert!(
+        errors.is_empty(),
+        "docs/architecture.md:\n{}",
+        errors.join("\n")
+    );
 }
 
 /// The picture check can fail: a missing arrow, a crate drawn twice and an
