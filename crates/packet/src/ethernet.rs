@@ -37,6 +37,10 @@ pub const ETH_IPV6: u16 = 0x86dd;
 pub const ETH_VLAN: u16 = 0x8100;
 /// TPID of an IEEE 802.1ad service tag (the outer tag of QinQ).
 pub const ETH_QINQ: u16 = 0x88a8;
+/// Bytes a tag adds to a frame: the TPID (in the outer EtherType's place)
+/// plus four, TCI (2) and the inner EtherType (2), which is also the
+/// length of the tag as [`crate::vlan::Tag`] sees it (after the TPID).
+pub const VLAN_HLEN: usize = 4;
 
 /// A 48-bit Ethernet MAC address.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
@@ -307,7 +311,6 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Frame<T> {
 /// drop as unsupported.
 #[inline]
 pub fn payload_offset(frame: &[u8]) -> Option<(EtherType, usize)> {
-    use crate::vlan::VLAN_HLEN;
     let read = |at: usize| {
         frame
             .get(at..at + 2)

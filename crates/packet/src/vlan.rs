@@ -8,10 +8,10 @@ use crate::ethernet::EtherType;
 use crate::field::{get_u16, set_u16};
 use crate::{Error, Result};
 
-/// Bytes a tag adds to a frame: the TPID (in the outer EtherType's place)
-/// plus these four, TCI (2) and the inner EtherType (2), which is also the
-/// length of the tag as [`Tag`] sees it (after the TPID).
-pub const VLAN_HLEN: usize = 4;
+// The tag's length is defined beside the TPIDs, where the Ethernet
+// header's walk through tags needs it (`ethernet::payload_offset`), so
+// that this module depends on `ethernet` and not the other way round.
+pub use crate::ethernet::VLAN_HLEN;
 /// Offset of the Tag Control Information (PCP, DEI, VID) in the tag.
 pub const VLAN_TCI: usize = 0;
 /// Offset of the encapsulated EtherType in the tag.

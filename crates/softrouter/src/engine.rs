@@ -10,7 +10,7 @@
 //! the read-mostly routing state (`dataplane::Shared`).
 
 use crate::controller::{self, RouterControl};
-use crate::kernel_sync::KernelSync;
+use crate::kernel_sync::{self, KernelSync};
 use crate::neigh_log::NeighLog;
 use crate::report::{self, Report};
 use crate::tier::Tier;
@@ -120,7 +120,7 @@ pub fn run(cfg: &Config, opts: &RunOptions) -> Result<Report> {
     let plan =
         RouterPlan::new(cfg, NeighLimits::default()).context("building the routing state")?;
     let tier = Tier::load(cfg, plan.sizes())?;
-    let (ports, attached) = ports::open_all(cfg, tier.as_ref())?;
+    let (ports, attached) = ports::open_all(cfg, |i| tier.as_ref().and_then(|t| t.program_for(i)))?;
     let infos: Vec<netio::PortInfo> = ports.iter().map(|p| p.info().clone()).collect();
     let router = match &tier {
         Some(t) => t.build_router(plan, &infos),
@@ -201,7 +201,7 @@ pub fn run(cfg: &Config, opts: &RunOptions) -> Result<Report> {
     // The control socket and the metrics endpoint, once the workers run:
     // both read and change the router through its single writer.
     let router = Arc::new(router);
-    let configured = controller::configured(cfg);
+    let configured = kernel_sync::configured(cfg);
     let control = Arc::new(RouterControl::new(
         cfg,
         router.clone(),
@@ -237,7 +237,10 @@ pub fn run(cfg: &Config, opts: &RunOptions) -> Result<Report> {
         }
     };
 
-    let reloads = crate::reload::Reloads::start(control.clone());
+    let reloads = {
+        let control = control.clone();
+        crate::reload::Reloads::start(move || control.reload())
+    };
     let reloads = match reloads {
         Ok(r) => r,
         Err(e) => {
