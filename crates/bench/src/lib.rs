@@ -32,7 +32,7 @@
 //! - [`throughput`]: the NDR and PDR from one MLRsearch-style search.
 //! - [`sim`]: a simulated DUT (and tester) implementing `Trial`.
 //! - [`results`]: the results schema, JSON/CSV writers; [`repeat`]: the
-//!   median and range of repeated runs (`--repeat N`); [`report`]:
+//!   median and range of repeated runs (`--repeat N`); [`tables`]:
 //!   terminal tables; [`plot`]: SVG charts; [`html`]: the HTML report
 //!   (`softrouter report`), one self-contained page.
 //! - [`suite`]: the tests of a `Settings` in order, against one `Trial`.
@@ -42,7 +42,6 @@ pub mod html;
 pub mod plan;
 pub mod plot;
 pub mod repeat;
-pub mod report;
 pub mod results;
 pub mod search;
 pub mod settings;
@@ -50,4 +49,5 @@ pub mod sim;
 pub mod sizes;
 pub mod suite;
 pub mod sysstat;
+pub mod tables;
 pub mod throughput;

@@ -16,7 +16,7 @@ use netio::Port;
 
 use crate::kernel_sync::{Configured, SyncStatus};
 use crate::reload::{Outcome, Plan};
-use crate::report;
+use crate::stats_file;
 
 /// What the handler needs of the running router.
 pub struct RouterControl {
@@ -65,8 +65,8 @@ impl RouterControl {
     }
 
     /// The statistics document of this moment.
-    pub fn report(&self) -> report::Report {
-        self.with_control_plane(report::build(
+    pub fn report(&self) -> stats_file::Report {
+        self.with_control_plane(stats_file::build(
             &self.cfg,
             &self.ports,
             &self.stats,
@@ -77,7 +77,7 @@ impl RouterControl {
     }
 
     /// `r` with the routing state of this moment.
-    pub fn with_control_plane(&self, mut r: report::Report) -> report::Report {
+    pub fn with_control_plane(&self, mut r: stats_file::Report) -> stats_file::Report {
         let (routes_v4, routes_v6) = self.router.route_counts();
         let mut neighbors = std::collections::BTreeMap::new();
         for n in self.router.neighbors() {
@@ -94,9 +94,9 @@ impl RouterControl {
     }
 
     /// The statistics for a metrics scrape (direct reads, see
-    /// [`report::build_direct`]).
-    pub fn metrics_report(&self) -> report::Report {
-        self.with_control_plane(report::build_direct(
+    /// [`stats_file::build_direct`]).
+    pub fn metrics_report(&self) -> stats_file::Report {
+        self.with_control_plane(stats_file::build_direct(
             &self.cfg,
             &self.ports,
             &self.stats,

@@ -12,7 +12,7 @@
 use crate::controller::{self, RouterControl};
 use crate::kernel_sync::{self, KernelSync};
 use crate::neigh_log::NeighLog;
-use crate::report::{self, Report};
+use crate::stats_file::{self, Report};
 use crate::tier::{RunningTier, Tier};
 use crate::waiting::Waiter;
 use crate::watch::IfaceWatch;
@@ -119,7 +119,7 @@ pub fn run(cfg: &Config, opts: &RunOptions) -> Result<Report> {
     for w in hugemem::small_page_warnings() {
         tracing::warn!("{w}");
     }
-    let memory_at_start = report::memory();
+    let memory_at_start = stats_file::memory();
     // The control socket and the metrics endpoint, once the workers run:
     // both read and change the router through its single writer.
     let router = Arc::new(router);
@@ -427,7 +427,7 @@ fn supervise(
                 let r = control.report();
                 // A statistics file that cannot be written is the
                 // operator's problem to fix, not a reason to stop routing.
-                match report::write(&r, path) {
+                match stats_file::write(&r, path) {
                     Ok(()) => tracing::info!("SIGUSR1: statistics written to {}", path.display()),
                     Err(e) => {
                         tracing::error!("SIGUSR1: statistics not written ({e:#}); still forwarding")
@@ -446,8 +446,8 @@ struct End {
     elapsed: Duration,
     /// Why the supervisor stopped the router, if it failed.
     failure: Option<String>,
-    /// The memory regions at start ([`report::keep_gone_regions`]).
-    memory_at_start: Vec<report::MemoryRegion>,
+    /// The memory regions at start ([`stats_file::keep_gone_regions`]).
+    memory_at_start: Vec<stats_file::MemoryRegion>,
 }
 
 /// Joins the (stopped) workers, finishes the ports, builds and writes the
@@ -493,7 +493,7 @@ fn finish(
         .chain(failure.iter().map(|f| format!("stopped: {f}")))
         .chain(errors.iter().cloned())
         .collect();
-    let mut r = control.with_control_plane(report::build(
+    let mut r = control.with_control_plane(stats_file::build(
         cfg,
         ports,
         &workers.stats,
@@ -503,9 +503,9 @@ fn finish(
     ));
     r.sleeps = exits.iter().map(|e| e.sleeps).sum();
     // The workers' pools went with the workers: report them as obtained.
-    report::keep_gone_regions(&mut r.memory, &end.memory_at_start);
+    stats_file::keep_gone_regions(&mut r.memory, &end.memory_at_start);
     let written = match &opts.stats_json {
-        Some(path) => report::write(&r, path),
+        Some(path) => stats_file::write(&r, path),
         None => Ok(()),
     };
     if let Some(f) = failure {
