@@ -199,28 +199,12 @@ impl From<EtherType> for u16 {
     }
 }
 
-/// A zero-copy view of an Ethernet II frame.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Frame<T: AsRef<[u8]>> {
-    buffer: T,
+view! {
+    /// A zero-copy view of an Ethernet II frame.
+    Frame { buffer }
 }
 
 impl<T: AsRef<[u8]>> Frame<T> {
-    /// Wraps `buffer` without checking its length; getters may panic if
-    /// it is shorter than [`ETH_LEN`].
-    #[inline]
-    pub const fn new_unchecked(buffer: T) -> Frame<T> {
-        Frame { buffer }
-    }
-
-    /// Wraps `buffer`, failing with `Truncated` if it cannot hold the header.
-    #[inline]
-    pub fn new_checked(buffer: T) -> Result<Frame<T>> {
-        let f = Self::new_unchecked(buffer);
-        f.check_len()?;
-        Ok(f)
-    }
-
     /// Checks that the buffer holds a full header.
     #[inline]
     pub fn check_len(&self) -> Result<()> {
@@ -229,12 +213,6 @@ impl<T: AsRef<[u8]>> Frame<T> {
         } else {
             Ok(())
         }
-    }
-
-    /// Returns the wrapped buffer.
-    #[inline]
-    pub fn into_inner(self) -> T {
-        self.buffer
     }
 
     /// Destination MAC address.
