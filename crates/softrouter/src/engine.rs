@@ -109,7 +109,11 @@ pub fn run(cfg: &Config, opts: &RunOptions) -> Result<Report> {
     // Before opening: a second softrouter on one of our interfaces stops
     // here rather than answering alongside the first.
     let _locks = ports::lock_interfaces(cfg)?;
-    let (ports, router, tier) = open(cfg)?;
+    let Opened {
+        ports,
+        router,
+        tier,
+    } = open(cfg)?;
     let assignment = ports::assign_queues(cfg, &ports)?;
     let ifaces = IfaceWatch::new(&ports::live_interfaces(cfg));
 
@@ -192,7 +196,7 @@ impl Signals {
 /// Opens the ports and builds the routing state. The XDP tier, if on, is
 /// loaded before the ports open (they attach it) and sized from the plan;
 /// the tables are then built in its maps.
-fn open(cfg: &Config) -> Result<(Vec<Arc<dyn Port>>, Router, Option<Arc<RunningTier>>)> {
+fn open(cfg: &Config) -> Result<Opened> {
     let plan =
         RouterPlan::new(cfg, NeighLimits::default()).context("building the routing state")?;
     let tier = Tier::load(cfg, plan.sizes())?;
@@ -207,7 +211,19 @@ fn open(cfg: &Config) -> Result<(Vec<Arc<dyn Port>>, Router, Option<Arc<RunningT
         Some(t) => Some(Arc::new(t.start(&router, &infos, &attached)?)),
         None => None,
     };
-    Ok((ports, router, tier))
+    Ok(Opened {
+        ports,
+        router,
+        tier,
+    })
+}
+
+/// What [`open`] opened and built.
+struct Opened {
+    ports: Vec<Arc<dyn Port>>,
+    router: Router,
+    /// The XDP tier, running, if on.
+    tier: Option<Arc<RunningTier>>,
 }
 
 /// The worker threads, their counters, and the flags that say each has
