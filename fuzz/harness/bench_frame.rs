@@ -1,4 +1,4 @@
-//! The benchmark's test-frame parser (`bench::frame::parse`) and receive
+//! The benchmark's test-frame parser (`packet::test_frame::parse`) and receive
 //! analyzer (`bench::analyzer::Analyzer`).
 //!
 //! * The whole input is parsed as a received buffer: no panic; if it is
@@ -19,7 +19,7 @@
 
 use arbitrary::{Result, Unstructured};
 use bench::analyzer::Analyzer;
-use bench::frame::{self, Flow, FrameLayout, MAX_FRAME, MIN_FRAME_V4, MIN_FRAME_V6};
+use packet::test_frame::{self as frame, Flow, FrameLayout, MAX_FRAME, MIN_FRAME_V4, MIN_FRAME_V6};
 use std::net::IpAddr;
 
 fn flow(u: &mut Unstructured) -> Result<Flow> {

@@ -14,12 +14,12 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 
-use bench::report;
 use bench::results::{BenchResults, DutInfo, RunMeta, RunResults};
 use bench::search::{TrialOutcome, TrialSpec};
 use bench::settings::{IpVersion, Settings, TestKind};
 use bench::sizes::FrameSize;
 use bench::suite::{self, Observer};
+use bench::tables;
 use dut::{self, DutOptions};
 
 /// What the run needs besides the settings.
@@ -106,13 +106,13 @@ pub fn run(runs: &[Settings], opts: &RunOptions) -> Result<BenchResults> {
             }
             print!(
                 "{}",
-                report::render_tables(done.last().expect("just pushed"))
+                tables::render_tables(done.last().expect("just pushed"))
             );
             results = BenchResults::with_baseline(done.clone(), opts.baseline.as_deref());
             write_files(first, &results)?;
         }
     }
-    print!("{}", report::comparison_table(&results));
+    print!("{}", tables::comparison_table(&results));
     if let Some(p) = &first.plot {
         std::fs::write(p, bench::plot::svg(&results.runs))
             .with_context(|| format!("writing {}", p.display()))?;

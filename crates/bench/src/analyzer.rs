@@ -11,7 +11,7 @@
 //! * `reordered`: frames whose sequence is lower than the highest already
 //!   seen in their stream (RFC 4737's "reordered" singleton test);
 //! * `duplicates`: frames whose sequence was already seen;
-//! * `non_test`: frames that [`crate::frame::parse`] rejected (ARP, ND,
+//! * `non_test`: frames that [`packet::test_frame::parse`] rejected (ARP, ND,
 //!   foreign traffic), `unknown_stream` and `beyond_sent` (sequence at or
 //!   above the sent count) are counted separately, never as test frames.
 //!   Sequence numbers far beyond the expected count (see
@@ -30,7 +30,7 @@
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
-use crate::frame::{parse, TestFrame, FLAG_LEARNING};
+use packet::test_frame::{parse, TestFrame, FLAG_LEARNING};
 
 /// Latency statistics in nanoseconds.
 ///
@@ -453,7 +453,7 @@ pub fn extend32(reference: u64, low: u32) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::frame::{build, Flow, UDP_DST_PORT, UDP_SRC_PORT};
+    use packet::test_frame::{build, Flow, UDP_DST_PORT, UDP_SRC_PORT};
 
     fn tf(stream: u32, seq: u64, tx: u64) -> TestFrame {
         TestFrame {

@@ -1,7 +1,7 @@
 //! `softrouter report`: one self-contained HTML page from one or more
 //! results files (issue 11).
 //!
-//! Why HTML: the terminal tables ([`crate::report`]) and the SVG chart
+//! Why HTML: the terminal tables ([`crate::tables`]) and the SVG chart
 //! ([`crate::plot`]) each show part of a run; a reader comparing a run
 //! with a paper wants everything in one document that opens anywhere.
 //! The page is a single file with its CSS and SVG charts inline and no

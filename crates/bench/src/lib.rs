@@ -17,8 +17,10 @@
 //! the modules form no cycle (`tests/modules.rs` checks both, and the
 //! other bench crates' modules for cycles too):
 //!
-//! - [`frame`]: RFC 2544 Appendix C test frames, build / patch / parse
-//!   (the `softrouter-tester` crate's format, shared with its XDP programs).
+//! - `packet::test_frame` (not here: the packet crate, so that this core
+//!   builds without the tester's BPF programs and clang): RFC 2544
+//!   Appendix C test frames, build / patch / parse, shared with the
+//!   tester's XDP programs.
 //! - [`sizes`]: frame sizes, IMIX, theoretical rates.
 //! - [`settings`]: every option, typed, loadable from and savable to an
 //!   experiment TOML file, and validated there.
@@ -30,18 +32,16 @@
 //! - [`throughput`]: the NDR and PDR from one MLRsearch-style search.
 //! - [`sim`]: a simulated DUT (and tester) implementing `Trial`.
 //! - [`results`]: the results schema, JSON/CSV writers; [`repeat`]: the
-//!   median and range of repeated runs (`--repeat N`); [`report`]:
+//!   median and range of repeated runs (`--repeat N`); [`tables`]:
 //!   terminal tables; [`plot`]: SVG charts; [`html`]: the HTML report
 //!   (`softrouter report`), one self-contained page.
 //! - [`suite`]: the tests of a `Settings` in order, against one `Trial`.
 
 pub mod analyzer;
 pub mod html;
-pub use tester::frame;
 pub mod plan;
 pub mod plot;
 pub mod repeat;
-pub mod report;
 pub mod results;
 pub mod search;
 pub mod settings;
@@ -49,4 +49,5 @@ pub mod sim;
 pub mod sizes;
 pub mod suite;
 pub mod sysstat;
+pub mod tables;
 pub mod throughput;

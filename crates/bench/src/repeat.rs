@@ -206,9 +206,7 @@ fn over_rounds(name: &str, rounds: &[&Round]) -> RepeatedGoal {
 
 #[cfg(test)]
 mod tests {
-    //! The aggregation of repeated runs, on hand-built results (here, not
-    //! in a file of a `repeat/` folder: the module checker would count
-    //! that file's uses of `results` and `report` as the module's own).
+    //! The aggregation of repeated runs, on hand-built results.
 
     use super::*;
     use crate::results::{BenchResults, RunMeta, RunResults, TestResult};
@@ -430,7 +428,7 @@ mod tests {
             run("a", 2, 430e3, 430e3, true, None),
             run("b", 2, 90e3, 90e3, false, None),
         ]);
-        let t = crate::report::comparison_table(&r);
+        let t = crate::tables::comparison_table(&r);
         assert!(t.contains("median of 2 rounds"), "{t}");
         let row = |dut: &str| -> Vec<&str> {
             t.lines()

@@ -1,5 +1,5 @@
 //! The results schema (R15) and its JSON and CSV writers (the terminal
-//! tables are in [`crate::report`]).
+//! tables are in [`crate::tables`]).
 //!
 //! Why one schema: every trial is kept (rate, counts, latency, tester
 //! limit, DUT CPU/IRQ figures, DUT's own statistics), next to the result a
@@ -702,9 +702,9 @@ fn csv_field(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::{comparison_table, render_tables, Table};
     use crate::search::*;
     use crate::sim::{SimConfig, SimDut};
+    use crate::tables::{comparison_table, render_tables, Table};
     use crate::throughput::{throughput, ThroughputConfig};
     use std::time::Duration;
 

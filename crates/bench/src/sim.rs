@@ -40,8 +40,8 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
 use crate::analyzer::Analyzer;
-use crate::frame::TestFrame;
 use crate::search::{LossTimeline, Trial, TrialOutcome, TrialSpec};
+use packet::test_frame::TestFrame;
 
 /// Parameters of the simulated DUT and tester.
 #[derive(Debug, Clone, PartialEq)]

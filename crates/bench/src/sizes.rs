@@ -11,7 +11,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::frame::{MAX_FRAME, MIN_FRAME_V4, MIN_FRAME_V6};
+use packet::test_frame::{MAX_FRAME, MIN_FRAME_V4, MIN_FRAME_V6};
 
 /// Per-frame overhead on the wire: preamble + SFD (8) and inter-frame gap (12).
 pub const WIRE_OVERHEAD: usize = 20;

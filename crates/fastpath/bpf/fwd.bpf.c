@@ -328,7 +328,7 @@ static __always_inline int send(struct xdp_md *ctx, struct fp_counters *cin, str
 	return bpf_redirect_map(&tx_ports, v->port, 0);
 }
 
-/* IPv4 (dataplane::input::check_v4 and Worker::forward_v4). */
+/* IPv4 (dataplane::input::check_v4 and dataplane::forward::v4). */
 static __always_inline int forward_v4(struct xdp_md *ctx, struct fp_counters *cin, __u32 in_port)
 {
 	void *data = (void *)(long)ctx->data;
@@ -356,7 +356,7 @@ static __always_inline int forward_v4(struct xdp_md *ctx, struct fp_counters *ci
 	if (ip[8] <= 1)
 		return punt(ctx, cin, in_port, FP_PUNT_TTL);
 
-	/* ECMP key (Worker::flow_hash_v4): ports of unfragmented TCP/UDP. */
+	/* ECMP key (dataplane::forward::flow_hash_v4): ports of unfragmented TCP/UDP. */
 	__u8 proto = ip[9];
 	__u16 sp = 0, dp = 0;
 	if ((proto == PROTO_TCP || proto == PROTO_UDP) && !(load16(ip + 6) & 0x3fff) &&
@@ -386,7 +386,7 @@ static __always_inline int forward_v4(struct xdp_md *ctx, struct fp_counters *ci
 	return send(ctx, cin, &v, ETH_LEN + total);
 }
 
-/* IPv6 (dataplane::input::check_v6 and Worker::forward_v6). */
+/* IPv6 (dataplane::input::check_v6 and dataplane::forward::v6). */
 static __always_inline int forward_v6(struct xdp_md *ctx, struct fp_counters *cin, __u32 in_port)
 {
 	void *data = (void *)(long)ctx->data;
@@ -414,7 +414,7 @@ static __always_inline int forward_v6(struct xdp_md *ctx, struct fp_counters *ci
 	if (ip[7] <= 1)
 		return punt(ctx, cin, in_port, FP_PUNT_TTL);
 
-	/* ECMP key (Worker::flow_hash_v6): ports when TCP/UDP follows. */
+	/* ECMP key (dataplane::forward::flow_hash_v6): ports when TCP/UDP follows. */
 	__u16 sp = 0, dp = 0;
 	if ((next == PROTO_TCP || next == PROTO_UDP) && plen >= 4 &&
 	    (void *)(ip + IPV6_LEN + 4) <= end) {

@@ -172,7 +172,7 @@ fn send(w: &Wire, frames: u64, rate: Option<f64>) -> (u64, u64, f64) {
             let c = Counter::new(1, frames + 1024, &[ifindex(&a1)]).unwrap();
             thread_napi(tns_ref, &a1, &[1], NapiPolicy::Fifo(50)).unwrap();
             let mut g = Generator::new(1, 1).unwrap();
-            let flow = tester::frame::Flow {
+            let flow = packet::test_frame::Flow {
                 dst_mac: d0mac,
                 src_mac: a0mac,
                 src_ip: IpAddr::V4(Ipv4Addr::new(198, 18, 0, 2)),
@@ -182,7 +182,7 @@ fn send(w: &Wire, frames: u64, rate: Option<f64>) -> (u64, u64, f64) {
                 stream: 0,
             };
             let mut buf = vec![0u8; 64];
-            let l = tester::frame::build(&flow, 64, 0, &mut buf).unwrap();
+            let l = packet::test_frame::build(&flow, 64, 0, &mut buf).unwrap();
             buf.truncate(l.buf_len);
             g.set_frame(0, 0, &Frame::from_layout(&buf, &l)).unwrap();
             let plan = Plan {

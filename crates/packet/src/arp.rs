@@ -66,30 +66,15 @@ impl From<Operation> for u16 {
     }
 }
 
-/// A zero-copy view of an Ethernet/IPv4 ARP packet.
-///
-/// The address getters use the fixed Ethernet/IPv4 layout; check
-/// `hardware_type` etc. (or use [`Repr::parse`]) before trusting them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Packet<T: AsRef<[u8]>> {
-    buffer: T,
+view! {
+    /// A zero-copy view of an Ethernet/IPv4 ARP packet.
+    ///
+    /// The address getters use the fixed Ethernet/IPv4 layout; check
+    /// `hardware_type` etc. (or use [`Repr::parse`]) before trusting them.
+    Packet { buffer }
 }
 
 impl<T: AsRef<[u8]>> Packet<T> {
-    /// Wraps `buffer` without checking it.
-    #[inline]
-    pub const fn new_unchecked(buffer: T) -> Packet<T> {
-        Packet { buffer }
-    }
-
-    /// Wraps `buffer`, failing with `Truncated` if shorter than [`ARP_LEN`].
-    #[inline]
-    pub fn new_checked(buffer: T) -> Result<Packet<T>> {
-        let p = Self::new_unchecked(buffer);
-        p.check_len()?;
-        Ok(p)
-    }
-
     /// Checks that the buffer holds an Ethernet/IPv4 ARP packet.
     #[inline]
     pub fn check_len(&self) -> Result<()> {
@@ -98,12 +83,6 @@ impl<T: AsRef<[u8]>> Packet<T> {
         } else {
             Ok(())
         }
-    }
-
-    /// Returns the wrapped buffer.
-    #[inline]
-    pub fn into_inner(self) -> T {
-        self.buffer
     }
 
     /// Hardware type (1 = Ethernet).

@@ -37,6 +37,10 @@ pub const ETH_IPV6: u16 = 0x86dd;
 pub const ETH_VLAN: u16 = 0x8100;
 /// TPID of an IEEE 802.1ad service tag (the outer tag of QinQ).
 pub const ETH_QINQ: u16 = 0x88a8;
+/// Bytes a tag adds to a frame: the TPID (in the outer EtherType's place)
+/// plus four, TCI (2) and the inner EtherType (2), which is also the
+/// length of the tag as [`crate::vlan::Tag`] sees it (after the TPID).
+pub const VLAN_HLEN: usize = 4;
 
 /// A 48-bit Ethernet MAC address.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
@@ -195,28 +199,12 @@ impl From<EtherType> for u16 {
     }
 }
 
-/// A zero-copy view of an Ethernet II frame.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Frame<T: AsRef<[u8]>> {
-    buffer: T,
+view! {
+    /// A zero-copy view of an Ethernet II frame.
+    Frame { buffer }
 }
 
 impl<T: AsRef<[u8]>> Frame<T> {
-    /// Wraps `buffer` without checking its length; getters may panic if
-    /// it is shorter than [`ETH_LEN`].
-    #[inline]
-    pub const fn new_unchecked(buffer: T) -> Frame<T> {
-        Frame { buffer }
-    }
-
-    /// Wraps `buffer`, failing with `Truncated` if it cannot hold the header.
-    #[inline]
-    pub fn new_checked(buffer: T) -> Result<Frame<T>> {
-        let f = Self::new_unchecked(buffer);
-        f.check_len()?;
-        Ok(f)
-    }
-
     /// Checks that the buffer holds a full header.
     #[inline]
     pub fn check_len(&self) -> Result<()> {
@@ -225,12 +213,6 @@ impl<T: AsRef<[u8]>> Frame<T> {
         } else {
             Ok(())
         }
-    }
-
-    /// Returns the wrapped buffer.
-    #[inline]
-    pub fn into_inner(self) -> T {
-        self.buffer
     }
 
     /// Destination MAC address.
@@ -307,7 +289,6 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Frame<T> {
 /// drop as unsupported.
 #[inline]
 pub fn payload_offset(frame: &[u8]) -> Option<(EtherType, usize)> {
-    use crate::vlan::VLAN_HLEN;
     let read = |at: usize| {
         frame
             .get(at..at + 2)

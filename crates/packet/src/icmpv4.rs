@@ -112,28 +112,13 @@ impl From<Message> for u8 {
     }
 }
 
-/// A zero-copy view of an ICMPv4 message. The buffer must be exactly the
-/// message (the IPv4 payload): the checksum covers all of it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Packet<T: AsRef<[u8]>> {
-    buffer: T,
+view! {
+    /// A zero-copy view of an ICMPv4 message. The buffer must be exactly the
+    /// message (the IPv4 payload): the checksum covers all of it.
+    Packet { buffer }
 }
 
 impl<T: AsRef<[u8]>> Packet<T> {
-    /// Wraps `buffer` without checking it.
-    #[inline]
-    pub const fn new_unchecked(buffer: T) -> Packet<T> {
-        Packet { buffer }
-    }
-
-    /// Wraps `buffer`, failing with `Truncated` if shorter than [`ICMP_LEN`].
-    #[inline]
-    pub fn new_checked(buffer: T) -> Result<Packet<T>> {
-        let p = Self::new_unchecked(buffer);
-        p.check_len()?;
-        Ok(p)
-    }
-
     /// Checks that the buffer holds the fixed header.
     #[inline]
     pub fn check_len(&self) -> Result<()> {
@@ -142,12 +127,6 @@ impl<T: AsRef<[u8]>> Packet<T> {
         } else {
             Ok(())
         }
-    }
-
-    /// Returns the wrapped buffer.
-    #[inline]
-    pub fn into_inner(self) -> T {
-        self.buffer
     }
 
     /// Message type.

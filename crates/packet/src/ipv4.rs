@@ -60,30 +60,15 @@ pub const IPOPT_SSRR: u8 = 137;
 /// The copy flag of an option type: copied into every fragment.
 pub const IPOPT_COPY: u8 = 0x80;
 
-/// A zero-copy view of an IPv4 packet.
-///
-/// The buffer may be longer than `total_len` (Ethernet pads short frames
-/// to 60 bytes); `payload()` is bounded by `total_len`, not the buffer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Packet<T: AsRef<[u8]>> {
-    buffer: T,
+view! {
+    /// A zero-copy view of an IPv4 packet.
+    ///
+    /// The buffer may be longer than `total_len` (Ethernet pads short frames
+    /// to 60 bytes); `payload()` is bounded by `total_len`, not the buffer.
+    Packet { buffer }
 }
 
 impl<T: AsRef<[u8]>> Packet<T> {
-    /// Wraps `buffer` without checking it.
-    #[inline]
-    pub const fn new_unchecked(buffer: T) -> Packet<T> {
-        Packet { buffer }
-    }
-
-    /// Wraps `buffer` after [`check_len`](Self::check_len).
-    #[inline]
-    pub fn new_checked(buffer: T) -> Result<Packet<T>> {
-        let p = Self::new_unchecked(buffer);
-        p.check_len()?;
-        Ok(p)
-    }
-
     /// Validates what the getters rely on: version 4, IHL >= 5, header
     /// within the buffer, `header_len <= total_len <= buffer length`.
     /// Does not verify the checksum (see [`verify_checksum`](Self::verify_checksum)).
@@ -107,12 +92,6 @@ impl<T: AsRef<[u8]>> Packet<T> {
             return Err(Error::Truncated);
         }
         Ok(())
-    }
-
-    /// Returns the wrapped buffer.
-    #[inline]
-    pub fn into_inner(self) -> T {
-        self.buffer
     }
 
     /// Version field (4).

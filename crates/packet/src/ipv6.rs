@@ -31,28 +31,13 @@ pub const IPV6_DADDR: usize = 24;
 /// The link-local all-nodes group, ff02::1.
 pub const ALL_NODES: Ipv6Addr = Ipv6Addr::new(0xff02, 0, 0, 0, 0, 0, 0, 1);
 
-/// A zero-copy view of an IPv6 packet. The buffer may extend past the
-/// payload (Ethernet padding); `payload()` is bounded by `payload_len`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Packet<T: AsRef<[u8]>> {
-    buffer: T,
+view! {
+    /// A zero-copy view of an IPv6 packet. The buffer may extend past the
+    /// payload (Ethernet padding); `payload()` is bounded by `payload_len`.
+    Packet { buffer }
 }
 
 impl<T: AsRef<[u8]>> Packet<T> {
-    /// Wraps `buffer` without checking it.
-    #[inline]
-    pub const fn new_unchecked(buffer: T) -> Packet<T> {
-        Packet { buffer }
-    }
-
-    /// Wraps `buffer` after [`check_len`](Self::check_len).
-    #[inline]
-    pub fn new_checked(buffer: T) -> Result<Packet<T>> {
-        let p = Self::new_unchecked(buffer);
-        p.check_len()?;
-        Ok(p)
-    }
-
     /// Validates version 6 and `40 + payload_len <= buffer length`.
     #[inline]
     pub fn check_len(&self) -> Result<()> {
@@ -67,12 +52,6 @@ impl<T: AsRef<[u8]>> Packet<T> {
             return Err(Error::Truncated);
         }
         Ok(())
-    }
-
-    /// Returns the wrapped buffer.
-    #[inline]
-    pub fn into_inner(self) -> T {
-        self.buffer
     }
 
     /// Version field (6).

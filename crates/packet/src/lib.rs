@@ -35,6 +35,43 @@
 
 use core::fmt;
 
+/// A header view's skeleton, written once: the struct over any
+/// `T: AsRef<[u8]>` (its `buffer` field private, or as visible as given),
+/// and its `new_unchecked`, `new_checked` and `into_inner`. Each view's
+/// own `impl` adds `check_len` (what `new_checked` proves) and the
+/// getters that rely on it.
+macro_rules! view {
+    ($(#[$doc:meta])* $name:ident { $field_vis:vis buffer }) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub struct $name<T: AsRef<[u8]>> {
+            $field_vis buffer: T,
+        }
+
+        impl<T: AsRef<[u8]>> $name<T> {
+            /// Wraps `buffer` without checking it.
+            #[inline]
+            pub const fn new_unchecked(buffer: T) -> $name<T> {
+                $name { buffer }
+            }
+
+            /// Wraps `buffer` after [`check_len`](Self::check_len).
+            #[inline]
+            pub fn new_checked(buffer: T) -> Result<$name<T>> {
+                let v = Self::new_unchecked(buffer);
+                v.check_len()?;
+                Ok(v)
+            }
+
+            /// Returns the wrapped buffer.
+            #[inline]
+            pub fn into_inner(self) -> T {
+                self.buffer
+            }
+        }
+    };
+}
+
 pub mod arp;
 pub mod build;
 pub mod checksum;
@@ -45,6 +82,7 @@ pub mod ip;
 pub mod ipv4;
 pub mod ipv6;
 pub mod ndp;
+pub mod test_frame;
 pub mod udp;
 pub mod vlan;
 

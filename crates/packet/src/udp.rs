@@ -18,28 +18,13 @@ pub const UDP_LENGTH: usize = 4;
 /// Offset of the checksum.
 pub const UDP_CHECK: usize = 6;
 
-/// A zero-copy view of a UDP datagram. The buffer may extend past the
-/// `len` field (e.g. padding); `payload()` is bounded by `len`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Packet<T: AsRef<[u8]>> {
-    buffer: T,
+view! {
+    /// A zero-copy view of a UDP datagram. The buffer may extend past the
+    /// `len` field (e.g. padding); `payload()` is bounded by `len`.
+    Packet { buffer }
 }
 
 impl<T: AsRef<[u8]>> Packet<T> {
-    /// Wraps `buffer` without checking it.
-    #[inline]
-    pub const fn new_unchecked(buffer: T) -> Packet<T> {
-        Packet { buffer }
-    }
-
-    /// Wraps `buffer` after [`check_len`](Self::check_len).
-    #[inline]
-    pub fn new_checked(buffer: T) -> Result<Packet<T>> {
-        let p = Self::new_unchecked(buffer);
-        p.check_len()?;
-        Ok(p)
-    }
-
     /// Validates `8 <= len <= buffer length`.
     #[inline]
     pub fn check_len(&self) -> Result<()> {
@@ -55,12 +40,6 @@ impl<T: AsRef<[u8]>> Packet<T> {
             return Err(Error::Truncated);
         }
         Ok(())
-    }
-
-    /// Returns the wrapped buffer.
-    #[inline]
-    pub fn into_inner(self) -> T {
-        self.buffer
     }
 
     /// Source port.

@@ -8,36 +8,21 @@ use crate::ethernet::EtherType;
 use crate::field::{get_u16, set_u16};
 use crate::{Error, Result};
 
-/// Bytes a tag adds to a frame: the TPID (in the outer EtherType's place)
-/// plus these four, TCI (2) and the inner EtherType (2), which is also the
-/// length of the tag as [`Tag`] sees it (after the TPID).
-pub const VLAN_HLEN: usize = 4;
+// The tag's length is defined beside the TPIDs, where the Ethernet
+// header's walk through tags needs it (`ethernet::payload_offset`), so
+// that this module depends on `ethernet` and not the other way round.
+pub use crate::ethernet::VLAN_HLEN;
 /// Offset of the Tag Control Information (PCP, DEI, VID) in the tag.
 pub const VLAN_TCI: usize = 0;
 /// Offset of the encapsulated EtherType in the tag.
 pub const VLAN_ENCAP_TYPE: usize = 2;
 
-/// A zero-copy view of an 802.1Q tag and what it encapsulates.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Tag<T: AsRef<[u8]>> {
-    buffer: T,
+view! {
+    /// A zero-copy view of an 802.1Q tag and what it encapsulates.
+    Tag { buffer }
 }
 
 impl<T: AsRef<[u8]>> Tag<T> {
-    /// Wraps `buffer` without checking it.
-    #[inline]
-    pub const fn new_unchecked(buffer: T) -> Tag<T> {
-        Tag { buffer }
-    }
-
-    /// Wraps `buffer`, failing with `Truncated` if shorter than [`VLAN_HLEN`].
-    #[inline]
-    pub fn new_checked(buffer: T) -> Result<Tag<T>> {
-        let t = Self::new_unchecked(buffer);
-        t.check_len()?;
-        Ok(t)
-    }
-
     /// Checks that the buffer holds the tag.
     #[inline]
     pub fn check_len(&self) -> Result<()> {
@@ -46,12 +31,6 @@ impl<T: AsRef<[u8]>> Tag<T> {
         } else {
             Ok(())
         }
-    }
-
-    /// Returns the wrapped buffer.
-    #[inline]
-    pub fn into_inner(self) -> T {
-        self.buffer
     }
 
     /// Priority Code Point (3 bits).

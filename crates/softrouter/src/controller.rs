@@ -3,7 +3,6 @@
 //! writer's own methods (`dataplane::Router`), under its control lock, on
 //! the control socket's thread, never on a worker.
 
-use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -15,20 +14,9 @@ use dataplane::inspect::{RouteInfo, RouteKind};
 use dataplane::{RouteSource, Router, WorkerStats};
 use netio::Port;
 
+use crate::kernel_sync::{Configured, SyncStatus};
 use crate::reload::{Outcome, Plan};
-use crate::report;
-
-/// The prefixes the configuration file routes: the kernel route sync
-/// never touches them, and a reload changes them. Its lock is held while
-/// either changes the router, so a reload and the sync never interleave
-/// on one prefix.
-pub type Configured = Arc<Mutex<HashSet<Cidr>>>;
-
-/// The configured prefixes of `cfg`, to share between the control and the
-/// kernel route sync.
-pub fn configured(cfg: &Config) -> Configured {
-    Arc::new(Mutex::new(cfg.routes.iter().map(|r| r.prefix).collect()))
-}
+use crate::stats_file;
 
 /// What the handler needs of the running router.
 pub struct RouterControl {
@@ -40,7 +28,7 @@ pub struct RouterControl {
     running: Mutex<Config>,
     configured: Configured,
     /// The kernel mirror's state, once it runs.
-    kernel: std::sync::OnceLock<Arc<crate::kernel_sync::SyncStatus>>,
+    kernel: std::sync::OnceLock<Arc<SyncStatus>>,
     router: Arc<Router>,
     ports: Vec<Arc<dyn Port>>,
     stats: Vec<Arc<WorkerStats>>,
@@ -72,13 +60,13 @@ impl RouterControl {
     }
 
     /// Registers the kernel mirror, for the statistics.
-    pub fn set_kernel_sync(&self, s: Arc<crate::kernel_sync::SyncStatus>) {
+    pub fn set_kernel_sync(&self, s: Arc<SyncStatus>) {
         let _ = self.kernel.set(s);
     }
 
     /// The statistics document of this moment.
-    pub fn report(&self) -> report::Report {
-        self.with_control_plane(report::build(
+    pub fn report(&self) -> stats_file::Report {
+        self.with_control_plane(stats_file::build(
             &self.cfg,
             &self.ports,
             &self.stats,
@@ -89,7 +77,7 @@ impl RouterControl {
     }
 
     /// `r` with the routing state of this moment.
-    pub fn with_control_plane(&self, mut r: report::Report) -> report::Report {
+    pub fn with_control_plane(&self, mut r: stats_file::Report) -> stats_file::Report {
         let (routes_v4, routes_v6) = self.router.route_counts();
         let mut neighbors = std::collections::BTreeMap::new();
         for n in self.router.neighbors() {
@@ -106,9 +94,9 @@ impl RouterControl {
     }
 
     /// The statistics for a metrics scrape (direct reads, see
-    /// [`report::build_direct`]).
-    pub fn metrics_report(&self) -> report::Report {
-        self.with_control_plane(report::build_direct(
+    /// [`stats_file::build_direct`]).
+    pub fn metrics_report(&self) -> stats_file::Report {
+        self.with_control_plane(stats_file::build_direct(
             &self.cfg,
             &self.ports,
             &self.stats,

@@ -10,16 +10,16 @@
 //! the read-mostly routing state (`dataplane::Shared`).
 
 use crate::controller::{self, RouterControl};
-use crate::kernel_sync::KernelSync;
+use crate::kernel_sync::{self, KernelSync};
 use crate::neigh_log::NeighLog;
-use crate::report::{self, Report};
-use crate::tier::Tier;
+use crate::stats_file::{self, Report};
+use crate::tier::{RunningTier, Tier};
 use crate::waiting::Waiter;
 use crate::watch::IfaceWatch;
 use crate::{affinity, notify, ports};
 use anyhow::{anyhow, Context, Result};
 use config::{Config, Driver};
-use dataplane::{NeighLimits, RouterPlan, WorkerStats};
+use dataplane::{NeighLimits, Router, RouterPlan, WorkerStats};
 use netio::{Pool, Port};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -72,10 +72,6 @@ fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
     }
 }
 
-/// Runs the router until a signal, the duration, the end of the capture
-/// input, or a failure. A failure (a worker that panicked, an interface
-/// that disappeared, a port that could not finish) stops every worker,
-/// still writes the statistics, and is returned as the error.
 /// The allocator's policy for `[router] hugepages`.
 fn huge_policy(h: config::HugePages) -> hugemem::Policy {
     match h {
@@ -85,20 +81,18 @@ fn huge_policy(h: config::HugePages) -> hugemem::Policy {
     }
 }
 
+/// Runs the router until a signal, the duration, the end of the capture
+/// input, or a failure. A failure (a worker that panicked, an interface
+/// that disappeared, a port that could not finish) stops every worker,
+/// still writes the statistics, and is returned as the error.
+///
+/// In order: signals, limits, ports and routing state ([`open`]), the
+/// workers ([`Workers::start`]), the control socket, metrics, reloads and
+/// kernel mirror ([`Services::start`]), then [`supervise`] until the end,
+/// and [`finish`]: join, statistics, the outcome.
 pub fn run(cfg: &Config, opts: &RunOptions) -> Result<Report> {
     // Signals first: a SIGTERM or SIGHUP during start-up is handled too.
-    let stop = Arc::new(AtomicBool::new(false));
-    let dump = Arc::new(AtomicBool::new(false));
-    let hup = Arc::new(AtomicBool::new(false));
-    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        signal_hook::flag::register(sig, stop.clone()).context("installing signal handlers")?;
-    }
-    signal_hook::flag::register(signal_hook::consts::SIGUSR1, dump.clone())
-        .context("installing signal handlers")?;
-    // SIGHUP re-reads the configuration (its default action would kill
-    // the process without statistics).
-    signal_hook::flag::register(signal_hook::consts::SIGHUP, hup.clone())
-        .context("installing signal handlers")?;
+    let signals = Signals::install()?;
 
     // The control socket and the metrics endpoint each hold up to a few
     // thousand connections: more than the usual 1,024 open files.
@@ -115,12 +109,98 @@ pub fn run(cfg: &Config, opts: &RunOptions) -> Result<Report> {
     // Before opening: a second softrouter on one of our interfaces stops
     // here rather than answering alongside the first.
     let _locks = ports::lock_interfaces(cfg)?;
-    // The XDP tier, if on, is loaded before the ports open (they attach
-    // it) and sized from the plan; the tables are then built in its maps.
+    let Opened {
+        ports,
+        router,
+        tier,
+    } = open(cfg)?;
+    let assignment = ports::assign_queues(cfg, &ports)?;
+    let ifaces = IfaceWatch::new(&ports::live_interfaces(cfg));
+
+    let started = Instant::now();
+    let workers = Workers::start(cfg, assignment, &ports, &router, &signals.stop)?;
+    // Every big region exists now (tables, and the workers' pools).
+    for w in hugemem::small_page_warnings() {
+        tracing::warn!("{w}");
+    }
+    let memory_at_start = stats_file::memory();
+    // The control socket and the metrics endpoint, once the workers run:
+    // both read and change the router through its single writer.
+    let router = Arc::new(router);
+    let configured = kernel_sync::configured(cfg);
+    let control = Arc::new(RouterControl::new(
+        cfg,
+        router.clone(),
+        ports.clone(),
+        workers.stats.clone(),
+        tier.clone(),
+        started,
+        configured.clone(),
+    ));
+    let services = match Services::start(cfg, &control, &router, configured) {
+        Ok(s) => s,
+        Err(e) => return Err(workers.abort(&signals.stop, e)),
+    };
+
+    // Ready: the workers run and the control socket answers.
+    tracing::info!(
+        workers = cfg.router.workers,
+        mode = ?cfg.router.mode,
+        "forwarding on {} port(s)",
+        ports.len()
+    );
+    notify::ready(&format!("forwarding on {} port(s)", ports.len()));
+
+    let failure = supervise(
+        cfg, opts, &signals, &workers, &router, &control, &services, ifaces, started,
+    );
+    signals.stop.store(true, Ordering::SeqCst);
+    notify::stopping();
+    let elapsed = started.elapsed();
+    let end = End {
+        elapsed,
+        failure,
+        memory_at_start,
+    };
+    finish(cfg, opts, &ports, workers, tier.as_deref(), &control, end)
+}
+
+/// The flags the signal handlers set.
+struct Signals {
+    /// SIGINT, SIGTERM: stop (also set by the supervisor to stop workers).
+    stop: Arc<AtomicBool>,
+    /// SIGUSR1: write the statistics.
+    dump: Arc<AtomicBool>,
+    /// SIGHUP: reload the configuration.
+    hup: Arc<AtomicBool>,
+}
+
+impl Signals {
+    fn install() -> Result<Signals> {
+        let stop = Arc::new(AtomicBool::new(false));
+        let dump = Arc::new(AtomicBool::new(false));
+        let hup = Arc::new(AtomicBool::new(false));
+        for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+            signal_hook::flag::register(sig, stop.clone()).context("installing signal handlers")?;
+        }
+        signal_hook::flag::register(signal_hook::consts::SIGUSR1, dump.clone())
+            .context("installing signal handlers")?;
+        // SIGHUP re-reads the configuration (its default action would kill
+        // the process without statistics).
+        signal_hook::flag::register(signal_hook::consts::SIGHUP, hup.clone())
+            .context("installing signal handlers")?;
+        Ok(Signals { stop, dump, hup })
+    }
+}
+
+/// Opens the ports and builds the routing state. The XDP tier, if on, is
+/// loaded before the ports open (they attach it) and sized from the plan;
+/// the tables are then built in its maps.
+fn open(cfg: &Config) -> Result<Opened> {
     let plan =
         RouterPlan::new(cfg, NeighLimits::default()).context("building the routing state")?;
     let tier = Tier::load(cfg, plan.sizes())?;
-    let (ports, attached) = ports::open_all(cfg, tier.as_ref())?;
+    let (ports, attached) = ports::open_all(cfg, |i| tier.as_ref().and_then(|t| t.program_for(i)))?;
     let infos: Vec<netio::PortInfo> = ports.iter().map(|p| p.info().clone()).collect();
     let router = match &tier {
         Some(t) => t.build_router(plan, &infos),
@@ -131,87 +211,130 @@ pub fn run(cfg: &Config, opts: &RunOptions) -> Result<Report> {
         Some(t) => Some(Arc::new(t.start(&router, &infos, &attached)?)),
         None => None,
     };
-    let assignment = ports::assign_queues(cfg, &ports)?;
-    let mut ifaces = IfaceWatch::new(&ports::live_interfaces(cfg));
+    Ok(Opened {
+        ports,
+        router,
+        tier,
+    })
+}
 
-    let panic_after = std::env::var(PANIC_HOOK_ENV)
-        .ok()
-        .and_then(|v| v.parse::<u64>().ok())
-        .map(Duration::from_millis);
+/// What [`open`] opened and built.
+struct Opened {
+    ports: Vec<Arc<dyn Port>>,
+    router: Router,
+    /// The XDP tier, running, if on.
+    tier: Option<Arc<RunningTier>>,
+}
 
-    // Only capture ports: the run ends by itself when the input is consumed.
-    let finite = cfg.ports.iter().all(|p| p.driver == Driver::Pcap);
-    let allowed = affinity::allowed_cpus();
-    let (ready_tx, ready_rx) = mpsc::channel::<Result<Arc<WorkerStats>>>();
-    let done: Arc<Vec<AtomicBool>> = Arc::new(
-        (0..cfg.router.workers)
-            .map(|_| AtomicBool::new(false))
-            .collect(),
-    );
+/// The worker threads, their counters, and the flags that say each has
+/// consumed its capture input.
+struct Workers {
+    handles: Vec<thread::JoinHandle<WorkerExit>>,
+    stats: Vec<Arc<WorkerStats>>,
+    done: Arc<Vec<AtomicBool>>,
+}
 
-    let started = Instant::now();
-    let mut handles = Vec::new();
-    for (id, queues) in assignment.into_iter().enumerate() {
-        let core = affinity::core_of(id, &cfg.router.cores, &allowed);
-        let ctx = WorkerCtx {
-            id,
-            core,
-            queues,
-            ports: ports.clone(),
-            shared: router.shared(),
-            router_cfg: cfg.router.clone(),
-            stop: stop.clone(),
-            done: done.clone(),
-            ready: ready_tx.clone(),
-            panic_after: panic_after.filter(|_| id == 0),
-        };
-        let h = thread::Builder::new()
-            .name(format!("worker{id}"))
-            .spawn(move || ctx.run())
-            .context("spawning a worker thread")?;
-        handles.push(h);
-    }
-    drop(ready_tx);
+impl Workers {
+    /// Spawns one pinned worker per queue assignment and waits until each
+    /// has started (or failed to: then all are stopped, and the first
+    /// error returned).
+    fn start(
+        cfg: &Config,
+        assignment: Vec<Vec<(usize, u16)>>,
+        ports: &[Arc<dyn Port>],
+        router: &Router,
+        stop: &Arc<AtomicBool>,
+    ) -> Result<Workers> {
+        let panic_after = std::env::var(PANIC_HOOK_ENV)
+            .ok()
+            .and_then(|v| v.parse::<u64>().ok())
+            .map(Duration::from_millis);
+        let allowed = affinity::allowed_cpus();
+        let (ready_tx, ready_rx) = mpsc::channel::<Result<Arc<WorkerStats>>>();
+        let done: Arc<Vec<AtomicBool>> = Arc::new(
+            (0..cfg.router.workers)
+                .map(|_| AtomicBool::new(false))
+                .collect(),
+        );
+        let mut handles = Vec::new();
+        for (id, queues) in assignment.into_iter().enumerate() {
+            let core = affinity::core_of(id, &cfg.router.cores, &allowed);
+            let ctx = WorkerCtx {
+                id,
+                core,
+                queues,
+                ports: ports.to_vec(),
+                shared: router.shared(),
+                router_cfg: cfg.router.clone(),
+                stop: stop.clone(),
+                done: done.clone(),
+                ready: ready_tx.clone(),
+                panic_after: panic_after.filter(|_| id == 0),
+            };
+            let h = thread::Builder::new()
+                .name(format!("worker{id}"))
+                .spawn(move || ctx.run())
+                .context("spawning a worker thread")?;
+            handles.push(h);
+        }
+        drop(ready_tx);
 
-    let mut stats = Vec::new();
-    let mut failure = None;
-    for _ in 0..handles.len() {
-        match ready_rx.recv() {
-            Ok(Ok(s)) => stats.push(s),
-            Ok(Err(e)) => {
-                failure.get_or_insert(e);
-            }
-            Err(_) => {
-                failure.get_or_insert(anyhow!("a worker thread died during start-up"));
+        let mut stats = Vec::new();
+        let mut failure = None;
+        for _ in 0..handles.len() {
+            match ready_rx.recv() {
+                Ok(Ok(s)) => stats.push(s),
+                Ok(Err(e)) => {
+                    failure.get_or_insert(e);
+                }
+                Err(_) => {
+                    failure.get_or_insert(anyhow!("a worker thread died during start-up"));
+                }
             }
         }
+        let workers = Workers {
+            handles,
+            stats,
+            done,
+        };
+        match failure {
+            Some(e) => Err(workers.abort(stop, e)),
+            None => Ok(workers),
+        }
     }
-    if let Some(e) = failure {
+
+    /// Stops and joins every worker after a start-up failure `e`; returns
+    /// `e`.
+    fn abort(self, stop: &AtomicBool, e: anyhow::Error) -> anyhow::Error {
         stop.store(true, Ordering::SeqCst);
-        for h in handles {
+        for h in self.handles {
             let _ = h.join();
         }
-        return Err(e);
+        e
     }
-    // Every big region exists now (tables, and the workers' pools).
-    for w in hugemem::small_page_warnings() {
-        tracing::warn!("{w}");
-    }
-    let memory_at_start = report::memory();
-    // The control socket and the metrics endpoint, once the workers run:
-    // both read and change the router through its single writer.
-    let router = Arc::new(router);
-    let configured = controller::configured(cfg);
-    let control = Arc::new(RouterControl::new(
-        cfg,
-        router.clone(),
-        ports.clone(),
-        stats.clone(),
-        tier.clone(),
-        started,
-        configured.clone(),
-    ));
-    let servers = controller::start(cfg, control.clone()).and_then(|c| {
+}
+
+/// What serves the running router besides the workers; each stops when
+/// dropped.
+struct Services {
+    _servers: (
+        Option<control::ControlServer>,
+        Option<control::metrics::MetricsServer>,
+    ),
+    reloads: crate::reload::Reloads,
+    _kernel: Option<KernelSync>,
+}
+
+impl Services {
+    /// The control socket, the metrics endpoint, the SIGHUP reloads and
+    /// the kernel mirror, in that order.
+    fn start(
+        cfg: &Config,
+        control: &Arc<RouterControl>,
+        router: &Arc<Router>,
+        configured: kernel_sync::Configured,
+    ) -> Result<Services> {
+        let c = controller::start(cfg, control.clone())?;
         let m = match cfg.metrics {
             Some(addr) => {
                 let src = control.clone();
@@ -224,71 +347,56 @@ pub fn run(cfg: &Config, opts: &RunOptions) -> Result<Report> {
             }
             None => None,
         };
-        Ok((c, m))
-    });
-    let _servers = match servers {
-        Ok(s) => s,
-        Err(e) => {
-            stop.store(true, Ordering::SeqCst);
-            for h in handles {
-                let _ = h.join();
+        let reloads = {
+            let control = control.clone();
+            crate::reload::Reloads::start(move || control.reload())?
+        };
+        // The kernel's routes (and with `[kernel] local` its neighbours),
+        // dumped before "ready" (so a router started next to a routing
+        // daemon comes up with its table), then followed.
+        let want_kernel = cfg.kernel_routes.is_some() || cfg.kernel_local;
+        let kernel = if want_kernel {
+            let k = KernelSync::start(cfg, router.clone(), configured)?;
+            if cfg.kernel_routes.is_some() {
+                control.set_kernel_sync(k.status());
             }
-            return Err(e);
-        }
-    };
+            Some(k)
+        } else {
+            None
+        };
+        Ok(Services {
+            _servers: (c, m),
+            reloads,
+            _kernel: kernel,
+        })
+    }
+}
 
-    let reloads = crate::reload::Reloads::start(control.clone());
-    let reloads = match reloads {
-        Ok(r) => r,
-        Err(e) => {
-            stop.store(true, Ordering::SeqCst);
-            for h in handles {
-                let _ = h.join();
-            }
-            return Err(e);
-        }
-    };
-
-    // The kernel's routes (and with `[kernel] local` its neighbours),
-    // dumped before "ready" (so a router started next to a routing daemon
-    // comes up with its table), then followed.
-    let want_kernel = cfg.kernel_routes.is_some() || cfg.kernel_local;
-    let _kernel = if want_kernel {
-        match KernelSync::start(cfg, router.clone(), configured) {
-            Ok(k) => {
-                if cfg.kernel_routes.is_some() {
-                    control.set_kernel_sync(k.status());
-                }
-                Some(k)
-            }
-            Err(e) => {
-                stop.store(true, Ordering::SeqCst);
-                for h in handles {
-                    let _ = h.join();
-                }
-                return Err(e);
-            }
-        }
-    } else {
-        None
-    };
-
-    // Ready: the workers run and the control socket answers.
-    tracing::info!(
-        workers = cfg.router.workers,
-        mode = ?cfg.router.mode,
-        "forwarding on {} port(s)",
-        ports.len()
-    );
-    notify::ready(&format!("forwarding on {} port(s)", ports.len()));
+/// Watches the run until it ends: a signal, the duration, the end of the
+/// capture input, a worker that stopped, an interface that went away.
+/// Meanwhile logs neighbour changes, feeds the watchdog, and serves
+/// SIGHUP and SIGUSR1. Returns why the run failed, if it did.
+#[allow(clippy::too_many_arguments)]
+fn supervise(
+    cfg: &Config,
+    opts: &RunOptions,
+    signals: &Signals,
+    workers: &Workers,
+    router: &Router,
+    control: &RouterControl,
+    services: &Services,
+    mut ifaces: IfaceWatch,
+    started: Instant,
+) -> Option<String> {
+    // Only capture ports: the run ends by itself when the input is consumed.
+    let finite = cfg.ports.iter().all(|p| p.driver == Driver::Pcap);
     let watchdog = notify::watchdog_interval();
     let mut last_watchdog = Instant::now();
-
-    // Supervise.
     let mut failure: Option<String> = None;
     let mut last_iface_poll = Instant::now();
     let mut neigh_log = NeighLog::default();
     let mut last_neigh_look = Instant::now();
+    let stop = &signals.stop;
     while !stop.load(Ordering::SeqCst) {
         thread::sleep(Duration::from_millis(5));
         if stop.load(Ordering::SeqCst) {
@@ -297,14 +405,14 @@ pub fn run(cfg: &Config, opts: &RunOptions) -> Result<Report> {
         if opts.duration.is_some_and(|d| started.elapsed() >= d) {
             break;
         }
-        if finite && done.iter().all(|d| d.load(Ordering::Acquire)) {
+        if finite && workers.done.iter().all(|d| d.load(Ordering::Acquire)) {
             break;
         }
         // A worker ends only when told to: one that ended by itself
         // panicked. The others are stopped; the panic is the error.
         // (A worker that saw a signal's stop flag first is no failure; a
         // panic is found by the join below either way.)
-        if let Some(id) = handles.iter().position(|h| h.is_finished()) {
+        if let Some(id) = workers.handles.iter().position(|h| h.is_finished()) {
             if !stop.load(Ordering::SeqCst) {
                 failure = Some(format!("worker {id} stopped unexpectedly"));
             }
@@ -327,15 +435,15 @@ pub fn run(cfg: &Config, opts: &RunOptions) -> Result<Report> {
             last_watchdog = Instant::now();
             notify::send("WATCHDOG=1");
         }
-        if hup.swap(false, Ordering::SeqCst) {
-            reloads.request();
+        if signals.hup.swap(false, Ordering::SeqCst) {
+            services.reloads.request();
         }
-        if dump.swap(false, Ordering::SeqCst) {
+        if signals.dump.swap(false, Ordering::SeqCst) {
             if let Some(path) = &opts.stats_json {
                 let r = control.report();
                 // A statistics file that cannot be written is the
                 // operator's problem to fix, not a reason to stop routing.
-                match report::write(&r, path) {
+                match stats_file::write(&r, path) {
                     Ok(()) => tracing::info!("SIGUSR1: statistics written to {}", path.display()),
                     Err(e) => {
                         tracing::error!("SIGUSR1: statistics not written ({e:#}); still forwarding")
@@ -346,13 +454,34 @@ pub fn run(cfg: &Config, opts: &RunOptions) -> Result<Report> {
             }
         }
     }
-    stop.store(true, Ordering::SeqCst);
-    notify::stopping();
-    let elapsed = started.elapsed();
+    failure
+}
 
+/// How the run ended, for [`finish`].
+struct End {
+    elapsed: Duration,
+    /// Why the supervisor stopped the router, if it failed.
+    failure: Option<String>,
+    /// The memory regions at start ([`stats_file::keep_gone_regions`]).
+    memory_at_start: Vec<stats_file::MemoryRegion>,
+}
+
+/// Joins the (stopped) workers, finishes the ports, builds and writes the
+/// statistics, and returns them, or the failure with where the
+/// statistics went.
+fn finish(
+    cfg: &Config,
+    opts: &RunOptions,
+    ports: &[Arc<dyn Port>],
+    workers: Workers,
+    tier: Option<&RunningTier>,
+    control: &RouterControl,
+    end: End,
+) -> Result<Report> {
+    let mut failure = end.failure;
     let mut exits = Vec::new();
     let mut panics = Vec::new();
-    for (id, h) in handles.into_iter().enumerate() {
+    for (id, h) in workers.handles.into_iter().enumerate() {
         match h.join() {
             Ok(exit) => exits.push(exit),
             Err(p) => panics.push(format!("worker {id} panicked: {}", panic_message(&*p))),
@@ -362,7 +491,7 @@ pub fn run(cfg: &Config, opts: &RunOptions) -> Result<Report> {
         failure = Some(panics.join("; "));
     }
     let mut errors = Vec::new();
-    for p in &ports {
+    for p in ports {
         if let Err(e) = p.finish() {
             errors.push(e.to_string());
         }
@@ -380,19 +509,19 @@ pub fn run(cfg: &Config, opts: &RunOptions) -> Result<Report> {
         .chain(failure.iter().map(|f| format!("stopped: {f}")))
         .chain(errors.iter().cloned())
         .collect();
-    let mut r = control.with_control_plane(report::build(
+    let mut r = control.with_control_plane(stats_file::build(
         cfg,
-        &ports,
-        &stats,
-        tier.as_deref(),
-        elapsed,
+        ports,
+        &workers.stats,
+        tier,
+        end.elapsed,
         &notes,
     ));
     r.sleeps = exits.iter().map(|e| e.sleeps).sum();
     // The workers' pools went with the workers: report them as obtained.
-    report::keep_gone_regions(&mut r.memory, &memory_at_start);
+    stats_file::keep_gone_regions(&mut r.memory, &end.memory_at_start);
     let written = match &opts.stats_json {
-        Some(path) => report::write(&r, path),
+        Some(path) => stats_file::write(&r, path),
         None => Ok(()),
     };
     if let Some(f) = failure {

@@ -27,7 +27,6 @@
 //! With `[kernel] local` a sibling thread follows the kernel's neighbours
 //! (`crate::kernel_neigh`, docs/control.md).
 
-use crate::controller::Configured;
 use anyhow::{Context, Result};
 use config::{Cidr, Config};
 use control::kernel::{KernelRoutes, RouteAction, RouteEvent};
@@ -36,9 +35,21 @@ use dataplane::Router;
 use std::collections::{HashMap, HashSet};
 use std::net::IpAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
+
+/// The prefixes the configuration file routes: the kernel route sync
+/// never touches them, and a reload changes them. Its lock is held while
+/// either changes the router, so a reload and the sync never interleave
+/// on one prefix.
+pub type Configured = Arc<Mutex<HashSet<Cidr>>>;
+
+/// The configured prefixes of `cfg`, to share between the control and the
+/// kernel route sync.
+pub fn configured(cfg: &Config) -> Configured {
+    Arc::new(Mutex::new(cfg.routes.iter().map(|r| r.prefix).collect()))
+}
 
 /// Mirrors the kernel table (and with `[kernel] local` its neighbours)
 /// while it lives.

@@ -17,7 +17,7 @@ pub mod neigh_log;
 pub mod notify;
 pub mod ports;
 pub mod reload;
-pub mod report;
+pub mod stats_file;
 pub mod tier;
 pub mod waiting;
 pub mod watch;

@@ -60,7 +60,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                 return Ok(ExitCode::from(1));
             }
             if let Some(p) = &stats_json {
-                if let Err(e) = softrouter::report::check_target(p) {
+                if let Err(e) = softrouter::stats_file::check_target(p) {
                     eprintln!("softrouter: --stats-json: {e}");
                     return Ok(ExitCode::from(2));
                 }

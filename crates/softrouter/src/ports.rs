@@ -19,13 +19,17 @@ pub type Opened = (Vec<Arc<dyn Port>>, Vec<Option<Attached>>);
 
 /// Opens every port of `cfg`. `mem` ports get one RX queue per worker
 /// unless `queues` says otherwise, so every worker has input. `afxdp`
-/// ports attach `tier`'s program when given (see [`crate::tier`]); the
-/// second list says which did.
-pub fn open_all(cfg: &Config, tier: Option<&crate::tier::Tier>) -> Result<Opened> {
+/// ports attach `program_for(port index)` when it gives one (the XDP
+/// tier's, which builds on what the ports attached: ports come first);
+/// the second list says which did.
+pub fn open_all(
+    cfg: &Config,
+    program_for: impl Fn(usize) -> Option<netio::afxdp::SharedProgram>,
+) -> Result<Opened> {
     let mut ports = Vec::new();
     let mut attached = Vec::new();
     for (i, p) in cfg.ports.iter().enumerate() {
-        let program = tier.and_then(|t| t.program_for(i));
+        let program = program_for(i);
         let (port, a) = open(cfg, p, program)?;
         ports.push(port);
         attached.push(a);

@@ -202,7 +202,9 @@ struct Asked {
 }
 
 impl Reloads {
-    pub fn start(control: Arc<crate::controller::RouterControl>) -> Result<Reloads> {
+    /// `reload` carries one out (the controller's, which also serves
+    /// `ctl reload`).
+    pub fn start(reload: impl Fn() -> Result<Outcome> + Send + 'static) -> Result<Reloads> {
         let asked = Arc::new((Mutex::new(Asked::default()), Condvar::new()));
         let mine = asked.clone();
         std::thread::Builder::new()
@@ -221,7 +223,7 @@ impl Reloads {
                 }
                 // Logged by the reload itself, change by change; a bad
                 // file is the operator's to fix, never a reason to stop.
-                if let Err(e) = control.reload() {
+                if let Err(e) = reload() {
                     tracing::error!("SIGHUP: {e:#}");
                 }
             })?;

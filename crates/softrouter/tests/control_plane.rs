@@ -10,7 +10,8 @@ use std::time::{Duration, Instant};
 
 use control::{Handler, Request};
 use dataplane::Router;
-use softrouter::controller::{configured, RouterControl};
+use softrouter::controller::RouterControl;
+use softrouter::kernel_sync::configured;
 
 const CONFIG: &str = r#"
 [router]

@@ -43,7 +43,7 @@ fn own_file() -> PathBuf {
 /// Start journaling this process's changes (root only; a no-op for
 /// others, whose namespaces would fail anyway).
 pub fn enable() -> Result<()> {
-    if !crate::netns::is_root() {
+    if !crate::root::is_root() {
         return Ok(());
     }
     std::fs::DirBuilder::new()

@@ -30,6 +30,7 @@ pub mod journal;
 pub mod link;
 pub mod napi;
 pub mod netns;
+mod root;
 pub mod rps;
 pub mod testbed;
 pub mod topology;

@@ -66,18 +66,7 @@ pub(crate) fn ip(args: &[&str]) -> Result<String> {
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
-/// Whether we run as root.
-pub fn is_root() -> bool {
-    // Read the effective uid from /proc (no libc dependency needed).
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("Uid:"))
-                .and_then(|l| l.split_whitespace().nth(2).map(|e| e == "0"))
-        })
-        .unwrap_or(false)
-}
+pub use crate::root::is_root;
 
 /// Whether netns testbeds can be built here: root, `ip` present, and a probe
 /// namespace can be created and deleted. Cached; `Err` says why not.

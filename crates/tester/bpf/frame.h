@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * The test frame as the BPF programs see it: the same layout as the Rust
- * side (`softrouter_bench::frame`, RFC 2544 Appendix C frames), named the
+ * side (`packet::test_frame`, RFC 2544 Appendix C frames), named the
  * same way, so the two can be read side by side.
  *
  *   Ethernet II | IPv4 (20, no options) or IPv6 (40) | UDP (dst port 7)

@@ -143,8 +143,8 @@ pub struct Frame {
 }
 
 impl Frame {
-    /// A frame built by [`crate::frame::build`] (sequence and timestamp 0).
-    pub fn from_layout(bytes: &[u8], l: &crate::frame::FrameLayout) -> Frame {
+    /// A frame built by [`packet::test_frame::build`] (sequence and timestamp 0).
+    pub fn from_layout(bytes: &[u8], l: &packet::test_frame::FrameLayout) -> Frame {
         debug_assert_eq!(l.ts_off, l.seq_off + if l.long { 8 } else { 4 });
         Frame {
             bytes: bytes[..l.buf_len].to_vec(),

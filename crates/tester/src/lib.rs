@@ -16,7 +16,6 @@
 //! one vCPU.
 
 pub mod count;
-pub mod frame;
 pub mod gap;
 pub mod gen;
 pub use bpf::MmapArray;

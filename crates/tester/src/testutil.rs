@@ -3,7 +3,7 @@
 
 use std::net::IpAddr;
 
-use crate::frame::{build, Flow, FrameLayout, UDP_DST_PORT, UDP_SRC_PORT};
+use packet::test_frame::{build, Flow, FrameLayout, UDP_DST_PORT, UDP_SRC_PORT};
 
 pub use bpf::{run_once, XDP_DROP, XDP_PASS, XDP_REDIRECT};
 

@@ -14,8 +14,8 @@ use anyhow::{anyhow, bail, Result};
 use super::gen::Template;
 use super::ports::MAX_TESTER_FRAME;
 use super::NetTrial;
-use bench::frame::{build, Flow, FlowSet, UDP_DST_PORT, UDP_SRC_PORT};
 use bench::plan::TrafficPlan;
+use packet::test_frame::{build, Flow, FlowSet, UDP_DST_PORT, UDP_SRC_PORT};
 
 /// Per sending port (a plan port index): its streams in sending order.
 pub(super) type SendPorts = Vec<(usize, Vec<u32>)>;

@@ -28,7 +28,7 @@ use netio::{Buf, Pool};
 
 use super::clock::{mono_ns, sleep_until};
 use super::ports::GenTx;
-use bench::frame::FrameLayout;
+use packet::test_frame::FrameLayout;
 
 /// A pre-built frame.
 pub(crate) struct Template {

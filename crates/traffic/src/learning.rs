@@ -14,7 +14,7 @@ use anyhow::{bail, Result};
 use super::clock;
 use super::gen::{self, GenJob, GenPhase};
 use super::NetTrial;
-use bench::frame::FLAG_LEARNING;
+use packet::test_frame::FLAG_LEARNING;
 
 /// What the learning phase saw.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]

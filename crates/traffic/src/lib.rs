@@ -76,9 +76,9 @@ use std::time::Duration;
 
 use anyhow::{bail, Result};
 
-use bench::frame::Flow;
 use bench::plan::{DutProbe, TrafficPlan};
 use bench::sizes::FrameSize;
+use packet::test_frame::Flow;
 use ports::{PortHandle, MAX_TESTER_FRAME};
 use rx::{RxCmd, RxShared};
 use threads::GenCmd;

@@ -24,7 +24,7 @@ use netio::{Burst, Pool, RxQueue, TxQueue};
 use super::clock::mono_ns;
 use super::neigh::{answer, NeighIdentity};
 use bench::analyzer::Analyzer;
-use bench::frame::{parse, FLAG_LEARNING};
+use packet::test_frame::{parse, FLAG_LEARNING};
 
 /// Commands to the receiver.
 pub(crate) enum RxCmd {

@@ -645,15 +645,15 @@ fn repeats(out: &mut String, r: &BenchResults) {
             for g in &goals {
                 cells.push(match goal(g) {
                     Some(g) if g.lower_bound => {
-                        Cell::lower_bound(format!("≥ {}", crate::report::median_cell(g)))
+                        Cell::lower_bound(format!("≥ {}", crate::tables::median_cell(g)))
                     }
-                    Some(g) => Cell::num(crate::report::median_cell(g)),
+                    Some(g) => Cell::num(crate::tables::median_cell(g)),
                     None => Cell::num("-"),
                 });
             }
             for g in &goals {
                 cells.push(match goal(g) {
-                    Some(g) if d.dut != row.baseline => Cell::num(crate::report::ratio_cell(g)),
+                    Some(g) if d.dut != row.baseline => Cell::num(crate::tables::ratio_cell(g)),
                     _ => Cell::num("-"),
                 });
             }

@@ -7,8 +7,9 @@
 //! the rest as zero.
 //!
 //! The generic wrappers ([`sys_bpf`], [`map_create`], [`prog_load_xdp`],
-//! [`link_xdp`]) are public (as `netio::bpf`) so other crates (the XDP
-//! tester in softrouter-traffic) can issue their own commands.
+//! [`link_xdp`]) are public (as `netio::bpf`); no other crate uses them
+//! now: the tester's programs and the router's XDP tier are loaded with
+//! aya (crates `tester`, `fastpath`, through `bpf`).
 
 use crate::sys::{cvt, raw};
 use std::ffi::{CStr, CString};

@@ -70,10 +70,10 @@ fn duplicates_reordering_learning_and_strangers() {
     }
     // A learning frame is counted apart and not as received.
     let mut buf = vec![0u8; 128];
-    let l = crate::frame::build(
+    let l = packet::test_frame::build(
         &crate::testutil::flow(1, false),
         128,
-        crate::frame::FLAG_LEARNING,
+        packet::test_frame::FLAG_LEARNING,
         &mut buf,
     )
     .unwrap();

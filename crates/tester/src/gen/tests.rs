@@ -3,8 +3,8 @@
 
 use super::*;
 use crate::count::Counter;
-use crate::frame::{checksums_ok, parse};
 use crate::testutil::{can_run, frame, run_once, XDP_REDIRECT};
+use packet::test_frame::{checksums_ok, parse};
 
 /// A generator with `streams` streams x `sizes` (IPv4, long form unless 64).
 fn generator(streams: u32, sizes: &[usize]) -> Generator {

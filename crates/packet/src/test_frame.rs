@@ -55,14 +55,14 @@
 //! All patched fields sit at even offsets from the UDP header, so the
 //! incremental update works on aligned 16-bit words.
 
-use packet::checksum;
-use packet::ethernet::{self, Address, ETH_FCS_LEN, ETH_IPV4, ETH_IPV6, ETH_LEN};
-use packet::field::get_u16;
-use packet::ip::PROTO_UDP;
-use packet::ipv4::{self, IPV4_LEN};
-use packet::ipv6::{self, IPV6_LEN};
-use packet::udp::{self, UDP_CHECK, UDP_LEN};
-use packet::Protocol;
+use crate::checksum;
+use crate::ethernet::{self, Address, ETH_FCS_LEN, ETH_IPV4, ETH_IPV6, ETH_LEN};
+use crate::field::get_u16;
+use crate::ip::PROTO_UDP;
+use crate::ipv4::{self, IPV4_LEN};
+use crate::ipv6::{self, IPV6_LEN};
+use crate::udp::{self, UDP_CHECK, UDP_LEN};
+use crate::Protocol;
 use std::net::IpAddr;
 
 /// Smallest IPv4 test frame (with FCS).
@@ -94,9 +94,19 @@ pub const FLAG_LEARNING: u32 = 1;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FrameError {
     /// Frame size outside `min..=MAX_FRAME` for this IP version.
-    BadSize { size: usize, min: usize },
+    BadSize {
+        /// The size asked for.
+        size: usize,
+        /// The smallest size of that IP version.
+        min: usize,
+    },
     /// Buffer shorter than the frame.
-    BufferTooSmall { need: usize, have: usize },
+    BufferTooSmall {
+        /// Bytes the frame needs.
+        need: usize,
+        /// Bytes the buffer has.
+        have: usize,
+    },
     /// Source and destination are of different IP versions.
     MixedVersions,
 }
