@@ -16,11 +16,11 @@
 //!   follows the header (Next Header 59), so a jumbogram is never forwarded
 //!   as a bare header.
 
+use crate::cx::Cx;
 use crate::drop::DropReason;
 use crate::icmp;
 use crate::local;
 use crate::shared::PortCtx;
-use crate::worker::Cx;
 use netio::Buf;
 use packet::ethernet::{self, Address, ETH_ARP, ETH_IPV4, ETH_IPV6, ETH_LEN, ETH_VLAN};
 use packet::ip::IPV6_NH_NONE;
@@ -100,7 +100,7 @@ fn v4(cx: &mut Cx, mut buf: Buf, multi: bool) -> Next {
             if let Some(ptr) = r.pointer {
                 // Parameter Problem, pointer to the bad octet (RFC 1812
                 // 4.3.2.5); rate-limited like every ICMP error.
-                cx.icmp_v4(buf, icmp::v4_parameter_problem(ptr));
+                icmp::v4(cx, buf, icmp::v4_parameter_problem(ptr));
             }
             cx.out.drop(buf, r.reason);
             Next::Done
