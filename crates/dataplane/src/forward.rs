@@ -11,7 +11,7 @@ use crate::drop::DropReason;
 use crate::hold::{self, Holds};
 use crate::icmp;
 use crate::local;
-use fib::{NextHopId, NextHopKind, NextHopReader, Target};
+use fib::{HopClass, NextHopId, NextHopReader, Target};
 use netio::Buf;
 use packet::ethernet::ETH_LEN;
 use packet::field::get_u16;
@@ -48,10 +48,10 @@ pub(crate) fn v4(
     let d = &cx.out.pool.data(buf)[ETH_LEN..];
     let ip = ipv4::Packet::new_unchecked(d);
     let mut id = next_hop(nh, t, || flow_hash_v4(&ip));
-    let hop = nh.get(id);
-    match hop.kind {
-        NextHopKind::Local => return local::v4(cx, buf),
-        NextHopKind::Blackhole => return cx.out.drop(buf, DropReason::Blackhole),
+    let (port, class) = nh.port_class(id);
+    match class {
+        HopClass::Local => return local::v4(cx, buf),
+        HopClass::Blackhole => return cx.out.drop(buf, DropReason::Blackhole),
         _ => {}
     }
     if multi {
@@ -61,7 +61,7 @@ pub(crate) fn v4(
         icmp::v4(cx, buf, icmp::V4_TTL_EXCEEDED);
         return cx.out.drop(buf, DropReason::TtlExceeded);
     }
-    let port = hop.port as usize;
+    let port = port as usize;
     let Some(pc) = cx.shared.ports.get(port) else {
         return cx.out.drop(buf, DropReason::BadPort);
     };
@@ -70,7 +70,7 @@ pub(crate) fn v4(
         icmp::v4(cx, buf, icmp::v4_frag_needed(mtu));
         return cx.out.drop(buf, DropReason::FragNeeded);
     }
-    if hop.kind == NextHopKind::Connected {
+    if class == HopClass::Connected {
         let dst = ip.dst_addr();
         if pc.subnet_special_v4(dst) {
             // RFC 2644 / RFC 1812 4.2.2.11: directed broadcasts are
@@ -103,10 +103,10 @@ pub(crate) fn v6(
     let d = &cx.out.pool.data(buf)[ETH_LEN..];
     let ip = ipv6::Packet::new_unchecked(d);
     let mut id = next_hop(nh, t, || flow_hash_v6(&ip));
-    let hop = nh.get(id);
-    match hop.kind {
-        NextHopKind::Local => return local::v6(cx, buf, false),
-        NextHopKind::Blackhole => return cx.out.drop(buf, DropReason::Blackhole),
+    let (port, class) = nh.port_class(id);
+    match class {
+        HopClass::Local => return local::v6(cx, buf, false),
+        HopClass::Blackhole => return cx.out.drop(buf, DropReason::Blackhole),
         _ => {}
     }
     if multi {
@@ -123,7 +123,7 @@ pub(crate) fn v6(
         icmp::v6(cx, buf, icmp::V6_HOP_LIMIT_EXCEEDED);
         return cx.out.drop(buf, DropReason::HopLimitExceeded);
     }
-    let port = hop.port as usize;
+    let port = port as usize;
     let Some(pc) = cx.shared.ports.get(port) else {
         return cx.out.drop(buf, DropReason::BadPort);
     };
@@ -132,7 +132,7 @@ pub(crate) fn v6(
         icmp::v6(cx, buf, icmp::v6_packet_too_big(mtu));
         return cx.out.drop(buf, DropReason::PacketTooBig);
     }
-    if hop.kind == NextHopKind::Connected {
+    if class == HopClass::Connected {
         if pc.subnet_special_v6(dst) {
             return cx.out.drop(buf, DropReason::SubnetRouterAnycast);
         }

@@ -34,11 +34,12 @@ pub(crate) enum Next {
     /// Ended here: dropped, or delivered locally (ARP, IPv6 multicast).
     Done,
     /// An IPv4 packet to look up: its descriptor (untagged, trimmed to
-    /// the IP total length) and whether it came as a link-layer
-    /// broadcast/multicast.
-    V4 { buf: Buf, multi: bool },
+    /// the IP total length), whether it came as a link-layer
+    /// broadcast/multicast, and its destination (host order), read while
+    /// the header is in cache.
+    V4 { buf: Buf, multi: bool, dst: u32 },
     /// An IPv6 packet to look up.
-    V6 { buf: Buf, multi: bool },
+    V6 { buf: Buf, multi: bool, dst: u128 },
 }
 
 /// The input stage for one received frame on `cx.out.in_port`.
@@ -91,10 +92,12 @@ pub(crate) fn frame(cx: &mut Cx, mut buf: Buf) -> Next {
 }
 
 fn v4(cx: &mut Cx, mut buf: Buf, multi: bool) -> Next {
-    match check_v4(&cx.out.pool.data(buf)[ETH_LEN..]) {
+    let d = &cx.out.pool.data(buf)[ETH_LEN..];
+    match check_v4(d) {
         Ok(total) => {
+            let dst = ipv4::Packet::new_unchecked(d).dst_addr().into();
             buf.len = (ETH_LEN + total) as u32;
-            Next::V4 { buf, multi }
+            Next::V4 { buf, multi, dst }
         }
         Err(r) => {
             if let Some(ptr) = r.pointer {
@@ -121,7 +124,11 @@ fn v6(cx: &mut Cx, mut buf: Buf, multi: bool) -> Next {
                 }
                 return Next::Done;
             }
-            Next::V6 { buf, multi }
+            Next::V6 {
+                buf,
+                multi,
+                dst: dst.into(),
+            }
         }
         Err(reason) => {
             cx.out.drop(buf, reason);
