@@ -21,7 +21,8 @@
 //!   (`tokens.rs`).
 //! * [`neighbor`] documents the neighbour model (what is learned, states,
 //!   timers, per-port bounds, rate limits and garbage collection);
-//!   `neigh_table.rs` is its control side.
+//!   `control/neigh_table.rs` is its control side (in `Control`, `control/mod.rs`,
+//!   the writer state behind `Shared::control`, with `control/gateways.rs`).
 //! * [`WorkerStats`] are per-worker counters ([`stats`]); see
 //!   [`accounting`] for the identity every frame satisfies and its check,
 //!   and [`report`] for the statistics file softrouter writes from them.

@@ -5,7 +5,7 @@
 //! the neighbor entries lock-free. All writes (route changes, host entries
 //! for connected destinations, the mapping from a neighbor's address to its
 //! entry, neighbour garbage collection) go through
-//! [`Control`](crate::control::Control), behind a
+//! `Control` (`control/mod.rs`), behind a
 //! mutex that the fast path never takes: only the slow path (first packet
 //! to a new connected host, ARP/ND learning, the periodic neighbour GC) and
 //! the control plane do. The neighbour model is described in
