@@ -13,7 +13,7 @@
 //! keeps what traffic still needs: an entry that holds a MAC and carried
 //! traffic within the stale time becomes a dynamic entry of its port, as
 //! if its host had been resolved for a connected destination, and ages
-//! out like one (`crate::neigh_table`), so a route that flaps does not
+//! out like one (`neigh_table.rs`), so a route that flaps does not
 //! lose its gateway's MAC.
 //!
 //! The host routes of dynamic neighbours are not references: a route that

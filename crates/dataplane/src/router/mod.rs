@@ -300,7 +300,7 @@ impl Router {
     /// Adds or replaces a route (ECMP if several next hops) for `src`.
     /// Workers see either the old or the new target, never a mix; the
     /// gateways the old target held and nothing else holds are released
-    /// (see [`crate::gateways`]).
+    /// (see `control/gateways.rs`).
     pub fn add_route(&self, src: RouteSource, prefix: Cidr, via: &[(IpAddr, usize)]) -> Result<()> {
         if !prefix.is_network() {
             bail!("{prefix} has host bits set");
