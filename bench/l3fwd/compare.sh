@@ -6,7 +6,12 @@
 # usage: bench/l3fwd/compare.sh [--seconds N] [--rounds R] [--warmup W]
 #                               [--core C] [--flows F] [--softrouter-bin PATH]
 #                               [--no-softrouter] [--no-nohuge] [--hugepages N]
+#                               [--table small|full] [--routes FILE] [--scaling]
 #                               [--out FILE]
+# --table full: both load the full routing table (--routes, default
+# ../shared/data/routes/full-table.txt.gz) and the frames' destinations are
+# spread over it.  --scaling: softrouter with 1 and with 2 workers (no
+# l3fwd), alternating, and their ratio.
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -21,8 +26,11 @@ NO_SR=0
 NOHUGE_ROW=1       # also measure l3fwd --no-huge (an extra, labelled row)
 HUGEPAGES=512      # 2 MB pages wanted (1 GiB): l3fwd's -m 512 plus softrouter's tables
 SR_NOTE=""
-OUT="$REPO/results/l3fwd-compare.json"
+OUT=""             # default results/l3fwd-compare[-full][-scaling].json
 BUILD="$REPO/target/l3fwd-build"      # gitignored (/target); never committed
+TABLE=small        # small: l3fwd's two default routes; full: the full routing table
+ROUTES="$REPO/../shared/data/routes/full-table.txt.gz"
+SCALING=0          # 1: softrouter 1 vs 2 workers instead of l3fwd
 
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -36,12 +44,21 @@ while [ $# -gt 0 ]; do
         --no-nohuge) NOHUGE_ROW=0; shift ;;
         --hugepages) HUGEPAGES="$2"; shift 2 ;;
         --out) OUT="$2"; shift 2 ;;
-        -h|--help) sed -n 2,9p "$0"; exit 0 ;;
+        --table) TABLE="$2"; shift 2 ;;
+        --routes) ROUTES="$2"; shift 2 ;;
+        --scaling) SCALING=1; shift ;;
+        -h|--help) sed -n 2,13p "$0"; exit 0 ;;
         *) echo "compare.sh: unknown argument $1" >&2; exit 2 ;;
     esac
 done
 
 log() { echo "compare.sh: $*" >&2; }
+if [ -z "$OUT" ]; then
+    OUT="$REPO/results/l3fwd-compare"
+    [ "$TABLE" = full ] && OUT="$OUT-full"
+    [ "$SCALING" = 1 ] && OUT="$OUT-scaling"
+    OUT="$OUT.json"
+fi
 
 # ---- 1. packages (idempotent; needs root only when something is missing) ----
 PKGS="dpdk dpdk-dev libdpdk-dev dpdk-doc pkg-config build-essential python3"
@@ -76,11 +93,41 @@ if [ ! -x "$L3FWD" ] || [ "$(cat "$BUILD/stamp" 2>/dev/null)" != "$stamp" ]; the
     make -C "$BUILD/l3fwd" -j"$(nproc)" >"$BUILD/make.log" 2>&1 || { tail -20 "$BUILD/make.log"; exit 1; }
     echo "$stamp" >"$BUILD/stamp"
 fi
+# The full table needs room: l3fwd's LPM is sized for 1024 IPv4 rules and
+# 256 tbl8 groups; a second build (only for --table full) makes that 2^21
+# rules and 2^16 groups, DPDK's own figures for a full table.
+L3FWD_FULL="$BUILD/l3fwd-full/build/l3fwd"
+if [ "$TABLE" = full ] && { [ ! -x "$L3FWD_FULL" ] || [ "$(cat "$BUILD/stamp-full" 2>/dev/null)" != "$stamp" ]; }; then
+    log "building l3fwd for the full table in $BUILD/l3fwd-full"
+    rm -rf "$BUILD/l3fwd-full"
+    cp -r "$BUILD/l3fwd" "$BUILD/l3fwd-full"
+    rm -rf "$BUILD/l3fwd-full/build"
+    sed -i -e 's/^#define IPV4_L3FWD_LPM_MAX_RULES .*/#define IPV4_L3FWD_LPM_MAX_RULES (1 << 21)/' \
+           -e 's/^#define IPV4_L3FWD_LPM_NUMBER_TBL8S .*/#define IPV4_L3FWD_LPM_NUMBER_TBL8S (1 << 16)/' \
+        "$BUILD/l3fwd-full/l3fwd_lpm.c"
+    grep -q 'IPV4_L3FWD_LPM_MAX_RULES (1 << 21)' "$BUILD/l3fwd-full/l3fwd_lpm.c" || { log "full-table patch did not apply"; exit 1; }
+    make -C "$BUILD/l3fwd-full" -j"$(nproc)" >"$BUILD/make-full.log" 2>&1 || { tail -20 "$BUILD/make-full.log"; exit 1; }
+    echo "$stamp" >"$BUILD/stamp-full"
+fi
 cc -O2 -o "$BUILD/tsc_hz" "$HERE/tsc_hz.c"
 
 # ---- 3. input frames ----
-PCAP="$BUILD/in-$FLOWS.pcap"
-python3 "$HERE/gen_pcap.py" "$PCAP" --count "$FLOWS" --dst-net 1
+TABLE_ARGS=(--table "$TABLE" --scaling "$SCALING")
+case "$TABLE" in
+    small)
+        PCAP="$BUILD/in-$FLOWS.pcap"
+        python3 "$HERE/gen_pcap.py" "$PCAP" --count "$FLOWS" --dst-net 1 ;;
+    full)
+        [ -r "$ROUTES" ] || { log "no routing table at $ROUTES (--routes FILE)"; exit 1; }
+        FT="$BUILD/full-$FLOWS"
+        python3 "$HERE/full_table.py" "$ROUTES" "$FT" --count "$FLOWS" >&2
+        PCAP="$FT/in.pcap"
+        python3 "$HERE/gen_pcap.py" "$PCAP" --count "$FLOWS" --dst-file "$FT/dst.txt"
+        L3FWD="$L3FWD_FULL"
+        TABLE_ARGS+=(--rule-ipv4 "$FT/routes4.l3fwd" --rule-ipv6 "$FT/routes6.l3fwd"
+                     --sr-routes "$FT/routes4.softrouter") ;;
+    *) log "--table small|full, not $TABLE"; exit 2 ;;
+esac
 
 # ---- 4. softrouter ----
 if [ "$NO_SR" = 1 ]; then
@@ -139,5 +186,5 @@ python3 "$HERE/run_compare.py" \
     --l3fwd "$L3FWD" --tsc-hz "$("$BUILD/tsc_hz")" --pcap "$PCAP" \
     --softrouter="${SR_BIN:-}" --softrouter-note="$SR_NOTE" --work "$BUILD" --seconds "$SECONDS_PER_RUN" \
     --rounds "$ROUNDS" --warmup "$WARMUP" --core "$CORE" --out "$OUT" \
-    --huge-dir "$HUGE_DIR" --nohuge-row "$NOHUGE_ROW" \
+    --huge-dir "$HUGE_DIR" --nohuge-row "$NOHUGE_ROW" "${TABLE_ARGS[@]}" \
     --huge-note "nr_hugepages $PREV_NR -> $(cat "$NR") during the run, $free_now free before"

@@ -276,3 +276,35 @@ fn the_cycle_check_finds_a_cycle() {
     assert_eq!(c.first(), c.last(), "{c:?}");
     assert!(c.len() >= 3, "{c:?}");
 }
+
+/// The dataplane runs one way (issue 20): its stages (`input` ->
+/// `forward` -> `hold` -> `output` -> `tx`, with `local` and `icmp` over the
+/// per-burst context `cx`) and its control side (`control` -> `shared` ->
+/// `router`, and `stats` -> `accounting` below `report`) form no cycle.
+#[test]
+fn no_module_cycle_in_the_dataplane() {
+    let g = graph("dataplane");
+    if let Some(c) = find_cycle(&g) {
+        panic!("module cycle in dataplane: {}", c.join(" -> "));
+    }
+    // Not vacuous: the graph sees the pipeline's and the control side's
+    // edges (a folder module's files, `crate::` paths and groups).
+    for (from, to) in [
+        ("worker", "cx"),
+        ("input", "local"),
+        ("forward", "hold"),
+        ("hold", "output"),
+        ("output", "frag"),
+        ("cx", "tx"),
+        ("icmp", "cx"),
+        ("router", "control"),
+        ("shared", "control"),
+        ("control", "neighbor"),
+        ("report", "stats"),
+    ] {
+        assert!(
+            g.get(from).is_some_and(|d| d.contains(to)),
+            "dataplane: {from} -> {to} not seen in {g:?}"
+        );
+    }
+}

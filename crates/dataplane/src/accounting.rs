@@ -66,7 +66,7 @@ fn output_reason(name: &str) -> bool {
         .iter()
         .any(|r| !r.is_input() && r.name() == name)
         || QueueCounter::from_name(name).is_some_and(|c| c.kind() == CounterKind::TxDrop)
-        || crate::report::DEVICE_DROPS.contains(&name)
+        || crate::drop::DEVICE_DROPS.contains(&name)
 }
 
 // The checker adds in u128: counters near u64::MAX (a gauge gone below

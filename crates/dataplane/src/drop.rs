@@ -94,6 +94,15 @@ reasons! {
     ReplyNoBuffer => "reply_no_buffer", false;
 }
 
+/// Output drop reason: frames the XDP tier redirected to a port whose
+/// driver dropped them.
+pub const XDP_XMIT_ERRORS: &str = "xdp_xmit_errors";
+/// Output drop reason: the egress device's own `tx_dropped` (softrouter
+/// reads it on ports served by the XDP tier).
+pub const DEVICE_TX_DROPPED: &str = "device_tx_dropped";
+/// The output drop reasons counted by the devices, not the workers.
+pub const DEVICE_DROPS: [&str; 2] = [XDP_XMIT_ERRORS, DEVICE_TX_DROPPED];
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -3,18 +3,17 @@
 //! (blackhole, L2 broadcast, TTL, MTU, directed broadcast), or on to a
 //! next hop: ECMP member choice, a host entry for a connected
 //! destination, TTL / hop limit decrement, then neighbour resolution
-//! (`hold.rs`) and [`emit`] (MAC rewrite, staging, fragmentation).
+//! (`hold.rs`) and output (`output.rs`: MAC rewrite, fragmentation,
+//! staging).
 
+use crate::cx::Cx;
 use crate::drop::DropReason;
-use crate::frag;
 use crate::hold::{self, Holds};
 use crate::icmp;
 use crate::local;
-use crate::shared::PortCtx;
-use crate::worker::{Cx, Out};
-use fib::{NextHopId, NextHopKind, NextHopReader, Target};
+use fib::{HopClass, NextHopId, NextHopReader, Target};
 use netio::Buf;
-use packet::ethernet::{self, Address, ETH_LEN};
+use packet::ethernet::ETH_LEN;
 use packet::field::get_u16;
 use packet::ip::{L4_DPORT, L4_SPORT, PROTO_TCP, PROTO_UDP};
 use packet::ipv4;
@@ -43,35 +42,35 @@ pub(crate) fn v4(
     t: Option<Target>,
 ) {
     let Some(t) = t else {
-        cx.icmp_v4(buf, icmp::V4_NO_ROUTE);
+        icmp::v4(cx, buf, icmp::V4_NO_ROUTE);
         return cx.out.drop(buf, DropReason::NoRoute);
     };
     let d = &cx.out.pool.data(buf)[ETH_LEN..];
     let ip = ipv4::Packet::new_unchecked(d);
     let mut id = next_hop(nh, t, || flow_hash_v4(&ip));
-    let hop = nh.get(id);
-    match hop.kind {
-        NextHopKind::Local => return local::v4(cx, buf),
-        NextHopKind::Blackhole => return cx.out.drop(buf, DropReason::Blackhole),
+    let (port, class) = nh.port_class(id);
+    match class {
+        HopClass::Local => return local::v4(cx, buf),
+        HopClass::Blackhole => return cx.out.drop(buf, DropReason::Blackhole),
         _ => {}
     }
     if multi {
         return cx.out.drop(buf, DropReason::L2BroadcastNotLocal);
     }
     if ip.ttl() <= 1 {
-        cx.icmp_v4(buf, icmp::V4_TTL_EXCEEDED);
+        icmp::v4(cx, buf, icmp::V4_TTL_EXCEEDED);
         return cx.out.drop(buf, DropReason::TtlExceeded);
     }
-    let port = hop.port as usize;
+    let port = port as usize;
     let Some(pc) = cx.shared.ports.get(port) else {
         return cx.out.drop(buf, DropReason::BadPort);
     };
     let mtu = pc.mtu;
     if d.len() > usize::from(mtu) && ip.dont_frag() {
-        cx.icmp_v4(buf, icmp::v4_frag_needed(mtu));
+        icmp::v4(cx, buf, icmp::v4_frag_needed(mtu));
         return cx.out.drop(buf, DropReason::FragNeeded);
     }
-    if hop.kind == NextHopKind::Connected {
+    if class == HopClass::Connected {
         let dst = ip.dst_addr();
         if pc.subnet_special_v4(dst) {
             // RFC 2644 / RFC 1812 4.2.2.11: directed broadcasts are
@@ -98,16 +97,16 @@ pub(crate) fn v6(
     t: Option<Target>,
 ) {
     let Some(t) = t else {
-        cx.icmp_v6(buf, icmp::V6_NO_ROUTE);
+        icmp::v6(cx, buf, icmp::V6_NO_ROUTE);
         return cx.out.drop(buf, DropReason::NoRoute);
     };
     let d = &cx.out.pool.data(buf)[ETH_LEN..];
     let ip = ipv6::Packet::new_unchecked(d);
     let mut id = next_hop(nh, t, || flow_hash_v6(&ip));
-    let hop = nh.get(id);
-    match hop.kind {
-        NextHopKind::Local => return local::v6(cx, buf, false),
-        NextHopKind::Blackhole => return cx.out.drop(buf, DropReason::Blackhole),
+    let (port, class) = nh.port_class(id);
+    match class {
+        HopClass::Local => return local::v6(cx, buf, false),
+        HopClass::Blackhole => return cx.out.drop(buf, DropReason::Blackhole),
         _ => {}
     }
     if multi {
@@ -121,19 +120,19 @@ pub(crate) fn v6(
         return cx.out.drop(buf, DropReason::Ipv6LinkLocalScope);
     }
     if ip.hop_limit() <= 1 {
-        cx.icmp_v6(buf, icmp::V6_HOP_LIMIT_EXCEEDED);
+        icmp::v6(cx, buf, icmp::V6_HOP_LIMIT_EXCEEDED);
         return cx.out.drop(buf, DropReason::HopLimitExceeded);
     }
-    let port = hop.port as usize;
+    let port = port as usize;
     let Some(pc) = cx.shared.ports.get(port) else {
         return cx.out.drop(buf, DropReason::BadPort);
     };
     let mtu = pc.mtu;
     if d.len() > usize::from(mtu) {
-        cx.icmp_v6(buf, icmp::v6_packet_too_big(mtu));
+        icmp::v6(cx, buf, icmp::v6_packet_too_big(mtu));
         return cx.out.drop(buf, DropReason::PacketTooBig);
     }
-    if hop.kind == NextHopKind::Connected {
+    if class == HopClass::Connected {
         if pc.subnet_special_v6(dst) {
             return cx.out.drop(buf, DropReason::SubnetRouterAnycast);
         }
@@ -145,22 +144,6 @@ pub(crate) fn v6(
     let mut ip = ipv6::Packet::new_unchecked(&mut cx.out.pool.data_mut(buf)[ETH_LEN..]);
     ip.set_hop_limit(ip.hop_limit() - 1);
     hold::send(cx, nh, holds, buf, id, port);
-}
-
-/// MAC rewrite and staging of a forwarded packet on `port` to `mac`
-/// (fragmenting IPv4 larger than the MTU; only IPv4 without DF gets here
-/// that large, checked before); counts the packet forwarded.
-#[inline]
-pub(crate) fn emit(out: &mut Out, ports: &[PortCtx], buf: Buf, port: usize, mac: [u8; 6]) {
-    let pc = &ports[port];
-    if buf.len as usize > ETH_LEN + pc.mtu as usize {
-        return frag::fragment(out, pc, port, buf, mac);
-    }
-    let mut eth = ethernet::Frame::new_unchecked(out.pool.data_mut(buf));
-    eth.set_dst_addr(Address(mac));
-    eth.set_src_addr(Address(pc.mac));
-    out.count_forwarded();
-    out.send(port, buf);
 }
 
 /// ECMP flow hash of an IPv4 packet: 5-tuple for unfragmented TCP/UDP,

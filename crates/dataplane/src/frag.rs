@@ -5,9 +5,9 @@
 //! set on all but the last, which keeps the original MF; the first fragment
 //! keeps every option, the others only those with the copy flag.
 
+use crate::cx::Out;
 use crate::drop::DropReason;
 use crate::shared::PortCtx;
-use crate::worker::Out;
 use netio::Buf;
 use packet::ethernet::{self, Address, ETH_IPV4, ETH_LEN};
 use packet::ipv4::{self, IPV4_LEN, IPV4_MAX_LEN, IP_MF, IP_OFFSET};

@@ -11,11 +11,11 @@
 //! up instead of sending to whoever holds the id now. Everything is
 //! preallocated: holding never allocates.
 
+use crate::cx::{Cx, Out};
 use crate::drop::DropReason;
-use crate::forward;
 use crate::icmp;
 use crate::neighbor::{Use, RESOLVE_WINDOW_MS};
-use crate::worker::{Cx, Out};
+use crate::output;
 use fib::{NextHopId, NextHopKind, NextHopReader};
 use netio::Buf;
 use packet::arp::ARPOP_REQUEST;
@@ -159,14 +159,14 @@ pub(crate) fn send(
     match e.lookup(now, timeout) {
         Use::Send(mac) => {
             e.touch(now);
-            forward::emit(&mut cx.out, &cx.shared.ports, buf, port, mac)
+            output::emit(&mut cx.out, &cx.shared.ports, buf, port, mac)
         }
         Use::Probe(mac) => {
             e.touch(now);
             if e.try_solicit(now) {
                 solicit(cx, nh, id, port, Some(mac));
             }
-            forward::emit(&mut cx.out, &cx.shared.ports, buf, port, mac)
+            output::emit(&mut cx.out, &cx.shared.ports, buf, port, mac)
         }
         Use::Hold => holds.hold(cx, nh, buf, id, port),
         Use::Failed => {
@@ -230,7 +230,7 @@ impl Holds {
                     e.touch(now);
                     for &h in &self.slots[s].q {
                         let buf = unhold(&mut cx.out, h);
-                        forward::emit(&mut cx.out, &cx.shared.ports, buf, port, mac);
+                        output::emit(&mut cx.out, &cx.shared.ports, buf, port, mac);
                     }
                 }
                 Use::Hold => {
@@ -297,9 +297,9 @@ pub(crate) fn solicit(
 /// unreachable to its source.
 pub(crate) fn unreachable(cx: &mut Cx, buf: Buf) {
     if ethernet::Frame::new_unchecked(cx.out.pool.data(buf)).ethertype_raw() == ETH_IPV4 {
-        cx.icmp_v4(buf, icmp::V4_HOST_UNREACHABLE)
+        icmp::v4(cx, buf, icmp::V4_HOST_UNREACHABLE)
     } else {
-        cx.icmp_v6(buf, icmp::V6_ADDR_UNREACHABLE)
+        icmp::v6(cx, buf, icmp::V6_ADDR_UNREACHABLE)
     }
     cx.out.drop(buf, DropReason::NeighborUnresolved);
 }

@@ -11,9 +11,8 @@
 //! Ethernet source (the previous hop), from the router's address on that
 //! port (on the packet source's subnet if it has one there).
 
+use crate::cx::Cx;
 use crate::drop::DropReason;
-use crate::shared::PortCtx;
-use crate::worker::Out;
 use netio::Buf;
 use packet::build::{self, IcmpError};
 use packet::ethernet::{self, ETH_LEN};
@@ -84,151 +83,97 @@ pub(crate) const fn v6_packet_too_big(mtu: u16) -> IcmpError {
     }
 }
 
-/// The worker's ICMP error limiter: a token bucket of `router.icmp_rate`
-/// errors per second with one second of burst, in thousandths of a token.
-pub(crate) struct IcmpErrors {
-    rate: u64,
-    tokens: u64,
-    refill_ms: u64,
+/// Sends the ICMP error `e` about the IPv4 packet in `orig` (still owned
+/// by the caller, who ends it) back out the input port.
+pub(crate) fn v4(cx: &mut Cx, orig: Buf, e: IcmpError) {
+    let (out, ports) = (&mut cx.out, &cx.shared.ports[..]);
+    let in_port = out.in_port;
+    let d = out.pool.data(orig);
+    if d.len() < ETH_LEN + IPV4_LEN {
+        return;
+    }
+    let eth = ethernet::Frame::new_unchecked(d);
+    let ip = ipv4::Packet::new_unchecked(eth.payload());
+    let (src, dst) = (ip.src_addr(), ip.dst_addr());
+    if ip.is_later_fragment()
+        || ipv4::is_martian_source(src)
+        || dst.octets()[0] >= 224
+        || eth.dst_addr().is_multicast()
+    {
+        return;
+    }
+    let ihl = ip.header_len();
+    if ip.protocol_raw() == PROTO_ICMP
+        && eth.payload().len() > ihl
+        && icmpv4::is_error(eth.payload()[ihl])
+    {
+        return;
+    }
+    let pc = &ports[in_port];
+    let Some(me) = pc
+        .v4_for(src)
+        .or_else(|| ports.iter().find_map(|p| p.v4.first().map(|a| a.0)))
+    else {
+        return;
+    };
+    if !cx.icmp.take() {
+        out.count_drop(DropReason::IcmpRateLimited);
+        return;
+    }
+    let Some(mut nb) = out.pool.alloc() else {
+        out.stats.drop_on(in_port, DropReason::ReplyNoBuffer, 1);
+        return;
+    };
+    let (r, w) = out.pool.pair_mut(orig, nb);
+    let eth = ethernet::Frame::new_unchecked(r);
+    let macs = (eth.src_addr().0, pc.mac);
+    nb.len = build::icmpv4_error(w, macs, me, src, e, eth.payload()) as u32;
+    out.send_generated(in_port, nb);
 }
 
-impl IcmpErrors {
-    /// A full bucket of `rate` errors per second.
-    pub fn new(rate: u32) -> IcmpErrors {
-        let rate = u64::from(rate);
-        IcmpErrors {
-            rate,
-            tokens: rate * 1000,
-            refill_ms: 0,
-        }
+/// Sends the ICMPv6 error `e` about the IPv6 packet in `orig` back out
+/// the input port.
+pub(crate) fn v6(cx: &mut Cx, orig: Buf, e: IcmpError) {
+    let (out, ports) = (&mut cx.out, &cx.shared.ports[..]);
+    let in_port = out.in_port;
+    let d = out.pool.data(orig);
+    if d.len() < ETH_LEN + IPV6_LEN {
+        return;
     }
-
-    /// Starts the refill clock at `now_ms`.
-    pub fn start(&mut self, now_ms: u64) {
-        self.refill_ms = now_ms;
+    let eth = ethernet::Frame::new_unchecked(d);
+    let ip = ipv6::Packet::new_unchecked(eth.payload());
+    let (src, dst) = (ip.src_addr(), ip.dst_addr());
+    if ipv6::is_unspecified(src)
+        || ipv6::is_multicast(src)
+        || ipv6::is_multicast(dst)
+        || eth.dst_addr().is_multicast()
+    {
+        return;
     }
-
-    /// Adds the tokens earned since the last refill (once per round).
-    pub fn refill(&mut self, now_ms: u64) {
-        let dt = now_ms.saturating_sub(self.refill_ms);
-        if dt > 0 {
-            self.tokens = (self.tokens + dt * self.rate).min(self.rate * 1000);
-            self.refill_ms = now_ms;
-        }
+    if ip.next_header_raw() == PROTO_ICMPV6
+        && eth.payload().len() > IPV6_LEN
+        && icmpv6::is_error(eth.payload()[IPV6_LEN])
+    {
+        return;
     }
-
-    fn take(&mut self, out: &Out) -> bool {
-        if self.tokens >= 1000 {
-            self.tokens -= 1000;
-            true
-        } else {
-            out.count_drop(DropReason::IcmpRateLimited);
-            false
-        }
+    let pc = &ports[in_port];
+    let Some(me) = pc
+        .v6_for(src)
+        .or_else(|| ports.iter().find_map(|p| p.v6.first().map(|a| a.0)))
+    else {
+        return;
+    };
+    if !cx.icmp.take() {
+        out.count_drop(DropReason::IcmpRateLimited);
+        return;
     }
-
-    /// Sends `e` about the IPv4 packet in `orig` (still owned by the
-    /// caller) back out the input port.
-    pub fn v4(&mut self, out: &mut Out, ports: &[PortCtx], orig: Buf, e: IcmpError) {
-        let in_port = out.in_port;
-        let d = out.pool.data(orig);
-        if d.len() < ETH_LEN + IPV4_LEN {
-            return;
-        }
-        let eth = ethernet::Frame::new_unchecked(d);
-        let ip = ipv4::Packet::new_unchecked(eth.payload());
-        let (src, dst) = (ip.src_addr(), ip.dst_addr());
-        if ip.is_later_fragment()
-            || ipv4::is_martian_source(src)
-            || dst.octets()[0] >= 224
-            || eth.dst_addr().is_multicast()
-        {
-            return;
-        }
-        let ihl = ip.header_len();
-        if ip.protocol_raw() == PROTO_ICMP
-            && eth.payload().len() > ihl
-            && icmpv4::is_error(eth.payload()[ihl])
-        {
-            return;
-        }
-        let pc = &ports[in_port];
-        let Some(me) = pc
-            .v4_for(src)
-            .or_else(|| ports.iter().find_map(|p| p.v4.first().map(|a| a.0)))
-        else {
-            return;
-        };
-        if !self.take(out) {
-            return;
-        }
-        let Some(mut nb) = out.pool.alloc() else {
-            out.stats.drop_on(in_port, DropReason::ReplyNoBuffer, 1);
-            return;
-        };
-        let (r, w) = out.pool.pair_mut(orig, nb);
-        let eth = ethernet::Frame::new_unchecked(r);
-        let macs = (eth.src_addr().0, pc.mac);
-        nb.len = build::icmpv4_error(w, macs, me, src, e, eth.payload()) as u32;
-        out.send_generated(in_port, nb);
-    }
-
-    /// Sends `e` about the IPv6 packet in `orig` back out the input port.
-    pub fn v6(&mut self, out: &mut Out, ports: &[PortCtx], orig: Buf, e: IcmpError) {
-        let in_port = out.in_port;
-        let d = out.pool.data(orig);
-        if d.len() < ETH_LEN + IPV6_LEN {
-            return;
-        }
-        let eth = ethernet::Frame::new_unchecked(d);
-        let ip = ipv6::Packet::new_unchecked(eth.payload());
-        let (src, dst) = (ip.src_addr(), ip.dst_addr());
-        if ipv6::is_unspecified(src)
-            || ipv6::is_multicast(src)
-            || ipv6::is_multicast(dst)
-            || eth.dst_addr().is_multicast()
-        {
-            return;
-        }
-        if ip.next_header_raw() == PROTO_ICMPV6
-            && eth.payload().len() > IPV6_LEN
-            && icmpv6::is_error(eth.payload()[IPV6_LEN])
-        {
-            return;
-        }
-        let pc = &ports[in_port];
-        let Some(me) = pc
-            .v6_for(src)
-            .or_else(|| ports.iter().find_map(|p| p.v6.first().map(|a| a.0)))
-        else {
-            return;
-        };
-        if !self.take(out) {
-            return;
-        }
-        let Some(mut nb) = out.pool.alloc() else {
-            out.stats.drop_on(in_port, DropReason::ReplyNoBuffer, 1);
-            return;
-        };
-        let (r, w) = out.pool.pair_mut(orig, nb);
-        let eth = ethernet::Frame::new_unchecked(r);
-        let macs = (eth.src_addr().0, pc.mac);
-        nb.len = build::icmpv6_error(w, macs, me, src, e, eth.payload()) as u32;
-        out.send_generated(in_port, nb);
-    }
-}
-
-impl crate::worker::Cx<'_> {
-    /// Sends the ICMP error `e` about the IPv4 packet in `orig` (which the
-    /// caller still owns and ends).
-    #[inline]
-    pub(crate) fn icmp_v4(&mut self, orig: Buf, e: IcmpError) {
-        self.icmp.v4(&mut self.out, &self.shared.ports, orig, e);
-    }
-
-    /// Sends the ICMPv6 error `e` about the IPv6 packet in `orig`.
-    #[inline]
-    pub(crate) fn icmp_v6(&mut self, orig: Buf, e: IcmpError) {
-        self.icmp.v6(&mut self.out, &self.shared.ports, orig, e);
-    }
+    let Some(mut nb) = out.pool.alloc() else {
+        out.stats.drop_on(in_port, DropReason::ReplyNoBuffer, 1);
+        return;
+    };
+    let (r, w) = out.pool.pair_mut(orig, nb);
+    let eth = ethernet::Frame::new_unchecked(r);
+    let macs = (eth.src_addr().0, pc.mac);
+    nb.len = build::icmpv6_error(w, macs, me, src, e, eth.payload()) as u32;
+    out.send_generated(in_port, nb);
 }

@@ -16,11 +16,11 @@
 //!   follows the header (Next Header 59), so a jumbogram is never forwarded
 //!   as a bare header.
 
+use crate::cx::Cx;
 use crate::drop::DropReason;
 use crate::icmp;
 use crate::local;
 use crate::shared::PortCtx;
-use crate::worker::Cx;
 use netio::Buf;
 use packet::ethernet::{self, Address, ETH_ARP, ETH_IPV4, ETH_IPV6, ETH_LEN, ETH_VLAN};
 use packet::ip::IPV6_NH_NONE;
@@ -34,11 +34,12 @@ pub(crate) enum Next {
     /// Ended here: dropped, or delivered locally (ARP, IPv6 multicast).
     Done,
     /// An IPv4 packet to look up: its descriptor (untagged, trimmed to
-    /// the IP total length) and whether it came as a link-layer
-    /// broadcast/multicast.
-    V4 { buf: Buf, multi: bool },
+    /// the IP total length), whether it came as a link-layer
+    /// broadcast/multicast, and its destination (host order), read while
+    /// the header is in cache.
+    V4 { buf: Buf, multi: bool, dst: u32 },
     /// An IPv6 packet to look up.
-    V6 { buf: Buf, multi: bool },
+    V6 { buf: Buf, multi: bool, dst: u128 },
 }
 
 /// The input stage for one received frame on `cx.out.in_port`.
@@ -91,16 +92,18 @@ pub(crate) fn frame(cx: &mut Cx, mut buf: Buf) -> Next {
 }
 
 fn v4(cx: &mut Cx, mut buf: Buf, multi: bool) -> Next {
-    match check_v4(&cx.out.pool.data(buf)[ETH_LEN..]) {
+    let d = &cx.out.pool.data(buf)[ETH_LEN..];
+    match check_v4(d) {
         Ok(total) => {
+            let dst = ipv4::Packet::new_unchecked(d).dst_addr().into();
             buf.len = (ETH_LEN + total) as u32;
-            Next::V4 { buf, multi }
+            Next::V4 { buf, multi, dst }
         }
         Err(r) => {
             if let Some(ptr) = r.pointer {
                 // Parameter Problem, pointer to the bad octet (RFC 1812
                 // 4.3.2.5); rate-limited like every ICMP error.
-                cx.icmp_v4(buf, icmp::v4_parameter_problem(ptr));
+                icmp::v4(cx, buf, icmp::v4_parameter_problem(ptr));
             }
             cx.out.drop(buf, r.reason);
             Next::Done
@@ -121,7 +124,11 @@ fn v6(cx: &mut Cx, mut buf: Buf, multi: bool) -> Next {
                 }
                 return Next::Done;
             }
-            Next::V6 { buf, multi }
+            Next::V6 {
+                buf,
+                multi,
+                dst: dst.into(),
+            }
         }
         Err(reason) => {
             cx.out.drop(buf, reason);

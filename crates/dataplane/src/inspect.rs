@@ -8,8 +8,9 @@ use std::net::IpAddr;
 use config::Cidr;
 use fib::{GroupId, NextHopId, NextHopKind, Prefix4, Prefix6, Target};
 
+use crate::control::Control;
 use crate::neighbor::{STATE_INCOMPLETE, STATE_REACHABLE, STATE_STALE, STATE_STATIC};
-use crate::router::{Control, Router};
+use crate::router::Router;
 
 /// What a route does.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -7,17 +7,22 @@
 //! * [`Worker`] owns a pool, its RX queues and one TX queue per port, and
 //!   runs the pipeline to completion on bursts of up to 64 packets. Each
 //!   stage has its own file and gets only what it needs from the worker
-//!   (a `Cx`: routing state, time, pool, TX staging, counters):
-//!   `worker.rs`: the round loop, RX, bulk FIB lookup, TX;
+//!   (a `Cx`, `cx.rs`: routing state, time, pool, TX staging, counters).
+//!   The stages call each other one way, in this order:
+//!   `worker.rs`: the round loop, RX, bulk FIB lookup;
 //!   `input.rs`: Ethernet filter, 802.1Q removal, header checks;
-//!   `forward.rs`: next hop, TTL, MTU, MAC rewrite;
+//!   `forward.rs`: next hop, TTL, MTU;
 //!   `local.rs`: ARP, ND, echo, port unreachable;
-//!   `icmp.rs`: errors with a token bucket;
-//!   `frag.rs`: IPv4 fragmentation;
-//!   `hold.rs`: neighbour resolution, hold queues and solicitations.
+//!   `hold.rs`: neighbour resolution, hold queues and solicitations;
+//!   `output.rs`: MAC rewrite, hand-off to `frag.rs` (IPv4
+//!   fragmentation);
+//!   `tx.rs`: TX staging;
+//!   `icmp.rs`: errors, functions over the `Cx`, limited by a token bucket
+//!   (`tokens.rs`).
 //! * [`neighbor`] documents the neighbour model (what is learned, states,
 //!   timers, per-port bounds, rate limits and garbage collection);
-//!   `neigh_table.rs` is its control side.
+//!   `control/neigh_table.rs` is its control side (in `Control`, `control/mod.rs`,
+//!   the writer state behind `Shared::control`, with `control/gateways.rs`).
 //! * [`WorkerStats`] are per-worker counters ([`stats`]); see
 //!   [`accounting`] for the identity every frame satisfies and its check,
 //!   and [`report`] for the statistics file softrouter writes from them.
@@ -44,29 +49,32 @@
 //!   (`subnet_router_anycast`).
 
 pub mod accounting;
+mod control;
+mod cx;
 pub mod drop;
 mod forward;
 mod frag;
 pub mod fuzzing;
-mod gateways;
 mod hold;
 mod icmp;
 mod input;
 pub mod inspect;
 pub mod kernel_neigh;
 mod local;
-mod neigh_table;
 pub mod neighbor;
+mod output;
 pub mod report;
 pub mod router;
 pub mod shared;
 pub mod stats;
+mod tokens;
 pub mod tsc;
+mod tx;
 mod worker;
 
 pub use accounting::{accounting_violations, assert_accounting};
+pub use control::gateways::RouteSource;
 pub use drop::DropReason;
-pub use gateways::RouteSource;
 pub use neighbor::NeighLimits;
 pub use router::{Router, RouterPlan, TableSizes};
 pub use shared::{PortCtx, Shared};

@@ -2,11 +2,11 @@
 //! UDP (answered with port unreachable). Replies are built in place in the
 //! received buffer, so answering never needs a second buffer.
 
+use crate::cx::Cx;
 use crate::drop::DropReason;
 use crate::icmp;
 use crate::neighbor::{unicast_mac, Learn};
 use crate::shared::{AddrClass, Learned};
-use crate::worker::Cx;
 use netio::Buf;
 use packet::arp::{self, Operation, ARPOP_REPLY, ARPOP_REQUEST};
 use packet::build;
@@ -161,7 +161,7 @@ pub(crate) fn v4(cx: &mut Cx, buf: Buf) {
             cx.out.reply(buf);
         }
         PROTO_UDP => {
-            cx.icmp_v4(buf, icmp::V4_PORT_UNREACHABLE);
+            icmp::v4(cx, buf, icmp::V4_PORT_UNREACHABLE);
             cx.out.drop(buf, DropReason::PortUnreachable);
         }
         _ => cx.out.drop(buf, DropReason::LocalUnsupported),
@@ -179,7 +179,7 @@ pub(crate) fn v6(cx: &mut Cx, mut buf: Buf, multicast: bool) {
     match ip.next_header_raw() {
         PROTO_ICMPV6 => {}
         PROTO_UDP if !multicast => {
-            cx.icmp_v6(buf, icmp::V6_PORT_UNREACHABLE);
+            icmp::v6(cx, buf, icmp::V6_PORT_UNREACHABLE);
             return cx.out.drop(buf, DropReason::PortUnreachable);
         }
         _ => return cx.out.drop(buf, DropReason::LocalUnsupported),

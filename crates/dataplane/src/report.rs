@@ -53,14 +53,9 @@ impl PortReport {
     }
 }
 
-/// Output drop reason: frames the XDP tier redirected to a port whose
-/// driver dropped them.
-pub const XDP_XMIT_ERRORS: &str = "xdp_xmit_errors";
-/// Output drop reason: the egress device's own `tx_dropped` (softrouter
-/// reads it on ports served by the XDP tier).
-pub const DEVICE_TX_DROPPED: &str = "device_tx_dropped";
-/// The output drop reasons counted by the devices, not the workers.
-pub const DEVICE_DROPS: [&str; 2] = [XDP_XMIT_ERRORS, DEVICE_TX_DROPPED];
+/// The device-counted output drop reasons (defined with the workers'
+/// reasons in `drop.rs`, so the accounting check needs no report).
+pub use crate::drop::{DEVICE_DROPS, DEVICE_TX_DROPPED, XDP_XMIT_ERRORS};
 
 /// What the XDP tier did on one port (softrouter's `fastpath` counters,
 /// summed over CPUs).

@@ -5,10 +5,10 @@
 //! the control lock. [`crate::router`] builds it and is its single writer;
 //! the neighbour model is described in [`crate::neighbor`].
 
+use crate::control::neigh_table::PortHints;
+use crate::control::Control;
 use crate::drop::DropReason;
-use crate::neigh_table::PortHints;
 use crate::neighbor::{unicast_mac, Learn, NeighEntry, NeighLimits};
-use crate::router::Control;
 use fib::{NextHopId, NextHopReader, Prefix4, Prefix6, Target};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -385,5 +385,58 @@ impl Shared {
     pub fn collect_neighbors(&self, now_ms: u64) -> usize {
         let mut c = self.control();
         c.gc(&self.neigh, now_ms, self.neighbor_timeout_ms)
+    }
+}
+
+impl Shared {
+    /// A reader of the next-hop table (to register for its grace periods).
+    pub fn next_hop_reader(&self) -> fib::NextHopReader {
+        self.nh.clone()
+    }
+
+    /// `ip` on `port` answered with `mac` and a fast path sent to it at
+    /// `now_ms` (tests).
+    #[doc(hidden)]
+    pub fn neighbor_seen(&self, port: usize, ip: IpAddr, mac: [u8; 6], now_ms: u64) -> bool {
+        let how = crate::neighbor::Learn {
+            create: false,
+            confirm: true,
+            overrides: true,
+        };
+        let learned = self.learn(port, ip, mac, how, now_ms) == Learned::Updated;
+        if let Some(&id) = self.control().hosts.get(&(port, ip)) {
+            self.neigh(id).touch(now_ms);
+        }
+        learned
+    }
+
+    /// The next-hop table's use (statistics, metrics).
+    pub fn next_hop_use(&self) -> crate::report::NextHopUse {
+        let c = self.control();
+        let dynamic: usize = c.neigh.ports.iter().map(|p| p.dynamic.len()).sum();
+        let mut by_source: std::collections::BTreeMap<String, u64> = crate::RouteSource::ALL
+            .iter()
+            .map(|&s| (s.name().to_string(), u64::from(c.gw.per_source(s))))
+            .collect();
+        by_source.insert("neighbor".into(), dynamic as u64);
+        let held: u64 = by_source.values().sum();
+        by_source.insert("port".into(), (c.nh.len() as u64).saturating_sub(held));
+        let mut limits: std::collections::BTreeMap<String, u64> = crate::RouteSource::ALL
+            .iter()
+            .filter_map(|&s| Some((s.name().to_string(), u64::from(s.limit()?))))
+            .collect();
+        limits.insert(
+            "neighbor".into(),
+            u64::from(c.neigh.limits.max_per_port) * c.neigh.ports.len() as u64,
+        );
+        crate::report::NextHopUse {
+            capacity: c.nh.capacity() as u64,
+            used: c.nh.len() as u64,
+            retired: c.nh.retired() as u64,
+            by_source,
+            limits,
+            ecmp_groups: c.nh.groups() as u64,
+            ecmp_group_capacity: c.nh.group_capacity() as u64,
+        }
     }
 }

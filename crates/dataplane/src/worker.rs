@@ -16,27 +16,34 @@
 //! taken only on the slow path (first packet to a new connected host,
 //! ARP/ND learning, the neighbour GC once per interval).
 //!
-//! Stages do not see the worker. Each gets what it needs: the read-only
-//! routing state and the time, and an [`Out`] (the pool, the TX staging and
-//! the counters of the frame's input port) in a [`Cx`]; the stages with
-//! state own it (`Holds` in `hold.rs`, the ICMP token bucket in `icmp.rs`)
-//! and the worker lends it to them. This file keeps the round loop, RX and
-//! TX.
+//! Stages do not see the worker. Each gets what it needs in a [`Cx`]
+//! (`cx.rs`): the read-only routing state and the time, and an [`Out`]
+//! (the pool, the TX staging of `tx.rs` and the counters of the frame's
+//! input port); the worker owns the state stages keep (`Holds` of
+//! `hold.rs`, the ICMP token bucket of `tokens.rs`) and lends it to them.
+//! This file keeps the round loop, RX and the bulk lookups; the stages run
+//! one way, input -> forward -> hold -> output -> TX staging.
 
+use crate::cx::{Cx, Out};
 use crate::drop::DropReason;
 use crate::forward;
 use crate::hold::{self, Holds};
-use crate::icmp::IcmpErrors;
 use crate::input::{self, Next};
 use crate::shared::Shared;
 use crate::stats::{WorkerStats, PORT_COUNTERS_INTERVAL_MS};
+use crate::tokens::TokenBucket;
 use crate::tsc;
+use crate::tx::Tx;
 use fib::{Lpm4Reader, Lpm6Reader, NextHopEpoch, NextHopReader, Target};
 use netio::{Buf, Burst, Pool, RxQueue, TxQueue, BURST_SIZE};
 use packet::ethernet::ETH_LEN;
-use packet::{ipv4, ipv6};
 use std::os::fd::RawFd;
 use std::sync::Arc;
+
+/// How many frames ahead of the one in the input stage the worker
+/// prefetches headers (l3fwd's `PREFETCH_OFFSET` is 3; a frame's checks
+/// take long enough that 4 ahead arrive in time).
+const PREFETCH: usize = 4;
 
 /// Per-burst scratch state for the bulk lookups, per family in arrival
 /// order; inline arrays (no allocation).
@@ -81,7 +88,7 @@ pub struct Worker {
     nh_epoch: NextHopEpoch,
     stats: Arc<WorkerStats>,
     holds: Holds,
-    icmp: IcmpErrors,
+    icmp: TokenBucket,
     scratch: Box<Scratch>,
     now_ms: u64,
     clock_offset_ms: u64,
@@ -120,7 +127,7 @@ impl Worker {
             nh_epoch,
             stats: Arc::new(WorkerStats::new(id, nports, &queues)),
             holds: Holds::new(shared.hold_packets as usize),
-            icmp: IcmpErrors::new(shared.icmp_rate),
+            icmp: TokenBucket::new(shared.icmp_rate),
             scratch: Scratch::new(),
             now_ms: 0,
             clock_offset_ms: 0,
@@ -246,20 +253,25 @@ impl Worker {
             icmp: &mut self.icmp,
         };
         let s = &mut *self.scratch;
-        // 1. input
+        // 1. input, the headers of the frame PREFETCH ahead on their way
+        // into the cache meanwhile (as l3fwd)
+        for &b in bufs.iter().take(PREFETCH) {
+            cx.out.pool.prefetch(b);
+        }
         let (mut n4, mut n6) = (0usize, 0usize);
-        for &b in bufs {
+        for (i, &b) in bufs.iter().enumerate() {
+            if let Some(&ahead) = bufs.get(i + PREFETCH) {
+                cx.out.pool.prefetch(ahead);
+            }
             match input::frame(&mut cx, b) {
-                Next::V4 { buf, multi } => {
-                    let ip = ipv4::Packet::new_unchecked(&cx.out.pool.data(buf)[ETH_LEN..]);
-                    s.dst4[n4] = ip.dst_addr().into();
+                Next::V4 { buf, multi, dst } => {
+                    s.dst4[n4] = dst;
                     s.bufs4[n4] = buf;
                     s.multi4[n4] = multi;
                     n4 += 1;
                 }
-                Next::V6 { buf, multi } => {
-                    let ip = ipv6::Packet::new_unchecked(&cx.out.pool.data(buf)[ETH_LEN..]);
-                    s.dst6[n6] = ip.dst_addr().into();
+                Next::V6 { buf, multi, dst } => {
+                    s.dst6[n6] = dst;
                     s.bufs6[n6] = buf;
                     s.multi6[n6] = multi;
                     n6 += 1;
@@ -367,182 +379,4 @@ impl Worker {
         self.stats.stopped();
         self.pool
     }
-}
-
-/// TX staging: one burst per egress port, handed to the port's TX queue
-/// when full and at the end of every round.
-struct Tx {
-    queues: Vec<Box<dyn TxQueue>>,
-    staged: Vec<Burst>,
-    /// Set with `tx_queues = "shared"`: the per-port TX locks live there.
-    shared: Option<Arc<Shared>>,
-}
-
-/// The port's shared-TX lock, held while a worker transmits there (see
-/// `config::TxQueues::Shared`); `None` with per-worker queues.
-fn tx_lock(shared: &Option<Arc<Shared>>, port: usize) -> Option<std::sync::MutexGuard<'_, ()>> {
-    let locks = shared.as_ref()?.tx_locks.as_ref()?;
-    Some(locks[port].lock().unwrap_or_else(|e| e.into_inner()))
-}
-
-impl Tx {
-    /// Stages `buf` for `port` (sending the staged burst first when full).
-    #[inline]
-    fn stage(&mut self, pool: &mut Pool, stats: &WorkerStats, port: usize, buf: Buf) {
-        if self.staged[port].is_full() {
-            self.send_staged(pool, stats, port);
-        }
-        let _ = self.staged[port].push(buf);
-    }
-
-    /// Hands `port`'s staged burst to its queue; what the queue refuses is
-    /// freed and counted `tx_full` on that port.
-    fn send_staged(&mut self, pool: &mut Pool, stats: &WorkerStats, port: usize) {
-        let staged = &mut self.staged[port];
-        if staged.is_empty() {
-            return;
-        }
-        let bufs = staged.as_slice();
-        let mut bytes = 0u64;
-        for b in bufs {
-            bytes += u64::from(b.len);
-        }
-        let n = {
-            let _held = tx_lock(&self.shared, port);
-            self.queues[port].tx_burst(pool, bufs)
-        };
-        if n < bufs.len() {
-            for b in &bufs[n..] {
-                bytes -= u64::from(b.len);
-                pool.free(*b);
-            }
-            stats.drop_on(port, DropReason::TxFull, (bufs.len() - n) as u64);
-        }
-        let ps = &stats.ports[port];
-        ps.tx_packets.add(n as u64);
-        ps.tx_bytes.add(bytes);
-        staged.clear();
-    }
-
-    /// End of a round: every staged burst to its queue, and every queue
-    /// kicked (so partial bursts never linger).
-    fn flush(&mut self, pool: &mut Pool, stats: &WorkerStats) {
-        for p in 0..self.queues.len() {
-            self.send_staged(pool, stats, p);
-            let _held = tx_lock(&self.shared, p);
-            self.queues[p].flush(pool);
-        }
-    }
-
-    /// Frames staged or in flight.
-    fn pending(&self) -> usize {
-        let staged: usize = self.staged.iter().map(|b| b.len()).sum();
-        let flight: usize = self.queues.iter().map(|t| t.in_flight()).sum();
-        staged + flight
-    }
-
-    /// Shutdown: sends what is staged, waits (a bounded while) for what is
-    /// in flight, and takes back the buffers the queues still hold.
-    fn drain(&mut self, pool: &mut Pool, stats: &WorkerStats) {
-        for p in 0..self.queues.len() {
-            self.send_staged(pool, stats, p);
-        }
-        for _ in 0..1000 {
-            let mut flight = 0;
-            for t in self.queues.iter_mut() {
-                t.flush(pool);
-                flight += t.in_flight();
-            }
-            if flight == 0 {
-                break;
-            }
-            std::thread::yield_now();
-        }
-        for t in self.queues.iter_mut() {
-            t.release(pool);
-        }
-    }
-}
-
-/// What a stage does with frames: reads and writes them in the worker's
-/// pool, allocates new ones, stages them for TX, and counts.
-///
-/// Every received frame ends in one bucket of its input port (see
-/// [`crate::accounting`]): drops, `forwarded` and `local` are counted on
-/// [`Out::in_port`], the input port of the frame being processed. The
-/// worker sets it for a burst; `hold::unhold` sets it for each packet taken
-/// out of a hold queue. Code that ends a frame outside those (a new timer,
-/// a table flush) sets it first, or goes through `unhold`.
-pub(crate) struct Out<'a> {
-    pub pool: &'a mut Pool,
-    tx: &'a mut Tx,
-    pub stats: &'a WorkerStats,
-    pub in_port: usize,
-}
-
-impl Out<'_> {
-    /// Stages `buf` for `port`.
-    #[inline]
-    pub fn send(&mut self, port: usize, buf: Buf) {
-        self.tx.stage(self.pool, self.stats, port, buf);
-    }
-
-    /// Sends `buf`, a frame the router made itself, out of `port`.
-    #[inline]
-    pub fn send_generated(&mut self, port: usize, buf: Buf) {
-        self.stats.generated.add(1);
-        self.send(port, buf);
-    }
-
-    /// Frees `buf` and counts it dropped for `r` on the input port.
-    #[inline]
-    pub fn drop(&mut self, buf: Buf, r: DropReason) {
-        self.pool.free(buf);
-        self.count_drop(r);
-    }
-
-    /// Counts `r` on the input port (no buffer to free: ICMP errors not
-    /// generated, which are about the current frame).
-    #[inline]
-    pub fn count_drop(&self, r: DropReason) {
-        self.stats.drop_on(self.in_port, r, 1);
-    }
-
-    /// Counts the current frame forwarded.
-    #[inline]
-    pub fn count_forwarded(&self) {
-        self.stats.ports[self.in_port].forwarded.add(1);
-    }
-
-    /// Counts the current frame consumed by the router.
-    #[inline]
-    pub fn count_local(&self) {
-        self.stats.ports[self.in_port].local.add(1);
-    }
-
-    /// Consumes the current frame (counted `local`) and frees it.
-    #[inline]
-    pub fn consume(&mut self, buf: Buf) {
-        self.count_local();
-        self.pool.free(buf);
-    }
-
-    /// Sends a reply built in the received frame's buffer back out of the
-    /// input port: the request is `local`, the reply `generated`.
-    #[inline]
-    pub fn reply(&mut self, buf: Buf) {
-        self.count_local();
-        self.send_generated(self.in_port, buf);
-    }
-}
-
-/// A stage's view of the worker while a frame is processed: the routing
-/// state (read-only), the time of the round, the output side and the ICMP
-/// error limiter. Stages that need more (the next-hop table, the hold
-/// queues) take it as an argument.
-pub(crate) struct Cx<'a> {
-    pub shared: &'a Shared,
-    pub now_ms: u64,
-    pub out: Out<'a>,
-    pub icmp: &'a mut IcmpErrors,
 }

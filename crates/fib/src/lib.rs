@@ -47,7 +47,7 @@ pub use flow_hash::{flow_hash_v4, flow_hash_v6};
 pub use lpm4::{Lpm4Config, Lpm4Reader, Lpm4Writer};
 pub use lpm6::{Lpm6Config, Lpm6Reader, Lpm6Writer};
 pub use nexthop::{
-    GroupId, NextHop, NextHopEpoch, NextHopId, NextHopKind, NextHopReader, NextHopTable,
+    GroupId, HopClass, NextHop, NextHopEpoch, NextHopId, NextHopKind, NextHopReader, NextHopTable,
     NextHopWriter,
 };
 pub use prefix::{Prefix, Prefix4, Prefix6, PrefixParseError};

@@ -62,6 +62,28 @@ pub enum NextHopKind {
     Blackhole,
 }
 
+/// [`NextHopKind`] without the gateway's address: all that forwarding a
+/// packet decides on ([`NextHopReader::port_class`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum HopClass {
+    Gateway,
+    Connected,
+    Local,
+    Blackhole,
+}
+
+impl NextHopKind {
+    /// This kind's class.
+    pub fn class(&self) -> HopClass {
+        match self {
+            NextHopKind::Gateway(_) => HopClass::Gateway,
+            NextHopKind::Connected => HopClass::Connected,
+            NextHopKind::Local => HopClass::Local,
+            NextHopKind::Blackhole => HopClass::Blackhole,
+        }
+    }
+}
+
 /// Where a route sends packets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct NextHop {
@@ -415,6 +437,24 @@ impl NextHopReader {
         NextHop { port, kind }
     }
 
+    /// The port and class of next hop `id`, from its one word: the fast
+    /// path's read, where [`get`](Self::get) also loads a gateway's
+    /// address from two more arrays (wanted only to solicit it).
+    ///
+    /// # Panics
+    /// If the id is beyond the table's capacity.
+    #[inline]
+    pub fn port_class(&self, id: NextHopId) -> (u16, HopClass) {
+        let w = self.shared.nh[id.0 as usize].load(Acquire);
+        let class = match (w >> 32) & 0x7 {
+            KIND_GW4 | KIND_GW6 => HopClass::Gateway,
+            KIND_CONNECTED => HopClass::Connected,
+            KIND_LOCAL => HopClass::Local,
+            _ => HopClass::Blackhole,
+        };
+        (w as u16, class)
+    }
+
     /// The next hop a flow with hash `flow_hash` takes for `target`.
     ///
     /// For a group of `n` members the member is `(hash * n) >> 32`
@@ -486,6 +526,10 @@ mod tests {
         assert_eq!(r.get(b), gw("2001:2::1", 2));
         assert_eq!(r.get(c).kind, NextHopKind::Connected);
         assert_eq!(r.get(l).kind, NextHopKind::Local);
+        for id in [a, b, c, l] {
+            let hop = r.get(id);
+            assert_eq!(r.port_class(id), (hop.port, hop.kind.class()), "{hop:?}");
+        }
         assert_eq!(w.find_or_add(gw("198.18.0.1", 1)).unwrap(), a);
         assert_ne!(w.find_or_add(gw("198.18.0.1", 2)).unwrap(), a);
         let g = w.add_group(&[a, b, c]).unwrap();

@@ -176,6 +176,27 @@ impl Pool {
         }
     }
 
+    /// Asks the CPU to bring the first cache line of `buf`'s data (the
+    /// headers) into cache, as DPDK's l3fwd does a few frames ahead of the
+    /// one it processes: a NIC wrote the frame by DMA, so its headers are
+    /// not cached yet. A hint: no fault, no effect on the bytes; nothing on
+    /// other architectures.
+    #[inline]
+    pub fn prefetch(&self, buf: Buf) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            let (start, _) = self.bounds(buf, 0);
+            // SAFETY: `start` is inside the region (bounds() clamps it),
+            // and a prefetch never faults nor reads into the program.
+            unsafe {
+                use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+                _mm_prefetch::<_MM_HINT_T0>(self.base.as_ptr().add(start) as *const i8);
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = buf;
+    }
+
     /// The packet bytes of `buf`.
     #[inline]
     pub fn data(&self, buf: Buf) -> &[u8] {

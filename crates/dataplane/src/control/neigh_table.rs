@@ -2,9 +2,9 @@
 //! their bounds, rate limits and garbage collection (the model is described
 //! in [`crate::neighbor`]). Everything here runs under the control lock.
 
+use super::Control;
 use crate::drop::DropReason;
 use crate::neighbor::{GcView, NeighEntry, NeighLimits, FORCED_GC_IDLE_MS};
-use crate::router::Control;
 use fib::{NextHop, NextHopId, NextHopKind, Prefix4, Prefix6, Target};
 use std::collections::HashMap;
 use std::net::IpAddr;
@@ -83,7 +83,7 @@ impl NeighTable {
     /// `limits` with `max_per_port` capped so that `ports` ports use at
     /// most half of the next-hop table, and the thresholds ordered.
     pub(crate) fn effective_limits(limits: NeighLimits, ports: usize) -> NeighLimits {
-        let cap = (crate::router::MAX_NEXT_HOPS / 2) / ports.max(1) as u32;
+        let cap = (super::MAX_NEXT_HOPS / 2) / ports.max(1) as u32;
         let max = limits.max_per_port.min(cap).max(1);
         NeighLimits {
             max_per_port: max,

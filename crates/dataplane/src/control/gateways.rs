@@ -13,7 +13,7 @@
 //! keeps what traffic still needs: an entry that holds a MAC and carried
 //! traffic within the stale time becomes a dynamic entry of its port, as
 //! if its host had been resolved for a connected destination, and ages
-//! out like one (`crate::neigh_table`), so a route that flaps does not
+//! out like one (`neigh_table.rs`), so a route that flaps does not
 //! lose its gateway's MAC.
 //!
 //! The host routes of dynamic neighbours are not references: a route that
@@ -26,8 +26,8 @@
 //! take the part of the table the dynamic neighbours are guaranteed
 //! (`max_per_port` on every port). Refusals say which limit and how full.
 
+use super::Control;
 use crate::neighbor::{NeighEntry, STATE_REACHABLE, STATE_STALE, STATE_STATIC};
-use crate::router::Control;
 use anyhow::{bail, Result};
 use config::Cidr;
 use fib::{GroupId, NextHop, NextHopId, NextHopKind, Prefix4, Prefix6, Target};
@@ -366,58 +366,5 @@ impl Control {
     /// Whether anything holds `id` (a route, a group or a static setting).
     pub(crate) fn is_held_id(&self, id: NextHopId) -> bool {
         self.gw.refs.get(id.0 as usize).is_some_and(|&n| n > 0)
-    }
-}
-
-impl crate::Shared {
-    /// A reader of the next-hop table (to register for its grace periods).
-    pub fn next_hop_reader(&self) -> fib::NextHopReader {
-        self.nh.clone()
-    }
-
-    /// `ip` on `port` answered with `mac` and a fast path sent to it at
-    /// `now_ms` (tests).
-    #[doc(hidden)]
-    pub fn neighbor_seen(&self, port: usize, ip: IpAddr, mac: [u8; 6], now_ms: u64) -> bool {
-        let how = crate::neighbor::Learn {
-            create: false,
-            confirm: true,
-            overrides: true,
-        };
-        let learned = self.learn(port, ip, mac, how, now_ms) == crate::shared::Learned::Updated;
-        if let Some(&id) = self.control().hosts.get(&(port, ip)) {
-            self.neigh(id).touch(now_ms);
-        }
-        learned
-    }
-
-    /// The next-hop table's use (statistics, metrics).
-    pub fn next_hop_use(&self) -> crate::report::NextHopUse {
-        let c = self.control();
-        let dynamic: usize = c.neigh.ports.iter().map(|p| p.dynamic.len()).sum();
-        let mut by_source: std::collections::BTreeMap<String, u64> = RouteSource::ALL
-            .iter()
-            .map(|&s| (s.name().to_string(), u64::from(c.gw.per_source(s))))
-            .collect();
-        by_source.insert("neighbor".into(), dynamic as u64);
-        let held: u64 = by_source.values().sum();
-        by_source.insert("port".into(), (c.nh.len() as u64).saturating_sub(held));
-        let mut limits: std::collections::BTreeMap<String, u64> = RouteSource::ALL
-            .iter()
-            .filter_map(|&s| Some((s.name().to_string(), u64::from(s.limit()?))))
-            .collect();
-        limits.insert(
-            "neighbor".into(),
-            u64::from(c.neigh.limits.max_per_port) * c.neigh.ports.len() as u64,
-        );
-        crate::report::NextHopUse {
-            capacity: c.nh.capacity() as u64,
-            used: c.nh.len() as u64,
-            retired: c.nh.retired() as u64,
-            by_source,
-            limits,
-            ecmp_groups: c.nh.groups() as u64,
-            ecmp_group_capacity: c.nh.group_capacity() as u64,
-        }
     }
 }

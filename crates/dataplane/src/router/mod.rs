@@ -4,22 +4,26 @@
 //! Workers read the FIB (DIR-24-8 / multibit trie), the next-hop table and
 //! the neighbor entries lock-free. All writes (route changes, host entries
 //! for connected destinations, the mapping from a neighbor's address to its
-//! entry, neighbour garbage collection) go through [`Control`], behind a
+//! entry, neighbour garbage collection) go through
+//! `Control` (`control/mod.rs`), behind a
 //! mutex that the fast path never takes: only the slow path (first packet
 //! to a new connected host, ARP/ND learning, the periodic neighbour GC) and
 //! the control plane do. The neighbour model is described in
 //! [`crate::neighbor`].
 
-use crate::gateways::{Gateways, RouteSource};
-use crate::neigh_table::{NeighTable, PortHints};
+mod kernel;
+
+use crate::control::gateways::{Gateways, RouteSource};
+use crate::control::neigh_table::{NeighTable, PortHints};
+use crate::control::Control;
 use crate::neighbor::{unicast_mac, NeighEntry, NeighLimits};
 use crate::shared::{PortCtx, Shared};
 use anyhow::{anyhow, bail, Context, Result};
 use config::Cidr;
 use fib::memory::{Heap, Region, TableMemory};
 use fib::{
-    lpm4, lpm6, Lpm4Config, Lpm4Writer, Lpm6Config, Lpm6Writer, NextHop, NextHopId, NextHopKind,
-    NextHopTable, NextHopWriter, Prefix4, Prefix6, Target,
+    lpm4, lpm6, Lpm4Config, Lpm6Config, NextHop, NextHopId, NextHopKind, NextHopTable, Prefix4,
+    Prefix6, Target,
 };
 use std::collections::HashMap;
 use std::net::IpAddr;
@@ -31,84 +35,9 @@ const NEIGH_REGION: &str = "neigh";
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-/// Next hops (and so neighbor entries) the table can hold.
-pub const MAX_NEXT_HOPS: u32 = 1 << 16;
+pub use crate::control::MAX_NEXT_HOPS;
 const MAX_GROUPS: u32 = 1 << 12;
 const MAX_GROUP_MEMBERS: u32 = 1 << 16;
-
-/// The writer side, behind `Shared::control` (a mutex the fast path never
-/// takes).
-pub struct Control {
-    pub(crate) lpm4: Lpm4Writer,
-    pub(crate) lpm6: Lpm6Writer,
-    pub(crate) nh: NextHopWriter,
-    /// Neighbor entry of each (port, address): gateways, static neighbors
-    /// and host entries of connected destinations.
-    pub(crate) hosts: HashMap<(usize, IpAddr), NextHopId>,
-    /// Dynamic entries per port, their limits, rate limits and GC.
-    pub(crate) neigh: NeighTable,
-    /// Who holds each gateway next hop (routes, groups, static settings).
-    pub(crate) gw: Gateways,
-}
-
-impl Control {
-    /// The route of `ip`'s host prefix, if there is one.
-    pub(crate) fn host_route(&self, ip: IpAddr) -> Option<Target> {
-        match ip {
-            IpAddr::V4(a) => self.lpm4.get(Prefix4::new(a, 32).unwrap()),
-            IpAddr::V6(a) => self.lpm6.get(Prefix6::new(a, 128).unwrap()),
-        }
-    }
-
-    /// A static neighbour's entry: a gateway next hop for `ip` itself,
-    /// held once by the static setting, and a host route. Never over one
-    /// of the router's own addresses.
-    fn add_static(
-        &mut self,
-        neigh: &[NeighEntry],
-        src: RouteSource,
-        port: usize,
-        ip: IpAddr,
-        now_ms: u64,
-    ) -> Result<NextHopId> {
-        if let Some(t) = self.host_route(ip) {
-            if !t.is_group()
-                && self.nh.reader().get(NextHopId(t.index())).kind == NextHopKind::Local
-            {
-                bail!("{ip} is one of the router's own addresses");
-            }
-        }
-        let id = self.gateway(neigh, src, port, ip)?;
-        if !self.hold_static(id) {
-            // Static already: the setting holds it once.
-            self.release_id(neigh, now_ms, id, false);
-        }
-        let t = Target::next_hop(id);
-        let host = match ip {
-            IpAddr::V4(a) => self.lpm4.insert(Prefix4::new(a, 32).unwrap(), t),
-            IpAddr::V6(a) => self.lpm6.insert(Prefix6::new(a, 128).unwrap(), t),
-        };
-        if let Err(e) = host {
-            self.release_static(neigh, now_ms, id);
-            return Err(e.into());
-        }
-        Ok(id)
-    }
-
-    pub(crate) fn insert(&mut self, prefix: Cidr, t: Target) -> Result<()> {
-        match prefix.network() {
-            IpAddr::V4(a) => self.lpm4.insert(
-                Prefix4::new(a, prefix.len).ok_or_else(|| anyhow!("bad prefix {prefix}"))?,
-                t,
-            )?,
-            IpAddr::V6(a) => self.lpm6.insert(
-                Prefix6::new(a, prefix.len).ok_or_else(|| anyhow!("bad prefix {prefix}"))?,
-                t,
-            )?,
-        }
-        Ok(())
-    }
-}
 
 /// The router's control state: the single writer of FIB, next hops and
 /// neighbors.
@@ -371,7 +300,7 @@ impl Router {
     /// Adds or replaces a route (ECMP if several next hops) for `src`.
     /// Workers see either the old or the new target, never a mix; the
     /// gateways the old target held and nothing else holds are released
-    /// (see [`crate::gateways`]).
+    /// (see `control/gateways.rs`).
     pub fn add_route(&self, src: RouteSource, prefix: Cidr, via: &[(IpAddr, usize)]) -> Result<()> {
         if !prefix.is_network() {
             bail!("{prefix} has host bits set");

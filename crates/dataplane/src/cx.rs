@@ -1,0 +1,98 @@
+//! The per-burst context every stage works in: [`Out`] (the worker's
+//! pool, its TX staging and the counters of the frame's input port) and
+//! [`Cx`] (that, the routing state read-only, the round's time and the
+//! ICMP error limiter). The worker builds one per burst (and one for the
+//! hold timers); stages take it and call each other one way: input ->
+//! forward -> hold -> output -> TX staging, with local delivery and ICMP
+//! errors as functions over the context. This module depends on no stage.
+
+use crate::drop::DropReason;
+use crate::shared::Shared;
+use crate::stats::WorkerStats;
+use crate::tokens::TokenBucket;
+use crate::tx::Tx;
+use netio::{Buf, Pool};
+
+/// What a stage does with frames: reads and writes them in the worker's
+/// pool, allocates new ones, stages them for TX, and counts.
+///
+/// Every received frame ends in one bucket of its input port (see
+/// [`crate::accounting`]): drops, `forwarded` and `local` are counted on
+/// [`Out::in_port`], the input port of the frame being processed. The
+/// worker sets it for a burst; `hold::unhold` sets it for each packet taken
+/// out of a hold queue. Code that ends a frame outside those (a new timer,
+/// a table flush) sets it first, or goes through `unhold`.
+pub(crate) struct Out<'a> {
+    pub pool: &'a mut Pool,
+    pub tx: &'a mut Tx,
+    pub stats: &'a WorkerStats,
+    pub in_port: usize,
+}
+
+impl Out<'_> {
+    /// Stages `buf` for `port`.
+    #[inline]
+    pub fn send(&mut self, port: usize, buf: Buf) {
+        self.tx.stage(self.pool, self.stats, port, buf);
+    }
+
+    /// Sends `buf`, a frame the router made itself, out of `port`.
+    #[inline]
+    pub fn send_generated(&mut self, port: usize, buf: Buf) {
+        self.stats.generated.add(1);
+        self.send(port, buf);
+    }
+
+    /// Frees `buf` and counts it dropped for `r` on the input port.
+    #[inline]
+    pub fn drop(&mut self, buf: Buf, r: DropReason) {
+        self.pool.free(buf);
+        self.count_drop(r);
+    }
+
+    /// Counts `r` on the input port (no buffer to free: ICMP errors not
+    /// generated, which are about the current frame).
+    #[inline]
+    pub fn count_drop(&self, r: DropReason) {
+        self.stats.drop_on(self.in_port, r, 1);
+    }
+
+    /// Counts the current frame forwarded.
+    #[inline]
+    pub fn count_forwarded(&self) {
+        self.stats.ports[self.in_port].forwarded.add(1);
+    }
+
+    /// Counts the current frame consumed by the router.
+    #[inline]
+    pub fn count_local(&self) {
+        self.stats.ports[self.in_port].local.add(1);
+    }
+
+    /// Consumes the current frame (counted `local`) and frees it.
+    #[inline]
+    pub fn consume(&mut self, buf: Buf) {
+        self.count_local();
+        self.pool.free(buf);
+    }
+
+    /// Sends a reply built in the received frame's buffer back out of the
+    /// input port: the request is `local`, the reply `generated`.
+    #[inline]
+    pub fn reply(&mut self, buf: Buf) {
+        self.count_local();
+        self.send_generated(self.in_port, buf);
+    }
+}
+
+/// A stage's view of the worker while a frame is processed: the routing
+/// state (read-only), the time of the round, the output side and the ICMP
+/// error limiter. Stages that need more (the next-hop table, the hold
+/// queues) take it as an argument.
+pub(crate) struct Cx<'a> {
+    pub shared: &'a Shared,
+    pub now_ms: u64,
+    pub out: Out<'a>,
+    /// The ICMP error limiter (see [`crate::icmp`]).
+    pub icmp: &'a mut TokenBucket,
+}
