@@ -37,7 +37,8 @@ pub struct BenchArgs {
     #[arg(long, short = 'e', value_name = "FILE")]
     pub experiment: Option<PathBuf>,
     /// Devices under test, run one after the other on fresh testbeds:
-    /// softrouter, linux, bridge, ovs, command, external (comma separated).
+    /// softrouter, linux, bridge, ovs, floor, command, external (comma
+    /// separated).
     #[arg(long, value_delimiter = ',', value_name = "KIND")]
     pub dut: Vec<DutKind>,
     /// Tests: throughput, latency, loss, back-to-back, recovery.
@@ -406,7 +407,7 @@ fn merge_dut_flags(args: &BenchArgs, kind: DutKind, d: &mut Table) {
                 args.gro_flush_timeout_us.map(|v| Value::Integer(v.into())),
             );
         }
-        DutKind::Bridge | DutKind::Ovs => {}
+        DutKind::Bridge | DutKind::Ovs | DutKind::Floor => {}
         DutKind::Command => put("command", args.command.clone().map(Value::String)),
         DutKind::External => put(
             "interfaces",
@@ -681,6 +682,7 @@ mod tests {
                         DutKind::Linux => "linux",
                         DutKind::Bridge => "bridge",
                         DutKind::Ovs => "ovs",
+                        DutKind::Floor => "floor",
                         DutKind::Command => "command",
                         DutKind::External => "external",
                     }),
@@ -989,7 +991,7 @@ mod tests {
                     assert_eq!(*napi_budget, Some(64));
                     assert_eq!(*rps, Some(RpsMode::PerPort));
                 }
-                DutSettings::Bridge {} | DutSettings::Ovs {} => {}
+                DutSettings::Bridge {} | DutSettings::Ovs {} | DutSettings::Floor {} => {}
                 DutSettings::Command { command, .. } => assert_eq!(command, "sleep 9"),
                 DutSettings::External { interfaces, .. } => assert_eq!(interfaces, &["a", "b"]),
             }

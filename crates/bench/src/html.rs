@@ -99,7 +99,7 @@ pub fn esc(s: &str) -> String {
 }
 
 /// One table cell: text (escaped when written) and an optional class
-/// (`lb`: a lower bound, `n`: a number).
+/// (`lb`: a lower bound, `n`: a number, `pj`: a projection).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Cell {
     text: String,
@@ -133,6 +133,14 @@ impl Cell {
         Cell {
             text: t.into(),
             class: "n lb",
+        }
+    }
+
+    /// A projected figure (never a measured one): italic, marked `~`.
+    fn projected(t: impl Into<String>) -> Cell {
+        Cell {
+            text: format!("~{} (projected)", t.into()),
+            class: "n pj",
         }
     }
 }
@@ -189,7 +197,7 @@ th,td{padding:3px 8px;border-bottom:1px solid #e3e3e3;text-align:left;vertical-a
 td.w{white-space:normal;min-width:16em}
 th{background:#f3f3f3;white-space:nowrap}
 td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
-td.lb{color:#9a4a00;font-weight:700}
+td.lb{color:#9a4a00;font-weight:700}td.pj{color:#5a3d8a;font-style:italic}
 dl.meta{display:grid;grid-template-columns:max-content 1fr;gap:2px 14px;font-size:14px}
 dl.meta dt{font-weight:600}dl.meta dd{margin:0;overflow-wrap:anywhere}
 figure{margin:.6em 0 1.2em}figure svg{max-width:100%;height:auto;display:block}

@@ -156,6 +156,56 @@ pub struct ThroughputSummary {
     /// Trials run again because the tester spoiled them.
     #[serde(default)]
     pub measurement_repeats: u32,
+    /// When the first goal's rate is only a lower bound (the tester, or
+    /// the maximum load, ended the search): the DUT's capacity as its CPU
+    /// busy share at that load projects it. Never a measured rate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub projection: Option<Projection>,
+}
+
+/// A DUT's projected capacity (issue 21): the rate it forwarded at the
+/// highest load the search could offer, divided by the busy share of its
+/// CPUs at that load. Why: when the tester, not the DUT, is the limit, the
+/// measured rate says nothing of how much the DUT has left; its idle share
+/// does, assuming its cost per packet stays the same up to saturation
+/// (which batching makes pessimistic, cache and ring pressure optimistic).
+/// Labelled as a projection everywhere it appears.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Projection {
+    /// The first goal's conditional throughput, frames/s per port: the
+    /// measured rate the projection starts from.
+    pub measured_fps: f64,
+    /// Busy share of the DUT's CPUs, % (the soakers' mean over the DUT
+    /// CPUs), in the trial carrying that rate.
+    pub busy_pct: f64,
+    /// `measured_fps / (busy_pct / 100)`, frames/s per port: projected.
+    pub projected_fps: f64,
+}
+
+/// The busy share of the DUT's CPUs in a trial, % (`dut_stats.cpu.soak[]`,
+/// mean of `busy_pct`; `None` without soakers).
+pub fn dut_busy_pct(tr: &TrialRecord) -> Option<f64> {
+    let soak = tr.outcome.dut_stats.as_ref()?["cpu"]["soak"].as_array()?;
+    let busy: Vec<f64> = soak.iter().filter_map(|c| c["busy_pct"].as_f64()).collect();
+    (!busy.is_empty()).then(|| busy.iter().sum::<f64>() / busy.len() as f64)
+}
+
+/// The [`Projection`] of a throughput test whose first goal is a lower
+/// bound, from the trial carrying it; `None` when the DUT ended the
+/// search, or without a busy share above 1 % (a projection from an idle
+/// CPU would be noise).
+pub fn projection(t: &TestResult) -> Option<Projection> {
+    let g = t.throughput_summary()?.first()?;
+    if !g.lower_bound {
+        return None;
+    }
+    let measured_fps = g.fps?;
+    let busy_pct = dut_busy_pct(trial_at_throughput(t)?)?;
+    (busy_pct > 1.0).then(|| Projection {
+        measured_fps,
+        busy_pct,
+        projected_fps: measured_fps / (busy_pct.min(100.0) / 100.0),
+    })
 }
 
 impl ThroughputSummary {
@@ -208,17 +258,28 @@ pub struct TestResult {
 impl TestResult {
     /// From a throughput search.
     pub fn throughput(size: FrameSize, ip: u8, r: ThroughputResult) -> TestResult {
-        TestResult {
+        let mut t = TestResult {
             test: TestKind::Throughput,
             ip,
             result: TestValue::Throughput(ThroughputSummary {
                 max_rate_fps: r.max_rate_fps,
                 goals: r.goals,
                 measurement_repeats: r.measurement_repeats,
+                projection: None,
             }),
             size,
             trials: r.trials,
             elapsed_s: 0.0,
+        };
+        t.project();
+        t
+    }
+
+    /// Set a throughput summary's [`Projection`] from the trials.
+    pub(crate) fn project(&mut self) {
+        let p = projection(self);
+        if let TestValue::Throughput(s) = &mut self.result {
+            s.projection = p;
         }
     }
 
@@ -371,6 +432,47 @@ pub struct ComparedDut {
     /// carrying the first goal's lower bound
     /// ([`dut_cycles_at_throughput`]).
     pub cycles_per_packet: Option<f64>,
+    /// The run's [`Projection`], when its first goal is a lower bound.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub projection: Option<Projection>,
+    /// This run against the floor DUT's run of the same round (`--dut
+    /// floor`), when the results have one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub x_floor: Option<FloorRatios>,
+}
+
+/// A run's figures as multiples of the floor's (`--dut floor`: the XDP
+/// redirect that does nothing else, the wire's own cost), same size, IP
+/// version and round. Each is `None` when either figure is missing.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct FloorRatios {
+    /// First goal's conditional throughput / the floor's.
+    pub fps: Option<f64>,
+    /// Cycles per packet / the floor's.
+    pub cycles_per_packet: Option<f64>,
+    /// Capacity / the floor's, each the projected one when there is a
+    /// projection, else the measured rate: a projection when either is.
+    pub capacity: Option<f64>,
+    /// `capacity` rests on at least one projection.
+    pub projected: bool,
+}
+
+impl FloorRatios {
+    /// `x` against `floor` (both of the same size, IP version and round).
+    pub fn of(x: &ComparedDut, floor: &ComparedDut) -> FloorRatios {
+        let ratio = |a: Option<f64>, b: Option<f64>| match (a, b) {
+            (Some(a), Some(b)) if b > 0.0 => Some(a / b),
+            _ => None,
+        };
+        let fps = |d: &ComparedDut| d.goals.first().and_then(|g| g.fps);
+        let capacity = |d: &ComparedDut| d.projection.map(|p| p.projected_fps).or(fps(d));
+        FloorRatios {
+            fps: ratio(fps(x), fps(floor)),
+            cycles_per_packet: ratio(x.cycles_per_packet, floor.cycles_per_packet),
+            capacity: ratio(capacity(x), capacity(floor)),
+            projected: x.projection.is_some() || floor.projection.is_some(),
+        }
+    }
 }
 
 /// One goal of one run in a [`ComparedDut`].
@@ -521,9 +623,12 @@ fn compare(runs: &[RunResults], baseline: Option<&str>) -> Vec<ComparisonRow> {
                         round: r.meta.round(),
                         goals,
                         cycles_per_packet: t.as_ref().and_then(dut_cycles_at_throughput),
+                        projection: s.and_then(|s| s.projection),
+                        x_floor: None,
                     }
                 })
                 .collect();
+            let duts = against_floor(runs, duts);
             ComparisonRow {
                 size,
                 ip,
@@ -533,6 +638,26 @@ fn compare(runs: &[RunResults], baseline: Option<&str>) -> Vec<ComparisonRow> {
         })
         .collect()
 }
+
+/// Each run's [`FloorRatios`] against the floor run (`kind` `floor`) of
+/// its round, when there is one.
+fn against_floor(runs: &[RunResults], mut duts: Vec<ComparedDut>) -> Vec<ComparedDut> {
+    let floors: Vec<(u32, ComparedDut)> = runs
+        .iter()
+        .zip(&duts)
+        .filter(|(r, _)| r.meta.dut.kind == FLOOR_KIND)
+        .map(|(r, d)| (r.meta.round(), d.clone()))
+        .collect();
+    for d in &mut duts {
+        if let Some((_, f)) = floors.iter().find(|(round, _)| *round == d.round) {
+            d.x_floor = Some(FloorRatios::of(d, f));
+        }
+    }
+    duts
+}
+
+/// The kind of the floor DUT (`--dut floor`).
+pub const FLOOR_KIND: &str = "floor";
 
 /// The trial that carries the first goal's lower bound (else the
 /// highest-rate loss-free trial): where the DUT's figures at its
@@ -574,8 +699,16 @@ pub fn dut_cycles_at_throughput(t: &TestResult) -> Option<f64> {
 fn csv_rows(r: &RunResults, out: &mut String) {
     let opt = |v: Option<f64>| v.map(fmt_f).unwrap_or_default();
     for t in &r.tests {
+        // The projection's trial carries it (see `projection`).
+        let projected = t
+            .throughput_summary()
+            .and_then(|s| s.projection)
+            .zip(trial_at_throughput(t));
         for tr in &t.trials {
             let o = &tr.outcome;
+            let projected_fps = projected
+                .filter(|(_, at)| std::ptr::eq(*at, tr))
+                .map(|(p, _)| p.projected_fps);
             let l = &o.latency;
             // Latency cells stay empty for a trial without a sample.
             let lat = |v: f64| opt((l.count > 0).then_some(v));
@@ -628,6 +761,8 @@ fn csv_rows(r: &RunResults, out: &mut String) {
                 tr.discarded.to_string(),
                 opt(noise.and_then(|n| n.steal_pct.iter().copied().reduce(f64::max))),
                 opt(noise.and_then(|n| n.longest_rx_gap_us)),
+                opt(dut_busy_pct(tr)),
+                opt(projected_fps),
                 tr.passed.to_string(),
                 tr.bound_for.join(" "),
             ];
@@ -641,8 +776,10 @@ fn csv_rows(r: &RunResults, out: &mut String) {
 /// Columns of the CSV file. Empty cells: not applicable or not measured
 /// (e.g. `ipdv_mean_abs_ns` with a tester that does not compute IPDV, the
 /// latency of a trial in which no frame arrived). `round`: the run's
-/// round of `--repeat N` (1 without it).
-pub const CSV_HEADER: [&str; 37] = [
+/// round of `--repeat N` (1 without it). `dut_busy_pct`: the DUT CPUs'
+/// busy share in the trial (soakers); `projected_fps`: a projection, not a
+/// measurement ([`Projection`]), on the trial it was projected from.
+pub const CSV_HEADER: [&str; 39] = [
     "dut",
     "round",
     "test",
@@ -678,6 +815,8 @@ pub const CSV_HEADER: [&str; 37] = [
     "discarded",
     "steal_max_pct",
     "longest_rx_gap_us",
+    "dut_busy_pct",
+    "projected_fps",
     "passed",
     "bound",
 ];
@@ -1007,5 +1146,121 @@ mod tests {
         assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
         assert_eq!(rfc3339(951_782_400), "2000-02-29T00:00:00Z");
         assert_eq!(rfc3339(1_700_000_000), "2023-11-14T22:13:20Z");
+    }
+
+    /// Give every trial of `r`'s throughput tests the DUT CPU figures of
+    /// a probe with soakers, and project again.
+    fn with_busy(mut r: RunResults, busy_pct: f64, cycles: f64) -> RunResults {
+        for t in r
+            .tests
+            .iter_mut()
+            .filter(|t| t.test == TestKind::Throughput)
+        {
+            for tr in &mut t.trials {
+                tr.outcome.dut_stats = Some(serde_json::json!({"cpu": {
+                    "soak": [{"cpu": 1, "busy_pct": busy_pct}],
+                    "soak_cycles_per_packet": cycles,
+                }}));
+            }
+            t.project();
+        }
+        r
+    }
+
+    /// A run of throughput tests (64 B and IMIX) against a loss-free
+    /// simulated DUT of `cap` frames/s, the maximum load 100 kfps.
+    fn throughput_run(cap: f64, kind: &str) -> RunResults {
+        let mut dut = SimDut::new(SimConfig {
+            capacity_fps: cap,
+            buffer: 8,
+            ..SimConfig::default()
+        });
+        let tests = [FrameSize::Fixed(64), "imix".parse().unwrap()]
+            .into_iter()
+            .map(|size| {
+                let cfg = ThroughputConfig {
+                    size: size.clone(),
+                    max_rate_fps: 100_000.0,
+                    goals: test_goals(),
+                    rate_tolerance_pct: 1.0,
+                };
+                TestResult::throughput(size, 4, throughput(&mut dut, &cfg).unwrap())
+            })
+            .collect();
+        let mut meta = RunMeta::now();
+        meta.dut.kind = kind.into();
+        RunResults {
+            meta,
+            settings: Settings::default().resolved(),
+            tests,
+        }
+    }
+
+    #[test]
+    fn tester_limited_runs_are_projected_and_set_beside_the_floor() {
+        // Both DUTs forward more than the tester's maximum (100 kfps): the
+        // first goal's rate is a lower bound for each.
+        let x = with_busy(throughput_run(400_000.0, "softrouter"), 25.0, 600.0);
+        let floor = with_busy(throughput_run(400_000.0, "floor"), 50.0, 400.0);
+        // The DUT ended the search: no projection.
+        let limited = with_busy(throughput_run(50_000.0, "linux"), 90.0, 900.0);
+        let b = BenchResults::new(vec![x, floor, limited]);
+        let s = b.runs[0].tests[0].throughput_summary().unwrap();
+        assert!(s.first().unwrap().lower_bound, "{s:?}");
+        let p = s.projection.expect("a projection");
+        assert_eq!(p.busy_pct, 25.0);
+        assert!(
+            (p.projected_fps - 4.0 * p.measured_fps).abs() < 1e-6,
+            "{p:?}"
+        );
+        assert!(b.runs[2].tests[0]
+            .throughput_summary()
+            .unwrap()
+            .projection
+            .is_none());
+
+        let row = &b.comparison[0];
+        let (x, f, l) = (&row.duts[0], &row.duts[1], &row.duts[2]);
+        assert!(x.projection.is_some() && l.projection.is_none());
+        let r = x.x_floor.expect("against the floor");
+        assert!((r.cycles_per_packet.unwrap() - 1.5).abs() < 1e-9, "{r:?}");
+        // Projected capacities: 4x and 2x the same measured rate.
+        assert!((r.capacity.unwrap() - 2.0).abs() < 0.05, "{r:?}");
+        assert!(r.projected, "{r:?}");
+        assert_eq!(f.x_floor.unwrap().cycles_per_packet, Some(1.0));
+        assert!(l.x_floor.unwrap().fps.unwrap() < 1.0, "{:?}", l.x_floor);
+
+        // Marked as projections wherever they appear.
+        let json = serde_json::to_value(&b).unwrap();
+        assert!(json["comparison"][0]["duts"][0]["projection"]["projected_fps"].is_f64());
+        assert_eq!(
+            json["comparison"][0]["duts"][0]["x_floor"]["projected"],
+            true
+        );
+        let table = crate::report::comparison_table(&b);
+        assert!(
+            table.contains("PROJECTED") && table.contains("capacity x floor"),
+            "{table}"
+        );
+        assert!(table.contains("~x2.0"), "{table}");
+        let runs = crate::report::render_tables(&b.runs[0]);
+        assert!(runs.contains("PROJECTED capacity"), "{runs}");
+        let csv = b.to_csv();
+        let head: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+        let col = head.iter().position(|h| *h == "projected_fps").unwrap();
+        let projected: Vec<&str> = csv
+            .lines()
+            .skip(1)
+            .filter_map(|l| l.split(',').nth(col).filter(|c| !c.is_empty()))
+            .collect();
+        // One trial per projected test (softrouter's and the floor's, two
+        // sizes each).
+        assert_eq!(projected.len(), 4, "{csv}");
+        let e = crate::html::Experiment {
+            name: "floor".into(),
+            results: b.clone(),
+        };
+        let html = crate::html::page("report", &[e], &[]);
+        assert!(html.contains("(projected)") && html.contains("capacity x floor"));
     }
 }

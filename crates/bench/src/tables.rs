@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 
 use crate::analyzer::LatencySummary;
 use crate::repeat::RepeatedGoal;
-use crate::results::{BenchResults, RunResults, TestResult, TestValue};
+use crate::results::{BenchResults, Projection, RunResults, TestResult, TestValue};
 use crate::settings::TestKind;
 use crate::throughput::GoalResult;
 
@@ -111,6 +111,29 @@ fn goal_note(g: &GoalResult) -> String {
     }
 }
 
+/// What a projection says, marked as one.
+fn projection_note(p: &Projection) -> String {
+    format!(
+        "PROJECTED capacity {} Mpps (DUT CPUs {:.0} % busy at this rate; not measured)",
+        mpps(p.projected_fps),
+        p.busy_pct
+    )
+}
+
+/// A projected rate cell: `~` marks it as a projection.
+fn projected_cell(p: Option<Projection>) -> String {
+    p.map_or("-".into(), |p| {
+        format!("~{} ({:.0} % busy)", mpps(p.projected_fps), p.busy_pct)
+    })
+}
+
+/// A ratio to the floor: `x1.23`, `~` when it rests on a projection.
+fn floor_cell(v: Option<f64>, projected: bool) -> String {
+    v.map_or("-".into(), |v| {
+        format!("{}x{v:.2}", if projected { "~" } else { "" })
+    })
+}
+
 /// A row per size and goal: the conditional throughput, the relevant
 /// bounds and how many loads and trials decided them.
 fn throughput_table(title: String, tests: &[&TestResult]) -> Table {
@@ -135,6 +158,14 @@ fn throughput_table(title: String, tests: &[&TestResult]) -> Table {
         let trials = t.trials.iter().filter(|t| !t.discarded).count();
         for g in &s.goals {
             let mut note = goal_note(g);
+            if let Some(p) = s.projection.filter(|_| std::ptr::eq(g, &s.goals[0])) {
+                let r = projection_note(&p);
+                note = if note.is_empty() {
+                    r
+                } else {
+                    format!("{note}; {r}")
+                };
+            }
             if s.measurement_repeats > 0 && std::ptr::eq(g, &s.goals[0]) {
                 let r = format!("{} trials re-run (tester fault)", s.measurement_repeats);
                 note = if note.is_empty() {
@@ -398,6 +429,22 @@ pub fn comparison_table(r: &BenchResults) -> String {
         headers.push(format!("{}/{base}", g.to_uppercase()));
     }
     headers.push("cyc/pkt".into());
+    let projections = r
+        .comparison
+        .iter()
+        .flat_map(|c| &c.duts)
+        .any(|d| d.projection.is_some());
+    let floor = r
+        .comparison
+        .iter()
+        .flat_map(|c| &c.duts)
+        .any(|d| d.x_floor.is_some());
+    if projections {
+        headers.push("projected Mpps".into());
+    }
+    if floor {
+        headers.extend(["rate x floor", "cyc x floor", "capacity x floor"].map(String::from));
+    }
     let mut tb = Table {
         title: format!("throughput, Mpps (conditional throughput), each run against {base}"),
         headers,
@@ -424,6 +471,15 @@ pub fn comparison_table(r: &BenchResults) -> String {
                 x.cycles_per_packet
                     .map_or("-".into(), |c| format!("{c:.0}")),
             );
+            if projections {
+                cells.push(projected_cell(x.projection));
+            }
+            if floor {
+                let f = x.x_floor.unwrap_or_default();
+                cells.push(floor_cell(f.fps, false));
+                cells.push(floor_cell(f.cycles_per_packet, false));
+                cells.push(floor_cell(f.capacity, f.projected));
+            }
             tb.rows.push(cells);
         }
     }
@@ -432,6 +488,18 @@ pub fn comparison_table(r: &BenchResults) -> String {
         "(+ = lower bound: tester-limited or the maximum rate passed; cyc/pkt = busy cycles \
          of the DUT's CPUs per forwarded packet in a trial at the first goal's lower bound)\n",
     );
+    if projections {
+        s.push_str(
+            "(~ = PROJECTED, not measured: the rate at the highest load the tester offered / \
+             the DUT CPUs' busy share there)\n",
+        );
+    }
+    if floor {
+        s.push_str(
+            "(x floor = against the floor DUT of the same round: an XDP redirect with the MAC \
+             rewrite and nothing else; capacity = projected when there is a projection)\n",
+        );
+    }
     s
 }
 

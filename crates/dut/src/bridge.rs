@@ -142,9 +142,9 @@ impl Dut for BridgeDut {
     }
 }
 
-/// The probe of the L2 DUTs (bridge, ovs), which have no forwarding
-/// counter of their own: CPU figures, and what the DUT ports transmitted
-/// as "forwarded".
+/// The probe of the DUTs without a forwarding counter of their own (bridge,
+/// ovs, floor): CPU figures, and what the DUT ports transmitted as
+/// "forwarded".
 pub(crate) struct PortCountersProbe {
     pub(crate) kind: &'static str,
     pub(crate) meter: CpuMeter,

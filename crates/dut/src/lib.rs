@@ -12,6 +12,7 @@
 //! | `linux` | [`linux`] | kernel addresses + routes | `ip_forward`, permanent neighbors, `rp_filter` off, NAPI budget, RPS masks |
 //! | `command` | [`command`] | kernel addresses (optional) | `sh -c <command>` in the DUT namespace with the plan in `$SR_*` |
 //! | `external` | [`external`] | none: the user's interfaces | nothing; the user asserts isolation |
+//! | `floor` | [`floor`] | bare DUT veths | an XDP redirect with the MAC rewrite and nothing else: the wire's own cost |
 //!
 //! The testbed and the outside view of a DUT (MACs, counters, pings) are in
 //! [`bed`]; the per-trial CPU figures every probe reports are in [`probe`],
@@ -36,6 +37,7 @@ pub mod bed;
 pub mod bridge;
 pub mod command;
 pub mod external;
+pub mod floor;
 pub mod linux;
 pub mod ovs;
 pub mod probe;
@@ -138,6 +140,7 @@ pub fn start(settings: &DutSettings, pattern: Pattern, opts: &DutOptions) -> Res
         DutSettings::Linux { .. } => Box::new(linux::LinuxDut::start(settings, pattern, opts)?),
         DutSettings::Bridge {} => Box::new(bridge::BridgeDut::start(pattern, opts)?),
         DutSettings::Ovs {} => Box::new(ovs::OvsDut::start(pattern, opts)?),
+        DutSettings::Floor {} => Box::new(floor::FloorDut::start(pattern, opts)?),
         DutSettings::Command { .. } => {
             Box::new(command::CommandDut::start(settings, pattern, opts)?)
         }

@@ -542,6 +542,41 @@ fn bridge_switches_the_testers_frames() {
     );
 }
 
+/// The floor DUT (an XDP redirect with the MAC rewrite and nothing else)
+/// beside the Linux bridge: the floor crosses a low rate without loss,
+/// counted on its ports, and a throughput run of both sets the bridge
+/// beside it ("x the floor") in the JSON and the printed comparison.
+#[test]
+fn floor_redirects_the_testers_frames_and_is_the_comparisons_yardstick() {
+    if !testbed::require_root("bench floor") {
+        return;
+    }
+    let _s = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let (run, low) = low_rate_loss_series(dir.path(), "floor", "20000", &[]);
+    assert_eq!(
+        run["meta"]["dut"]["config"]["kind"], "floor",
+        "{}",
+        run["meta"]
+    );
+    let o = &low["outcome"];
+    assert!(
+        o["dut_stats"]["forwarded"].as_u64().unwrap() >= o["sent"].as_u64().unwrap(),
+        "the floor's ports sent what crossed: {low}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let (r, stdout) = bench(
+        dir.path(),
+        "bridge,floor",
+        &["--test", "throughput", "--max-rate-fps", "20000"],
+    );
+    let duts = r["comparison"][0]["duts"].as_array().unwrap();
+    let x = &duts[0]["x_floor"];
+    assert!(x["fps"].as_f64().unwrap() > 0.0, "{x}");
+    assert_eq!(duts[1]["x_floor"]["fps"], 1.0, "the floor against itself");
+    assert!(stdout.contains("rate x floor"), "{stdout}");
+}
+
 /// Open vSwitch (user-space datapath) as a DUT: its daemons run in the
 /// DUT namespace from a private folder, switch the tester's frames by
 /// their flows, and are gone afterwards.

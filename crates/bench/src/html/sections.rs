@@ -170,7 +170,9 @@ pub(super) fn throughput(out: &mut String, runs: &[RunResults]) {
             let Some(s) = t.throughput_summary() else {
                 continue;
             };
-            for g in &s.goals {
+            for (i, g) in s.goals.iter().enumerate() {
+                // The projection belongs to the first goal's bound.
+                let p = s.projection.filter(|_| i == 0);
                 rows.push(vec![
                     Cell::text(run_label(r, runs)),
                     Cell::text(t.label()),
@@ -180,6 +182,8 @@ pub(super) fn throughput(out: &mut String, runs: &[RunResults]) {
                     Cell::num(opt(g.upper_fps, mpps)),
                     Cell::num(mpps(s.max_rate_fps)),
                     Cell::num(opt(g.pct_of_max, |p| format!("{p:.1}"))),
+                    Cell::num(opt(p.map(|p| p.busy_pct), |b| format!("{b:.0}"))),
+                    p.map_or(Cell::num("-"), |p| Cell::projected(mpps(p.projected_fps))),
                 ]);
             }
         }
@@ -199,7 +203,9 @@ pub(super) fn throughput(out: &mut String, runs: &[RunResults]) {
     table(
         out,
         "throughput, Mpps per port: conditional throughput at the relevant lower bound, \
-         and the relevant bounds",
+         and the relevant bounds; when the first goal's rate is a lower bound, the DUT CPUs' \
+         busy share at it and the capacity it PROJECTS to (rate / busy share: a projection, \
+         not a measurement)",
         &[
             "DUT",
             "size",
@@ -209,6 +215,8 @@ pub(super) fn throughput(out: &mut String, runs: &[RunResults]) {
             "upper bound",
             "tester max Mpps",
             "% of max",
+            "DUT busy % (lower bound)",
+            "projected capacity",
         ],
         &rows,
     );
@@ -703,6 +711,11 @@ pub(super) fn comparison(out: &mut String, r: &BenchResults) {
         .find(|d| !d.goals.is_empty())
         .map(|d| d.goals.iter().map(|g| g.goal.clone()).collect())
         .unwrap_or_default();
+    let floor = r
+        .comparison
+        .iter()
+        .flat_map(|c| &c.duts)
+        .any(|d| d.x_floor.is_some());
     let mut rows: Vec<Vec<Cell>> = Vec::new();
     for c in &r.comparison {
         let base_goal = |name: &str| {
@@ -744,6 +757,24 @@ pub(super) fn comparison(out: &mut String, r: &BenchResults) {
                 });
             }
             cells.push(Cell::num(opt(d.cycles_per_packet, |v| format!("{v:.0}"))));
+            cells.push(d.projection.map_or(Cell::num("-"), |p| {
+                Cell::projected(format!(
+                    "{} ({:.0} % busy)",
+                    mpps(p.projected_fps),
+                    p.busy_pct
+                ))
+            }));
+            if floor {
+                let f = d.x_floor.unwrap_or_default();
+                let x = |v: Option<f64>| opt(v, |v| format!("x{v:.2}"));
+                cells.push(Cell::num(x(f.fps)));
+                cells.push(Cell::num(x(f.cycles_per_packet)));
+                cells.push(if f.projected && f.capacity.is_some() {
+                    Cell::projected(x(f.capacity))
+                } else {
+                    Cell::num(x(f.capacity))
+                });
+            }
             rows.push(cells);
         }
     }
@@ -756,12 +787,19 @@ pub(super) fn comparison(out: &mut String, r: &BenchResults) {
             .map(|g| format!("{} / {base}", g.to_uppercase())),
     );
     headers.push("cyc/pkt".into());
+    headers.push("projected capacity".into());
+    if floor {
+        headers.extend(["rate x floor", "cyc/pkt x floor", "capacity x floor"].map(String::from));
+    }
     let headers: Vec<&str> = headers.iter().map(String::as_str).collect();
     table(
         out,
         &format!(
             "throughput side by side, Mpps per port (conditional throughput); ratio: each run / \
-             {base} (\"bound\": a lower bound is involved, the ratio is not exact)"
+             {base} (\"bound\": a lower bound is involved, the ratio is not exact); projected \
+             capacity: a tester-limited run's rate / its DUT CPUs' busy share (a projection, \
+             not a measurement); x floor: against the floor DUT (an XDP redirect with the MAC \
+             rewrite and nothing else) of the same round"
         ),
         &headers,
         &rows,

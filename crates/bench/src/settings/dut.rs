@@ -19,6 +19,9 @@ named_enum! {
         Bridge = "bridge",
         /// Open vSwitch (user-space datapath) in the DUT namespace.
         Ovs = "ovs",
+        /// The testbed's floor: an XDP program that only redirects each
+        /// frame to its egress port with the MACs rewritten.
+        Floor = "floor",
         /// Any command, started in the DUT namespace.
         Command = "command",
         /// An external device on named interfaces.
@@ -285,6 +288,11 @@ pub enum DutSettings {
     /// Open vSwitch in the DUT namespace, its user-space (`netdev`)
     /// datapath (no OVS kernel module here), one flow per tester port.
     Ovs {},
+    /// The floor: an XDP program on the DUT's ports that redirects each
+    /// frame to its egress port with the MACs rewritten and nothing else,
+    /// what the wire and the hook cost any XDP forwarder (the reference
+    /// the comparison sets the other DUTs beside).
+    Floor {},
     /// Any command, started in the DUT namespace with its two interface
     /// names in `$SR_IF_IN`/`$SR_IF_OUT`.
     Command {
@@ -338,6 +346,7 @@ impl DutSettings {
             DutSettings::Linux { .. } => DutKind::Linux,
             DutSettings::Bridge {} => DutKind::Bridge,
             DutSettings::Ovs {} => DutKind::Ovs,
+            DutSettings::Floor {} => DutKind::Floor,
             DutSettings::Command { .. } => DutKind::Command,
             DutSettings::External { .. } => DutKind::External,
         }

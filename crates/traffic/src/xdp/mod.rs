@@ -197,12 +197,71 @@ fn place_tester_ends(ns: Option<&str>, ifaces: &[String]) -> Result<Vec<String>>
             testbed::napi::NapiPolicy::Fifo(TESTER_NAPI_PRIO),
         )
         .with_context(|| format!("threaded NAPI for tester end {i}"))?;
+        let defer = defer_wakeups(ns, i)?;
         out.push(format!(
-            "{i}: {} NAPI thread(s) on CPU {cpu}, SCHED_FIFO {TESTER_NAPI_PRIO}",
+            "{i}: {} NAPI thread(s) on CPU {cpu}, SCHED_FIFO {TESTER_NAPI_PRIO}{defer}",
             pids.len()
         ));
     }
     Ok(out)
+}
+
+/// `gro_flush_timeout` (ns) and `napi_defer_hard_irqs` of the tester
+/// ends: `SOFTROUTER_TESTER_DEFER=<timeout µs>[,<polls>]` (unset or 0: the
+/// kernel's defaults, a wake-up per flush).
+///
+/// Why: a frame the DUT redirects into a tester end from the DUT's CPU
+/// wakes that end's NAPI thread on the tester's CPU, a cross-CPU wake-up
+/// per flush of the DUT's batch. With deferral the NAPI, once it found
+/// work, keeps its wake-ups masked and is polled again by a timer on the
+/// tester's own CPU, `polls` times before it waits for a wake-up again.
+fn defer_wakeups(ns: &str, ifname: &str) -> Result<String> {
+    let Ok(v) = std::env::var("SOFTROUTER_TESTER_DEFER") else {
+        return Ok(String::new());
+    };
+    let mut it = v.split(',');
+    let us: u64 = it
+        .next()
+        .unwrap_or("0")
+        .trim()
+        .parse()
+        .context("SOFTROUTER_TESTER_DEFER")?;
+    let polls: u64 = it
+        .next()
+        .unwrap_or("100")
+        .trim()
+        .parse()
+        .context("SOFTROUTER_TESTER_DEFER")?;
+    if us == 0 {
+        return Ok(String::new());
+    }
+    for (file, v) in [
+        ("gro_flush_timeout", us * 1000),
+        ("napi_defer_hard_irqs", polls),
+    ] {
+        let path = format!("/sys/class/net/{ifname}/{file}");
+        let out = std::process::Command::new("ip")
+            .args([
+                "netns",
+                "exec",
+                ns,
+                "sh",
+                "-c",
+                &format!("echo {v} > {path}"),
+            ])
+            .stdin(std::process::Stdio::null())
+            .output()
+            .context("running ip netns exec")?;
+        if !out.status.success() {
+            bail!(
+                "writing {v} to {path} in {ns}: {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            );
+        }
+    }
+    Ok(format!(
+        ", wake-ups deferred ({us} us timer, {polls} polls)"
+    ))
 }
 
 /// Everything the worker owns.

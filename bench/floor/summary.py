@@ -1,0 +1,134 @@
+#!/usr/bin/env python3
+"""Summary of one bench/floor/floor.sh run (its results folder): the raw XDP
+generator + drop counter against the bench's calibrated maximum, and what the
+bench offered and got back through each DUT at its top load. Writes
+summary.json next to the raw files and prints a table."""
+import glob
+import json
+import os
+import re
+import statistics
+import sys
+
+
+def raw_rates(path):
+    """raw.py drop's per-second counts, frames/s, without the first and
+    last second (the generator starts and stops inside them)."""
+    rates = [float(l.split()[1]) for l in open(path, errors="replace") if l.startswith("rx_per_s")]
+    return [r for r in rates[1:-1] if r > 0]
+
+
+def bound_cycles(t, g):
+    """The DUT's cycles per packet in the trial carrying the first goal's
+    lower bound (as the comparison takes them)."""
+    name = (g.get("goal") or {}).get("name")
+    for x in t["trials"]:
+        if not x.get("discarded") and name in x.get("bound_for", []):
+            cpu = ((x["outcome"].get("dut_stats") or {}).get("cpu") or {})
+            return cpu.get("soak_cycles_per_packet") or cpu.get("dut_cycles_per_packet")
+    return None
+
+
+def perf_counts(path):
+    """perf stat's counts by event (tester CPU), if the file is there."""
+    out = {}
+    if os.path.exists(path):
+        for line in open(path):
+            f = line.split()
+            if len(f) >= 2 and f[0].replace(",", "").isdigit():
+                out[f[1]] = int(f[0].replace(",", ""))
+    return out
+
+
+def bench_runs(path):
+    doc = json.load(open(path))
+    mode = "defer" if "/bench-defer-" in path else "default"
+    perf = perf_counts(path.replace("/bench-", "/perf-").replace(".json", ".txt"))
+    comp = {}
+    for row in doc.get("comparison", []):
+        for d in row["duts"]:
+            comp[(d["dut"], d.get("round", 1))] = d
+    out = []
+    for run in doc["runs"]:
+        meta = run["meta"]
+        gen_alone = None
+        for n in meta.get("notes", []):
+            m = re.search(r"generator alone ([\d.]+) Mfps", n)
+            if m:
+                gen_alone = float(m.group(1)) * 1e6
+        t = next(t for t in run["tests"] if t["test"] == "throughput")
+        res = t["result"]
+        g = res["goals"][0]
+        trials = [x for x in t["trials"] if not x.get("discarded")]
+        top = max(trials, key=lambda x: x["spec"]["rate_fps"])
+        o = top["outcome"]
+        secs = top["spec"]["duration"]
+        name = meta["dut"].get("name") or meta["dut"]["kind"]
+        c = comp.get((name, meta.get("round", 1)), {})
+        out.append({
+            "dut": name,
+            "wakeups": mode,
+            "tester_cpu_events": perf,
+            "calibrated_max_fps": res["max_rate_fps"],
+            "generator_alone_fps": gen_alone,
+            "fps": g.get("fps"),
+            "lower_bound": g.get("lower_bound"),
+            "tester_limited": g.get("tester_limited"),
+            "top_offered_fps": top["spec"]["rate_fps"],
+            "top_achieved_tx_fps": o.get("achieved_tx_rate_fps"),
+            "top_received_fps": o["received"] / secs if secs else None,
+            "top_tester_limit_reason": o.get("tester_limit_reason"),
+            "cycles_per_packet": c.get("cycles_per_packet") or bound_cycles(t, g),
+            "projection": res.get("projection"),
+            "x_floor": c.get("x_floor"),
+        })
+    return out
+
+
+def main():
+    d = sys.argv[1]
+    raws = sorted(glob.glob(os.path.join(d, "raw-*.txt")))
+    raw = [statistics.median(r) for r in map(raw_rates, raws) if r]
+    runs = [r for p in sorted(glob.glob(os.path.join(d, "bench-*.json"))) for r in bench_runs(p)]
+    raw_med = statistics.median(raw) if raw else None
+    floor = [r for r in runs if r["dut"] == "floor" and r["wakeups"] == "default"]
+    cal = statistics.median([r["calibrated_max_fps"] for r in runs]) if runs else None
+    summary = {
+        "raw_xdp_median_fps_per_round": raw,
+        "raw_xdp_median_fps": raw_med,
+        "bench_calibrated_max_fps": cal,
+        "calibrated_over_raw": cal / raw_med if cal and raw_med else None,
+        "floor_received_over_calibrated": statistics.median(
+            [r["top_received_fps"] / r["calibrated_max_fps"] for r in floor]) if floor else None,
+        "runs": runs,
+    }
+    json.dump(summary, open(os.path.join(d, "summary.json"), "w"), indent=2)
+    m = lambda v: "-" if v is None else f"{v / 1e6:.3f}"
+    print(f"results: {d}")
+    print(f"raw XDP generator + drop counter, one CPU: {m(raw_med)} Mfps (median of rounds {[m(x) for x in raw]})")
+    print(f"bench calibrated maximum (loopback): {m(cal)} Mfps = "
+          f"{summary['calibrated_over_raw'] or 0:.2f}x raw (target >= 0.8)")
+    if summary["floor_received_over_calibrated"] is not None:
+        print(f"through the floor at the top load: received {summary['floor_received_over_calibrated']:.2f}x "
+              f"the calibrated maximum (target >= 0.9)")
+    print(f"{'DUT (wake-ups)':<24}{'rate Mpps':>11}{'top offered':>13}{'top sent':>10}{'top recv':>10}{'cyc/pkt':>9}"
+          f"{'projected':>11}{'rate xF':>9}{'cyc xF':>8}{'cap xF':>8}")
+    for r in runs:
+        x = r["x_floor"] or {}
+        f = lambda v: "-" if v is None else f"{v:.2f}"
+        p = r["projection"]
+        print(f"{r['dut'] + ' (' + r['wakeups'] + ')':<24}{m(r['fps']) + ('+' if r['lower_bound'] else ''):>11}{m(r['top_offered_fps']):>13}"
+              f"{m(r['top_achieved_tx_fps']):>10}{m(r['top_received_fps']):>10}"
+              f"{'-' if r['cycles_per_packet'] is None else round(r['cycles_per_packet']):>9}"
+              f"{('~' + m(p['projected_fps'])) if p else '-':>11}{f(x.get('fps')):>9}"
+              f"{f(x.get('cycles_per_packet')):>8}{f(x.get('capacity')):>8}")
+    for r in runs:
+        e = r["tester_cpu_events"]
+        if e:
+            print(f"tester CPU during {r['dut']} ({r['wakeups']}): "
+                  + ", ".join(f"{k.split(':')[-1]} {v}" for k, v in e.items()))
+    print("(+ = lower bound; ~ = PROJECTED from the DUT CPUs' busy share, not measured; xF = x the floor)")
+
+
+if __name__ == "__main__":
+    main()
