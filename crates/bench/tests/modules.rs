@@ -28,13 +28,6 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-/// Crates (by folder under `crates/`) whose modules still form a cycle,
-/// each with the work that removes it.
-const KNOWN_CYCLES: &[(&str, &str)] = &[
-    // issue 20 item 2, helper perpkt
-    ("dataplane", "issue 20 item 2"),
-];
-
 fn src(krate: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("..")
@@ -227,17 +220,11 @@ fn no_module_cycle_in_any_crate() {
     assert!(members.len() > 10, "{members:?}");
     let mut cycles = Vec::new();
     for krate in &members {
-        if KNOWN_CYCLES.iter().any(|(k, _)| k == krate) {
-            continue;
-        }
         if let Some(c) = find_cycle(&graph(krate)) {
             cycles.push(format!("module cycle in {krate}: {}", c.join(" -> ")));
         }
     }
     assert!(cycles.is_empty(), "{}", cycles.join("\n"));
-    for (krate, _) in KNOWN_CYCLES {
-        assert!(members.contains(&krate.to_string()), "{krate}");
-    }
 }
 
 /// The graphs see the paths each crate uses between its modules: one
