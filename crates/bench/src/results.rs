@@ -1237,13 +1237,13 @@ mod tests {
             json["comparison"][0]["duts"][0]["x_floor"]["projected"],
             true
         );
-        let table = crate::report::comparison_table(&b);
+        let table = crate::tables::comparison_table(&b);
         assert!(
             table.contains("PROJECTED") && table.contains("capacity x floor"),
             "{table}"
         );
         assert!(table.contains("~x2.0"), "{table}");
-        let runs = crate::report::render_tables(&b.runs[0]);
+        let runs = crate::tables::render_tables(&b.runs[0]);
         assert!(runs.contains("PROJECTED capacity"), "{runs}");
         let csv = b.to_csv();
         let head: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
