@@ -18,7 +18,6 @@
 //! answer times, the comparison of the runs, and the
 //! published figures of papers beside the measured ones ([`papers`]).
 
-mod charts;
 mod papers;
 mod sections;
 
@@ -166,34 +165,52 @@ fn table(out: &mut String, caption: &str, headers: &[&str], rows: &[Vec<Cell>]) 
     out.push_str("</tbody></table></div>\n");
 }
 
-/// An SVG chart inline: the namespace attribute (a URL) is not needed in
-/// HTML and is dropped, so the page names no address at all.
-fn figure(out: &mut String, svg: &str, caption: &str) {
-    let svg = svg.replacen(" xmlns=\"http://www.w3.org/2000/svg\"", "", 1);
-    let _ = writeln!(
-        out,
-        "<figure>\n{svg}<figcaption>{}</figcaption>\n</figure>",
-        esc(caption)
-    );
+/// A chart inline, its legend an HTML list below it that wraps (so every
+/// entry shows, however long the names), each entry's colour in
+/// `data-colour` for the layout test. The SVG's namespace attribute (a
+/// URL) is not needed in HTML and is dropped, so the page names no
+/// address at all.
+fn figure(out: &mut String, chart: &crate::chart::Chart, caption: &str) {
+    let svg = chart
+        .svg
+        .replacen(" xmlns=\"http://www.w3.org/2000/svg\"", "", 1);
+    let _ = write!(out, "<figure data-chart=\"{}\">\n{svg}", chart.kind);
+    if !chart.legend.is_empty() {
+        out.push_str("<ul class=\"legend\">");
+        for e in &chart.legend {
+            let c = crate::chart::hex(e.colour);
+            let _ = write!(
+                out,
+                "<li data-colour=\"{c}\"><span style=\"color:{c}\">{}</span> {}</li>",
+                e.glyph(),
+                esc(&e.name)
+            );
+        }
+        out.push_str("</ul>\n");
+    }
+    let _ = writeln!(out, "<figcaption>{}</figcaption>\n</figure>", esc(caption));
 }
 
-/// Fits a laptop screen: a readable measure, tables that scroll on their
-/// own, charts that shrink with the window.
+/// Fits a laptop screen: a readable measure, tables whose headers and
+/// text cells wrap so none is wider than the page (issue 19: no
+/// horizontal scroll at 1280 px), charts that shrink with the window.
 const CSS: &str = "
 body{font:15px/1.45 system-ui,-apple-system,'Segoe UI',Roboto,'DejaVu Sans',sans-serif;color:#1b1b1b;max-width:1100px;margin:0 auto;padding:0 16px 48px}
 h1{font-size:1.6em;margin:.8em 0 .3em}h2{font-size:1.35em;border-bottom:2px solid #ccc;margin-top:1.6em}h3{font-size:1.1em;margin:1.4em 0 .4em}
 .tbl{overflow-x:auto;margin:.4em 0 1em}
-table{border-collapse:collapse;font-size:13px}
+table{border-collapse:collapse;font-size:13px;max-width:100%}
 caption{text-align:left;font-weight:600;padding:2px 0}
-th,td{padding:3px 8px;border-bottom:1px solid #e3e3e3;text-align:left;vertical-align:top;white-space:nowrap}
-td.w{white-space:normal;min-width:16em}
-th{background:#f3f3f3;white-space:nowrap}
+th,td{padding:3px 7px;border-bottom:1px solid #e3e3e3;text-align:left;vertical-align:top;overflow-wrap:anywhere}
+td.w{min-width:12em}
+th{background:#f3f3f3}
 td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
-td.lb{color:#9a4a00;font-weight:700}
+td.lb{color:#9a4a00;font-weight:700;white-space:normal}
 dl.meta{display:grid;grid-template-columns:max-content 1fr;gap:2px 14px;font-size:14px}
 dl.meta dt{font-weight:600}dl.meta dd{margin:0;overflow-wrap:anywhere}
 figure{margin:.6em 0 1.2em}figure svg{max-width:100%;height:auto;display:block}
 figcaption{font-size:13px;color:#555}
+ul.legend{display:flex;flex-wrap:wrap;gap:2px 18px;list-style:none;padding:0;margin:.3em 0;font-size:13px}
+ul.legend li{overflow-wrap:anywhere;max-width:100%}
 .note{font-size:13px;color:#555}
 ul.notes{font-size:13px}
 ";

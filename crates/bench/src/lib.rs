@@ -36,6 +36,7 @@
 //! - [`suite`]: the tests of a `Settings` in order, against one `Trial`.
 
 pub mod analyzer;
+pub(crate) mod chart;
 pub mod html;
 pub use tester::frame;
 pub mod plan;

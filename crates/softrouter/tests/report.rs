@@ -142,7 +142,7 @@ fn report_writes_one_page_and_names_bad_input() {
     assert!(page.contains("<td>Fig. 4</td>"));
     assert!(page.contains("<td class=\"n\">0.50</td>"), "0.6 / 1.2 Mpps");
     assert!(!page.contains("<script"));
-    assert!(page.contains("≥ 1.2000 (tester-limited)"));
+    assert!(page.contains("≥ 1.20 (tester-limited)"));
 
     // Bad input: exit 2, the file named.
     let bad = dir.join("bad.json");
@@ -321,14 +321,15 @@ const GEOMETRY_JS: &str = r#"
     const sr = svg.getBoundingClientRect();
     if (sr.right > W + 1) bad.push(`chart "${name(fig)}" ends at ${Math.round(sr.right)} px`);
     const texts = [...svg.querySelectorAll('text')].filter((t) => t.textContent.trim() !== '').map((t) => [t, t.getBoundingClientRect()]);
+    const txt = (t) => t.textContent.trim();
     for (const [t, r] of texts) {
       checked++;
-      if (!inside(r, sr)) bad.push(`chart "${name(fig)}": text "${t.textContent}" clipped`);
+      if (!inside(r, sr)) bad.push(`chart "${name(fig)}": text "${txt(t)}" clipped`);
     }
     for (let i = 0; i < texts.length; i++)
       for (let j = i + 1; j < texts.length; j++)
         if (overlap(texts[i][1], texts[j][1]))
-          bad.push(`chart "${name(fig)}": "${texts[i][0].textContent}" overlaps "${texts[j][0].textContent}"`);
+          bad.push(`chart "${name(fig)}": "${txt(texts[i][0])}" overlaps "${txt(texts[j][0])}"`);
     const fr = fig.getBoundingClientRect();
     const bars = fig.dataset.chart === 'bars';
     const marks = [...svg.querySelectorAll('rect, circle, polyline, path, line')];
@@ -337,7 +338,7 @@ const GEOMETRY_JS: &str = r#"
       checked++;
       const r = e.getBoundingClientRect();
       if (!inside(r, fr) || r.width < 1 || e.scrollWidth > e.clientWidth + 1)
-        bad.push(`chart "${name(fig)}": legend entry "${e.textContent}" clipped`);
+        bad.push(`chart "${name(fig)}": legend entry "${e.textContent.trim()}" clipped`);
       const c = (e.dataset.colour || '').toLowerCase();
       const mine = marks.filter((m) => colour(m).includes(c)).map((m) => m.getBoundingClientRect());
       const big = mine.filter((r) => r.width >= 3 && r.height >= 3);

@@ -8,19 +8,23 @@ use std::fmt::Write as _;
 
 use serde_json::Value;
 
-use super::charts::{self, LineSeries, StackRow};
 use super::{esc, figure, table, Cell};
+use crate::chart::{self, Entry, Line, StackRow};
 use crate::results::{trial_at_throughput, BenchResults, RunResults, TestResult, TestValue};
 use crate::search::TrialRecord;
 use crate::settings::TestKind;
 use crate::throughput::GoalResult;
 
+/// Rates to three significant figures: the search's width goal and the
+/// run-to-run spread are a few per cent, more digits would be noise.
 fn mpps(f: f64) -> String {
-    format!("{:.4}", f / 1e6)
+    chart::sig(f / 1e6, 3)
 }
 
+/// Latency in µs to three significant figures (the tester's timestamps
+/// resolve a fraction of a µs, the spread is wider).
 fn us(ns: f64) -> String {
-    format!("{:.1}", ns / 1e3)
+    chart::sig(ns / 1e3, 3)
 }
 
 fn opt(v: Option<f64>, f: impl Fn(f64) -> String) -> String {
@@ -190,7 +194,7 @@ pub(super) fn throughput(out: &mut String, runs: &[RunResults]) {
     out.push_str("<h3>Throughput</h3>\n");
     figure(
         out,
-        &crate::plot::throughput_svg(runs),
+        &crate::plot::throughput_chart(runs),
         "each search goal's conditional throughput (RFC 9971) per frame size and DUT, Mpps \
          per port (a DUT run several rounds: the median, its whisker from the lowest to the \
          highest round); the dashed tick is the tester's maximum rate; ≥ marks a lower bound \
@@ -256,11 +260,12 @@ pub(super) fn latency(out: &mut String, runs: &[RunResults]) {
         return;
     }
     out.push_str("<h3>Latency</h3>\n");
-    if let Some(svg) = crate::plot::latency_svg(runs) {
+    if let Some(svg) = crate::plot::latency_chart(runs) {
         figure(
             out,
             &svg,
-            "median latency per frame size and DUT, µs; the tick is the highest p99",
+            "latency per frame size and DUT, µs: the box from the median (the thick \
+             line) to p99, the whisker from the minimum to p99.9, the dot the maximum",
         );
     }
     table(
@@ -289,32 +294,43 @@ pub(super) fn loss(out: &mut String, runs: &[RunResults]) {
     }
     out.push_str("<h3>Loss against offered load</h3>\n");
     for label in &labels {
-        let series: Vec<LineSeries> = runs
+        let (legend, series): (Vec<Entry>, Vec<Line>) = runs
             .iter()
-            .filter_map(|r| {
+            .enumerate()
+            .filter_map(|(i, r)| {
                 let t = tests_of(r, TestKind::Loss).find(|t| &t.label() == label)?;
                 let TestValue::Loss(l) = &t.result else {
                     return None;
                 };
-                Some(LineSeries {
-                    name: r.meta.dut.label().to_string(),
-                    points: l
-                        .points
-                        .iter()
-                        .map(|p| (p.load_pct, p.loss_pct, p.tester_limited))
-                        .collect(),
-                })
+                let (colour, marker) = chart::style(i);
+                Some((
+                    Entry {
+                        name: run_label(r, runs),
+                        colour,
+                        marker: Some(marker),
+                    },
+                    Line {
+                        points: l
+                            .points
+                            .iter()
+                            .map(|p| (p.load_pct, p.loss_pct, p.tester_limited))
+                            .collect(),
+                    },
+                ))
             })
-            .collect();
+            .unzip();
         figure(
             out,
-            &charts::lines(
-                &format!("{label}: loss %, against offered load % of the maximum rate"),
+            &chart::lines(
+                &format!("{label}: offered load, % of the maximum rate"),
+                "loss, %",
+                legend,
                 &series,
             ),
             &format!(
                 "{label}: frame loss per offered load (RFC 2544 26.3); hollow points: \
-                 the tester did not reach the offered rate"
+                 tester-limited trials (the tester fell short of the offered rate or \
+                 dropped frames in its own rings), whose loss is not the DUT's alone"
             ),
         );
     }
@@ -455,7 +471,7 @@ pub(super) fn cpu(out: &mut String, runs: &[RunResults]) {
     if !cycles.is_empty() {
         figure(
             out,
-            &charts::stacked(
+            &chart::stacked(
                 "cycles per forwarded packet at the NDR",
                 &cycles,
                 &["rx", "process", "tx", "memory", "skb", "other", "DUT CPUs"],
@@ -471,7 +487,7 @@ pub(super) fn cpu(out: &mut String, runs: &[RunResults]) {
     if !time.is_empty() {
         figure(
             out,
-            &charts::stacked(
+            &chart::stacked(
                 "CPU time of the whole machine by kind, % of one CPU",
                 &time,
                 &["user", "system", "irq", "softirq"],
@@ -588,13 +604,13 @@ pub(super) fn interrupts(out: &mut String, runs: &[RunResults]) {
     kinds.push("other");
     figure(
         out,
-        &charts::stacked("interrupts per second, by line", &irq_rows, &kinds),
+        &chart::stacked("interrupts per second, by line", &irq_rows, &kinds),
         "host-wide, over the trial at the NDR; the busiest lines by their \
          /proc/interrupts id (RES: rescheduling, LOC: local timer, CAL: function call)",
     );
     figure(
         out,
-        &charts::stacked(
+        &chart::stacked(
             "network softirqs per second, all CPUs",
             &softirq_rows,
             &["NET_RX", "NET_TX"],
