@@ -51,31 +51,47 @@ pub fn page(title: &str, experiments: &[Experiment], papers: &[PaperValue]) -> S
         esc(title),
         esc(title)
     );
-    if experiments.len() > 1 {
-        out.push_str("<nav><ul>\n");
-        for (i, e) in experiments.iter().enumerate() {
-            let _ = writeln!(out, "<li><a href=\"#exp{i}\">{}</a></li>", esc(&e.name));
-        }
-        out.push_str("</ul></nav>\n");
-    }
+    // Each experiment's sections, then the table of contents above them
+    // all: every experiment and its sections (`<h3>`), linked.
+    let mut toc = String::from("<nav class=\"toc\"><b>Contents</b><ul>\n");
+    let mut body = String::new();
     for (i, e) in experiments.iter().enumerate() {
+        let mut sec = String::new();
+        let r = &e.results;
+        sections::header(&mut sec, r);
+        sections::throughput(&mut sec, &r.runs);
+        sections::latency(&mut sec, &r.runs);
+        sections::loss(&mut sec, &r.runs);
+        sections::bursts_and_recovery(&mut sec, &r.runs);
+        sections::cpu(&mut sec, &r.runs);
+        sections::interrupts(&mut sec, &r.runs);
+        sections::dut_own(&mut sec, &r.runs);
+        sections::comparison(&mut sec, r);
+        papers::section(&mut sec, r, papers);
+        let _ = write!(
+            toc,
+            "<li><a href=\"#exp{i}\">{}</a><ul class=\"sub\">",
+            esc(&e.name)
+        );
+        let mut parts = sec.split("<h3>");
         let _ = writeln!(
-            out,
+            body,
             "<section class=\"experiment\" id=\"exp{i}\">\n<h2>{}</h2>",
             esc(&e.name)
         );
-        let r = &e.results;
-        sections::header(&mut out, r);
-        sections::throughput(&mut out, &r.runs);
-        sections::latency(&mut out, &r.runs);
-        sections::loss(&mut out, &r.runs);
-        sections::cpu(&mut out, &r.runs);
-        sections::interrupts(&mut out, &r.runs);
-        sections::dut_own(&mut out, &r.runs);
-        sections::comparison(&mut out, r);
-        papers::section(&mut out, r, papers);
-        out.push_str("</section>\n");
+        body.push_str(parts.next().unwrap_or_default());
+        for (k, part) in parts.enumerate() {
+            let title = part.split("</h3>").next().unwrap_or_default();
+            // The title is already escaped HTML text.
+            let _ = write!(toc, "<li><a href=\"#exp{i}s{k}\">{title}</a></li>");
+            let _ = write!(body, "<h3 id=\"exp{i}s{k}\">{part}");
+        }
+        toc.push_str("</ul></li>\n");
+        body.push_str("</section>\n");
     }
+    toc.push_str("</ul></nav>\n");
+    out.push_str(&toc);
+    out.push_str(&body);
     out.push_str("</body>\n</html>\n");
     out
 }
@@ -209,6 +225,7 @@ dl.meta{display:grid;grid-template-columns:max-content 1fr;gap:2px 14px;font-siz
 dl.meta dt{font-weight:600}dl.meta dd{margin:0;overflow-wrap:anywhere}
 figure{margin:.6em 0 1.2em}figure svg{max-width:100%;height:auto;display:block}
 figcaption{font-size:13px;color:#555}
+nav.toc{font-size:14px}nav.toc ul.sub{display:flex;flex-wrap:wrap;gap:0 14px;list-style:none;padding-left:1em}
 ul.legend{display:flex;flex-wrap:wrap;gap:2px 18px;list-style:none;padding:0;margin:.3em 0;font-size:13px}
 ul.legend li{overflow-wrap:anywhere;max-width:100%}
 .note{font-size:13px;color:#555}

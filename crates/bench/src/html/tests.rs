@@ -168,16 +168,19 @@ fn every_section_is_there() {
     let p = page("report", &experiment("softrouter"), &[]);
     assert!(p.starts_with("<!DOCTYPE html>") && p.trim_end().ends_with("</html>"));
     for h in [
-        "<h3>Throughput</h3>",
-        "<h3>Latency</h3>",
-        "<h3>Loss against offered load</h3>",
-        "<h3>CPU and cycles per packet</h3>",
-        "<h3>Interrupts and softirqs</h3>",
-        "<h3>Comparison</h3>",
-        "<h3>Published figures</h3>",
+        ">Throughput</h3>",
+        ">Latency</h3>",
+        ">Loss against offered load</h3>",
+        ">CPU and cycles per packet</h3>",
+        ">Interrupts and softirqs</h3>",
+        ">Comparison</h3>",
+        ">Published figures</h3>",
     ] {
         assert!(p.contains(h), "{h} missing");
     }
+    // The table of contents links every section.
+    assert!(p.contains("<a href=\"#exp0s0\">Throughput</a>"), "{p}");
+    assert!(p.contains("<h3 id=\"exp0s0\">Throughput</h3>"), "{p}");
     // The header: date, host, kernel, DUT names and versions, notes.
     for s in [
         "2026-11-25T17:00:00Z",
@@ -198,7 +201,7 @@ fn every_section_is_there() {
     assert!(p.contains("interrupts per second, by line") && p.contains(" LOC</li>"));
     assert!(p.contains("<polyline"));
     assert!(p.contains("softrouter 64 v4: workers, 1000 pkts"));
-    assert!(p.contains("<h3>The DUT's own statistics</h3>"));
+    assert!(p.contains(">The DUT's own statistics</h3>"));
     assert!(p.contains("no_route: 3") && p.contains("<td class=\"n\">2.25</td>"));
     assert!(p.contains("<td class=\"n\">25.0</td>"), "a quarter via XDP");
     assert!(p.contains("linux 64 v4: DUT CPUs"));
@@ -531,7 +534,7 @@ fn repeated_runs_show_medians_and_ranges() {
         }],
         &[],
     );
-    assert!(p.contains("<h3>Repeated runs</h3>"), "{p}");
+    assert!(p.contains(">Repeated runs</h3>"), "{p}");
     assert!(p.contains("each DUT over 2 rounds"), "{p}");
     // softrouter: NDR median 0.16 (0.15-0.17); against linux's median
     // 0.09: 1.78x, per round 1.50 and 2.12.
@@ -542,4 +545,81 @@ fn repeated_runs_show_medians_and_ranges() {
     assert!(p.contains("<td class=\"n\">1.78x (1.50-2.12)</td>"), "{p}");
     assert!(p.contains("softrouter (round 2)"), "{p}");
     assert_eq!(p.matches("stroke=\"#333333\"").count(), 4 * 3, "{p}");
+}
+
+/// Notes every run carries (the tester's calibration) are shown once,
+/// each run's own under its name; a tester-limited first goal's trial is
+/// never labelled NDR.
+#[test]
+fn common_notes_once_and_no_tester_limited_ndr() {
+    let mut e = experiment("softrouter");
+    for (i, r) in e[0].results.runs.iter_mut().enumerate() {
+        r.meta.notes = vec!["tester calibration: 64 B max 3.94 Mpps".into()];
+        if i == 0 {
+            r.meta.notes.push("softrouter's own note".into());
+        }
+    }
+    let p = page("report", &e, &[]);
+    assert_eq!(
+        p.matches("tester calibration: 64 B max 3.94 Mpps").count(),
+        1,
+        "{p}"
+    );
+    assert!(p.contains("Notes of all runs:"), "{p}");
+    assert!(
+        p.contains(
+            "Notes of softrouter:</p>\n<ul class=\"notes\">\n<li>softrouter&#39;s own note</li>"
+        ),
+        "{p}"
+    );
+    // The softrouter run's NDR is tester-limited: its CPU rows say so.
+    assert!(
+        p.contains("<td>tester-limited</td><td class=\"n lb\">≥ "),
+        "{p}"
+    );
+}
+
+/// Back-to-back and system recovery results get their sections (they
+/// were only on the terminal and in the JSON).
+#[test]
+fn back_to_back_and_recovery_sections() {
+    use crate::search::{BackToBackResult, RecoveryResult};
+    let mut e = experiment("softrouter");
+    let tests = &mut e[0].results.runs[0].tests;
+    tests.push(TestResult::back_to_back(
+        FrameSize::Fixed(64),
+        4,
+        BackToBackResult {
+            bursts: vec![1200, 1300],
+            mean_burst: 1250.0,
+            stddev_burst: 70.7,
+            implied_buffer_time_s: 0.000_312,
+            ..BackToBackResult::default()
+        },
+    ));
+    tests.push(TestResult::recovery(
+        FrameSize::Fixed(64),
+        4,
+        RecoveryResult {
+            overload_rate_fps: 220_000.0,
+            recovery_s: vec![0.0021, 0.0034],
+            mean_recovery_s: 0.00275,
+            ..RecoveryResult::default()
+        },
+    ));
+    let p = page("report", &e, &[]);
+    assert!(
+        p.contains(">Back-to-back</h3>") && p.contains(">System recovery</h3>"),
+        "{p}"
+    );
+    assert!(
+        p.contains("<td class=\"n\">1250</td>") && p.contains("<td class=\"n\">312</td>"),
+        "{p}"
+    );
+    assert!(
+        p.contains(
+            "<td class=\"n\">0.220</td><td class=\"n\">2.75</td><td class=\"w\">2.10, 3.40</td>"
+        ),
+        "{p}"
+    );
 }
