@@ -45,7 +45,20 @@ pub(super) fn header(out: &mut String, r: &BenchResults) {
         ("date", m.started.clone()),
         ("host", m.host.clone()),
         ("kernel", m.kernel.clone()),
-        ("tool", format!("{} {}", m.tool, m.tool_version)),
+        (
+            "tool",
+            if m.provenance.tool_build.is_empty() {
+                format!("{} {}", m.tool, m.tool_version)
+            } else {
+                format!("{} {}", m.tool, m.provenance.tool_build)
+            },
+        ),
+        (
+            "CPU",
+            format!("{} × {}", m.provenance.cpus, m.provenance.cpu_model),
+        ),
+        ("kernel command line", m.provenance.kernel_cmdline.clone()),
+        ("command line", m.provenance.command_line.join(" ")),
         (
             "DUTs",
             list(

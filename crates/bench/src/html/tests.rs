@@ -623,3 +623,28 @@ fn back_to_back_and_recovery_sections() {
         "{p}"
     );
 }
+
+/// Provenance: the tool's build (git describe, else the version), the
+/// CPU, the kernel command line and the command line, in `meta` and on
+/// the page.
+#[test]
+fn provenance_in_meta_and_on_the_page() {
+    let here = crate::results::Provenance::here();
+    assert!(
+        here.tool_build.starts_with(env!("CARGO_PKG_VERSION")),
+        "{here:?}"
+    );
+    assert!(here.cpus > 0 && !here.command_line.is_empty(), "{here:?}");
+    let mut e = experiment("softrouter");
+    for r in &mut e[0].results.runs {
+        r.meta.provenance = here.clone();
+    }
+    let json = serde_json::to_value(&e[0].results).unwrap();
+    assert_eq!(json["runs"][0]["meta"]["provenance"]["cpus"], here.cpus);
+    let p = page("report", &e, &[]);
+    assert!(
+        p.contains("<dt>command line</dt>") && p.contains("<dt>kernel command line</dt>"),
+        "{p}"
+    );
+    assert!(p.contains(&esc(&here.tool_build)), "{p}");
+}
