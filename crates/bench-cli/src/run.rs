@@ -265,7 +265,7 @@ fn run_one(
                 .unwrap_or(1e6)
         }
     };
-    let mut bar = Progress::new(settings, quiet, format!("[{kind}, {at}]"));
+    let mut bar = Progress::new(settings, quiet, at, format!("[{kind}, {at}]"));
     let mut tests = Vec::new();
     let mut failure = None;
     for v6 in settings.ip.versions() {
@@ -315,7 +315,7 @@ fn describe_calibration(c: &traffic::Calibration) -> String {
     let mut out = String::new();
     for s in &c.sizes {
         out.push_str(&format!(
-            "tester calibration ({:?} via {}, IPv{}): {} B max {:.3} Mfps (generator alone {:.3} Mfps), latency floor min {:.1} us median {:.1} us\n",
+            "tester calibration ({:?} via {}, IPv{}): {} B max {:.3} Mpps (generator alone {:.3} Mpps), latency floor min {:.1} µs median {:.1} µs\n",
             c.backend,
             c.tx_path,
             if c.ipv6 { 6 } else { 4 },
@@ -329,44 +329,84 @@ fn describe_calibration(c: &traffic::Calibration) -> String {
     out
 }
 
-/// Progress bar with ETA (indicatif; hidden when stderr is not a terminal,
-/// then one log line per test instead).
+/// What the user sees while the bench runs: with `--quiet`, nothing but
+/// notes that matter (saturated CPUs); on a terminal, one indicatif bar
+/// for the whole run (every DUT and round, with its ETA); otherwise
+/// (logs, CI) a line per test with the run's ETA and a line per trial.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Show {
+    Quiet,
+    Bar,
+    Lines,
+}
+
+impl Show {
+    /// `--quiet` wins over the terminal: quiet means quiet.
+    fn pick(quiet: bool, tty: bool) -> Show {
+        match (quiet, tty) {
+            (true, _) => Show::Quiet,
+            (false, true) => Show::Bar,
+            (false, false) => Show::Lines,
+        }
+    }
+}
+
+/// Progress of the whole run: the bar spans every DUT and round (each
+/// DUT's share is the suite's estimate), so its ETA is the run's.
 struct Progress {
     bar: ProgressBar,
-    tty: bool,
+    show: Show,
     /// `[linux, DUT 2 of 2, round 1 of 3]`: which run of the bench this is.
     at: String,
     label: String,
+    /// Trials run by this DUT so far.
+    trials: u32,
+    started: std::time::Instant,
     notes: Vec<String>,
     /// Trials with loss while every CPU was saturated, per test label.
     saturated: Vec<String>,
 }
 
 impl Progress {
-    fn new(settings: &Settings, quiet: bool, at: String) -> Progress {
-        let est = suite::estimate(settings);
-        let tty = !quiet && std::io::stderr().is_terminal();
-        let bar = if tty {
-            let b = ProgressBar::new(est.as_millis() as u64);
-            b.set_style(
+    fn new(settings: &Settings, quiet: bool, pos: &Position, at: String) -> Progress {
+        let est = suite::estimate(settings).as_millis() as u64;
+        let show = Show::pick(quiet, std::io::stderr().is_terminal());
+        let runs = pos.duts as u64 * u64::from(pos.rounds);
+        let before = u64::from(pos.round - 1) * pos.duts as u64 + pos.dut as u64 - 1;
+        let bar = ProgressBar::with_draw_target(
+            Some(est * runs.max(1)),
+            indicatif::ProgressDrawTarget::hidden(),
+        );
+        bar.set_position(est * before);
+        if show == Show::Bar {
+            bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+            bar.set_style(
                 ProgressStyle::with_template(
                     "{spinner} [{elapsed_precise}] {wide_bar} ETA {eta} {msg}",
                 )
                 .unwrap_or_else(|_| ProgressStyle::default_bar()),
             );
-            b.enable_steady_tick(Duration::from_millis(200));
-            b
-        } else {
-            ProgressBar::hidden()
-        };
+            bar.enable_steady_tick(Duration::from_millis(200));
+        }
         Progress {
             bar,
-            tty,
+            show,
             at,
             label: String::new(),
+            trials: 0,
+            started: std::time::Instant::now(),
             notes: Vec::new(),
             saturated: Vec::new(),
         }
+    }
+
+    /// The run's remaining time as the bar estimates it, e.g. `4m 10s`.
+    fn eta(&self) -> String {
+        let s = self.bar.eta().as_secs();
+        if self.started.elapsed() < Duration::from_secs(1) {
+            return "?".into();
+        }
+        format!("{}m {:02}s", s / 60, s % 60)
     }
 
     fn finish(&mut self) {
@@ -386,15 +426,22 @@ impl Progress {
 impl Observer for Progress {
     fn test(&mut self, test: TestKind, size: &FrameSize, ip: u8) {
         self.label = format!("{} IPv{ip} {size}", test.name());
-        if !self.tty {
-            eprintln!("softrouter bench: {} {}", self.at, self.label);
+        if self.show == Show::Lines {
+            eprintln!(
+                "softrouter bench: {} {} (run ETA {})",
+                self.at,
+                self.label,
+                self.eta()
+            );
         }
     }
     fn trial_start(&mut self, spec: &TrialSpec) {
+        self.trials += 1;
         self.bar.set_message(format!(
-            "{} {} @ {:.3} Mfps",
+            "{} {} trial {} @ {:.3} Mpps",
             self.at,
             self.label,
+            self.trials,
             spec.rate_fps / 1e6
         ));
     }
@@ -408,10 +455,11 @@ impl Observer for Progress {
         if o.lost > 0 && cpus_saturated(o) && !self.saturated.contains(&self.label) {
             self.saturated.push(self.label.clone());
         }
-        if !self.tty {
+        if self.show == Show::Lines {
             eprintln!(
-                "softrouter bench:   {} {:.3} Mfps offered, {} sent, {} lost ({:.4} %){}",
+                "softrouter bench:   {} trial {} {:.3} Mpps offered, {} sent, {} lost ({:.4} %){}",
                 self.at,
+                self.trials,
                 spec.rate_fps / 1e6,
                 o.sent,
                 o.lost,
@@ -425,7 +473,12 @@ impl Observer for Progress {
         }
     }
     fn note(&mut self, text: &str) {
-        self.bar.println(format!("note: {text}"));
+        if self.show != Show::Quiet {
+            self.bar.println(format!("note: {text}"));
+            if self.show == Show::Lines {
+                eprintln!("softrouter bench: note: {text}");
+            }
+        }
         self.notes.push(text.to_string());
     }
 }
@@ -439,6 +492,16 @@ fn cpus_saturated(o: &TrialOutcome) -> bool {
 
 #[cfg(test)]
 mod tests {
+
+    /// `--quiet` is quiet on a terminal too; lines only off a terminal.
+    #[test]
+    fn quiet_means_quiet() {
+        use super::Show;
+        assert_eq!(Show::pick(true, true), Show::Quiet);
+        assert_eq!(Show::pick(true, false), Show::Quiet);
+        assert_eq!(Show::pick(false, true), Show::Bar);
+        assert_eq!(Show::pick(false, false), Show::Lines);
+    }
 
     /// Runs of one kind configured differently are named by their
     /// options; identical ones by their place; others keep their name.

@@ -18,7 +18,6 @@
 //! answer times, the comparison of the runs, and the
 //! published figures of papers beside the measured ones ([`papers`]).
 
-mod charts;
 mod papers;
 mod sections;
 
@@ -52,31 +51,47 @@ pub fn page(title: &str, experiments: &[Experiment], papers: &[PaperValue]) -> S
         esc(title),
         esc(title)
     );
-    if experiments.len() > 1 {
-        out.push_str("<nav><ul>\n");
-        for (i, e) in experiments.iter().enumerate() {
-            let _ = writeln!(out, "<li><a href=\"#exp{i}\">{}</a></li>", esc(&e.name));
-        }
-        out.push_str("</ul></nav>\n");
-    }
+    // Each experiment's sections, then the table of contents above them
+    // all: every experiment and its sections (`<h3>`), linked.
+    let mut toc = String::from("<nav class=\"toc\"><b>Contents</b><ul>\n");
+    let mut body = String::new();
     for (i, e) in experiments.iter().enumerate() {
+        let mut sec = String::new();
+        let r = &e.results;
+        sections::header(&mut sec, r);
+        sections::throughput(&mut sec, &r.runs);
+        sections::latency(&mut sec, &r.runs);
+        sections::loss(&mut sec, &r.runs);
+        sections::bursts_and_recovery(&mut sec, &r.runs);
+        sections::cpu(&mut sec, &r.runs);
+        sections::interrupts(&mut sec, &r.runs);
+        sections::dut_own(&mut sec, &r.runs);
+        sections::comparison(&mut sec, r);
+        papers::section(&mut sec, r, papers);
+        let _ = write!(
+            toc,
+            "<li><a href=\"#exp{i}\">{}</a><ul class=\"sub\">",
+            esc(&e.name)
+        );
+        let mut parts = sec.split("<h3>");
         let _ = writeln!(
-            out,
+            body,
             "<section class=\"experiment\" id=\"exp{i}\">\n<h2>{}</h2>",
             esc(&e.name)
         );
-        let r = &e.results;
-        sections::header(&mut out, r);
-        sections::throughput(&mut out, &r.runs);
-        sections::latency(&mut out, &r.runs);
-        sections::loss(&mut out, &r.runs);
-        sections::cpu(&mut out, &r.runs);
-        sections::interrupts(&mut out, &r.runs);
-        sections::dut_own(&mut out, &r.runs);
-        sections::comparison(&mut out, r);
-        papers::section(&mut out, r, papers);
-        out.push_str("</section>\n");
+        body.push_str(parts.next().unwrap_or_default());
+        for (k, part) in parts.enumerate() {
+            let title = part.split("</h3>").next().unwrap_or_default();
+            // The title is already escaped HTML text.
+            let _ = write!(toc, "<li><a href=\"#exp{i}s{k}\">{title}</a></li>");
+            let _ = write!(body, "<h3 id=\"exp{i}s{k}\">{part}");
+        }
+        toc.push_str("</ul></li>\n");
+        body.push_str("</section>\n");
     }
+    toc.push_str("</ul></nav>\n");
+    out.push_str(&toc);
+    out.push_str(&body);
     out.push_str("</body>\n</html>\n");
     out
 }
@@ -174,34 +189,53 @@ fn table(out: &mut String, caption: &str, headers: &[&str], rows: &[Vec<Cell>]) 
     out.push_str("</tbody></table></div>\n");
 }
 
-/// An SVG chart inline: the namespace attribute (a URL) is not needed in
-/// HTML and is dropped, so the page names no address at all.
-fn figure(out: &mut String, svg: &str, caption: &str) {
-    let svg = svg.replacen(" xmlns=\"http://www.w3.org/2000/svg\"", "", 1);
-    let _ = writeln!(
-        out,
-        "<figure>\n{svg}<figcaption>{}</figcaption>\n</figure>",
-        esc(caption)
-    );
+/// A chart inline, its legend an HTML list below it that wraps (so every
+/// entry shows, however long the names), each entry's colour in
+/// `data-colour` for the layout test. The SVG's namespace attribute (a
+/// URL) is not needed in HTML and is dropped, so the page names no
+/// address at all.
+fn figure(out: &mut String, chart: &crate::chart::Chart, caption: &str) {
+    let svg = chart
+        .svg
+        .replacen(" xmlns=\"http://www.w3.org/2000/svg\"", "", 1);
+    let _ = write!(out, "<figure data-chart=\"{}\">\n{svg}", chart.kind);
+    if !chart.legend.is_empty() {
+        out.push_str("<ul class=\"legend\">");
+        for e in &chart.legend {
+            let c = crate::chart::hex(e.colour);
+            let _ = write!(
+                out,
+                "<li data-colour=\"{c}\"><span style=\"color:{c}\">{}</span> {}</li>",
+                e.glyph(),
+                esc(&e.name)
+            );
+        }
+        out.push_str("</ul>\n");
+    }
+    let _ = writeln!(out, "<figcaption>{}</figcaption>\n</figure>", esc(caption));
 }
 
-/// Fits a laptop screen: a readable measure, tables that scroll on their
-/// own, charts that shrink with the window.
+/// Fits a laptop screen: a readable measure, tables whose headers and
+/// text cells wrap so none is wider than the page (issue 19: no
+/// horizontal scroll at 1280 px), charts that shrink with the window.
 const CSS: &str = "
 body{font:15px/1.45 system-ui,-apple-system,'Segoe UI',Roboto,'DejaVu Sans',sans-serif;color:#1b1b1b;max-width:1100px;margin:0 auto;padding:0 16px 48px}
 h1{font-size:1.6em;margin:.8em 0 .3em}h2{font-size:1.35em;border-bottom:2px solid #ccc;margin-top:1.6em}h3{font-size:1.1em;margin:1.4em 0 .4em}
 .tbl{overflow-x:auto;margin:.4em 0 1em}
-table{border-collapse:collapse;font-size:13px}
+table{border-collapse:collapse;font-size:13px;max-width:100%}
 caption{text-align:left;font-weight:600;padding:2px 0}
-th,td{padding:3px 8px;border-bottom:1px solid #e3e3e3;text-align:left;vertical-align:top;white-space:nowrap}
-td.w{white-space:normal;min-width:16em}
-th{background:#f3f3f3;white-space:nowrap}
+th,td{padding:3px 7px;border-bottom:1px solid #e3e3e3;text-align:left;vertical-align:top;overflow-wrap:anywhere}
+td.w{min-width:12em}
+th{background:#f3f3f3}
 td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
-td.lb{color:#9a4a00;font-weight:700}td.pj{color:#5a3d8a;font-style:italic}
+td.lb{color:#9a4a00;font-weight:700;white-space:normal}td.pj{color:#5a3d8a;font-style:italic;white-space:normal}
 dl.meta{display:grid;grid-template-columns:max-content 1fr;gap:2px 14px;font-size:14px}
 dl.meta dt{font-weight:600}dl.meta dd{margin:0;overflow-wrap:anywhere}
 figure{margin:.6em 0 1.2em}figure svg{max-width:100%;height:auto;display:block}
 figcaption{font-size:13px;color:#555}
+nav.toc{font-size:14px}nav.toc ul.sub{display:flex;flex-wrap:wrap;gap:0 14px;list-style:none;padding-left:1em}
+ul.legend{display:flex;flex-wrap:wrap;gap:2px 18px;list-style:none;padding:0;margin:.3em 0;font-size:13px}
+ul.legend li{overflow-wrap:anywhere;max-width:100%}
 .note{font-size:13px;color:#555}
 ul.notes{font-size:13px}
 ";

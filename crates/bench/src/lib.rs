@@ -38,6 +38,7 @@
 //! - [`suite`]: the tests of a `Settings` in order, against one `Trial`.
 
 pub mod analyzer;
+pub(crate) mod chart;
 pub mod html;
 pub mod plan;
 pub mod plot;

@@ -91,6 +91,56 @@ pub struct RunMeta {
     /// written before rounds: read as 1, see [`RunMeta::round`]).
     #[serde(default)]
     pub round: u32,
+    /// Provenance (issue 19): what produced the figures, so a reader can
+    /// tell two runs' setups apart. Empty in files written before.
+    #[serde(default, skip_serializing_if = "Provenance::is_empty")]
+    pub provenance: Provenance,
+}
+
+/// The build, machine and command line behind a run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Provenance {
+    /// `git describe --always --dirty --tags` of the tool's source at build
+    /// time, else the crate version (built outside git).
+    pub tool_build: String,
+    /// `model name` of `/proc/cpuinfo`.
+    pub cpu_model: String,
+    /// Online CPUs.
+    pub cpus: usize,
+    /// `/proc/cmdline`.
+    pub kernel_cmdline: String,
+    /// The command line, as given.
+    pub command_line: Vec<String>,
+}
+
+impl Provenance {
+    fn is_empty(&self) -> bool {
+        *self == Provenance::default()
+    }
+
+    /// This build on this machine, run as this process.
+    pub fn here() -> Provenance {
+        let read = |p: &str| std::fs::read_to_string(p).unwrap_or_default();
+        let cpuinfo = read("/proc/cpuinfo");
+        let cpu_model = cpuinfo
+            .lines()
+            .find_map(|l| l.strip_prefix("model name"))
+            .and_then(|l| l.split_once(':'))
+            .map(|(_, m)| m.trim().to_string())
+            .unwrap_or_default();
+        let git = env!("SOFTROUTER_GIT");
+        Provenance {
+            tool_build: if git.is_empty() {
+                env!("CARGO_PKG_VERSION").to_string()
+            } else {
+                format!("{} ({git})", env!("CARGO_PKG_VERSION"))
+            },
+            cpu_model,
+            cpus: std::thread::available_parallelism().map_or(0, |n| n.get()),
+            kernel_cmdline: read("/proc/cmdline").trim().to_string(),
+            command_line: std::env::args().collect(),
+        }
+    }
 }
 
 impl RunMeta {
@@ -114,6 +164,7 @@ impl RunMeta {
             host: read("/proc/sys/kernel/hostname"),
             kernel: read("/proc/sys/kernel/osrelease"),
             round: 1,
+            provenance: Provenance::here(),
             ..RunMeta::default()
         }
     }

@@ -46,6 +46,13 @@ fn bench(dir: &Path, dut: &str, extra: &[&str]) -> (serde_json::Value, String) {
     args.extend_from_slice(extra);
     let out = common::run_bench(&args);
     let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    // `--quiet` means quiet also off a terminal: no line per test or
+    // trial (issue 19).
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !stderr.contains(" offered, ") && !stderr.contains("] throughput IPv4"),
+        "--quiet printed progress:\n{stderr}"
+    );
     let r: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(r["schema_version"], 3);

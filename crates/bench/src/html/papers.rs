@@ -9,6 +9,7 @@
 
 use super::{esc, table, Cell};
 use crate::analyzer::LatencySummary;
+use crate::chart::sig;
 use crate::results::{
     dut_cycles_at_throughput, trial_at_throughput, BenchResults, RunResults, TestValue,
 };
@@ -288,8 +289,8 @@ pub(super) fn section(out: &mut String, r: &BenchResults, extra: &[PaperValue]) 
             let p = &row.value;
             let m = match row.measured {
                 None => Cell::num("n/a"),
-                Some(v) if row.lower_bound => Cell::lower_bound(format!("≥ {v:.4}")),
-                Some(v) => Cell::num(format!("{v:.4}")),
+                Some(v) if row.lower_bound => Cell::lower_bound(format!("≥ {}", sig(v, 3))),
+                Some(v) => Cell::num(sig(v, 3)),
             };
             let ratio = match row.ratio() {
                 None => Cell::num("n/a"),

@@ -8,19 +8,23 @@ use std::fmt::Write as _;
 
 use serde_json::Value;
 
-use super::charts::{self, LineSeries, StackRow};
 use super::{esc, figure, table, Cell};
+use crate::chart::{self, Entry, Line, StackRow};
 use crate::results::{trial_at_throughput, BenchResults, RunResults, TestResult, TestValue};
 use crate::search::TrialRecord;
 use crate::settings::TestKind;
 use crate::throughput::GoalResult;
 
+/// Rates to three significant figures: the search's width goal and the
+/// run-to-run spread are a few per cent, more digits would be noise.
 fn mpps(f: f64) -> String {
-    format!("{:.4}", f / 1e6)
+    chart::sig(f / 1e6, 3)
 }
 
+/// Latency in µs to three significant figures (the tester's timestamps
+/// resolve a fraction of a µs, the spread is wider).
 fn us(ns: f64) -> String {
-    format!("{:.1}", ns / 1e3)
+    chart::sig(ns / 1e3, 3)
 }
 
 fn opt(v: Option<f64>, f: impl Fn(f64) -> String) -> String {
@@ -41,7 +45,20 @@ pub(super) fn header(out: &mut String, r: &BenchResults) {
         ("date", m.started.clone()),
         ("host", m.host.clone()),
         ("kernel", m.kernel.clone()),
-        ("tool", format!("{} {}", m.tool, m.tool_version)),
+        (
+            "tool",
+            if m.provenance.tool_build.is_empty() {
+                format!("{} {}", m.tool, m.tool_version)
+            } else {
+                format!("{} {}", m.tool, m.provenance.tool_build)
+            },
+        ),
+        (
+            "CPU",
+            format!("{} × {}", m.provenance.cpus, m.provenance.cpu_model),
+        ),
+        ("kernel command line", m.provenance.kernel_cmdline.clone()),
+        ("command line", m.provenance.command_line.join(" ")),
         (
             "DUTs",
             list(
@@ -122,16 +139,41 @@ pub(super) fn header(out: &mut String, r: &BenchResults) {
         &["DUT", "kind", "version", "started", "options"],
         &duts,
     );
-    for r in &r.runs {
-        if r.meta.notes.is_empty() {
-            continue;
+    // Notes every run carries (the tester's calibration, the CPU
+    // placement) once, then each run's own.
+    let common: Vec<&String> = first
+        .meta
+        .notes
+        .iter()
+        .filter(|n| r.runs.iter().all(|o| o.meta.notes.contains(n)))
+        .collect();
+    let mut lists: Vec<(String, Vec<&String>)> = Vec::new();
+    if !common.is_empty() {
+        let who = if r.runs.len() > 1 {
+            "all runs"
+        } else {
+            "the run"
+        };
+        lists.push((format!("Notes of {who}:"), common.clone()));
+    }
+    for run in &r.runs {
+        let own: Vec<&String> = run
+            .meta
+            .notes
+            .iter()
+            .filter(|n| !common.contains(n))
+            .collect();
+        if !own.is_empty() {
+            lists.push((format!("Notes of {}:", run_label(run, &r.runs)), own));
         }
+    }
+    for (title, notes) in lists {
         let _ = writeln!(
             out,
-            "<p class=\"note\">Notes of {}:</p>\n<ul class=\"notes\">",
-            esc(r.meta.dut.label())
+            "<p class=\"note\">{}</p>\n<ul class=\"notes\">",
+            esc(&title)
         );
-        for n in &r.meta.notes {
+        for n in notes {
             let _ = writeln!(out, "<li>{}</li>", esc(n));
         }
         out.push_str("</ul>\n");
@@ -194,7 +236,7 @@ pub(super) fn throughput(out: &mut String, runs: &[RunResults]) {
     out.push_str("<h3>Throughput</h3>\n");
     figure(
         out,
-        &crate::plot::throughput_svg(runs),
+        &crate::plot::throughput_chart(runs),
         "each search goal's conditional throughput (RFC 9971) per frame size and DUT, Mpps \
          per port (a DUT run several rounds: the median, its whisker from the lowest to the \
          highest round); the dashed tick is the tester's maximum rate; ≥ marks a lower bound \
@@ -264,11 +306,12 @@ pub(super) fn latency(out: &mut String, runs: &[RunResults]) {
         return;
     }
     out.push_str("<h3>Latency</h3>\n");
-    if let Some(svg) = crate::plot::latency_svg(runs) {
+    if let Some(svg) = crate::plot::latency_chart(runs) {
         figure(
             out,
             &svg,
-            "median latency per frame size and DUT, µs; the tick is the highest p99",
+            "latency per frame size and DUT, µs: the box from the median (the thick \
+             line) to p99, the whisker from the minimum to p99.9, the dot the maximum",
         );
     }
     table(
@@ -297,45 +340,61 @@ pub(super) fn loss(out: &mut String, runs: &[RunResults]) {
     }
     out.push_str("<h3>Loss against offered load</h3>\n");
     for label in &labels {
-        let series: Vec<LineSeries> = runs
+        let (legend, series): (Vec<Entry>, Vec<Line>) = runs
             .iter()
-            .filter_map(|r| {
+            .enumerate()
+            .filter_map(|(i, r)| {
                 let t = tests_of(r, TestKind::Loss).find(|t| &t.label() == label)?;
                 let TestValue::Loss(l) = &t.result else {
                     return None;
                 };
-                Some(LineSeries {
-                    name: r.meta.dut.label().to_string(),
-                    points: l
-                        .points
-                        .iter()
-                        .map(|p| (p.load_pct, p.loss_pct, p.tester_limited))
-                        .collect(),
-                })
+                let (colour, marker) = chart::style(i);
+                Some((
+                    Entry {
+                        name: run_label(r, runs),
+                        colour,
+                        marker: Some(marker),
+                    },
+                    Line {
+                        points: l
+                            .points
+                            .iter()
+                            .map(|p| (p.load_pct, p.loss_pct, p.tester_limited))
+                            .collect(),
+                    },
+                ))
             })
-            .collect();
+            .unzip();
         figure(
             out,
-            &charts::lines(
-                &format!("{label}: loss %, against offered load % of the maximum rate"),
+            &chart::lines(
+                &format!("{label}: offered load, % of the maximum rate"),
+                "loss, %",
+                legend,
                 &series,
             ),
             &format!(
                 "{label}: frame loss per offered load (RFC 2544 26.3); hollow points: \
-                 the tester did not reach the offered rate"
+                 tester-limited trials (the tester fell short of the offered rate or \
+                 dropped frames in its own rings), whose loss is not the DUT's alone"
             ),
         );
     }
 }
 
 /// The figures behind the CPU and interrupt sections: per run and size,
-/// the trial at the NDR of a throughput test (else the first latency
-/// trial), with what it was.
+/// the trial at the first goal's throughput (else the first latency
+/// trial), with what it was: `NDR`, or `tester-limited` when the tester,
+/// not the DUT, set that figure (never shown as an NDR, issue 19).
 fn figure_trials(r: &RunResults) -> Vec<(String, &'static str, &TrialRecord)> {
     let mut v: Vec<(String, &'static str, &TrialRecord)> = Vec::new();
     for t in tests_of(r, TestKind::Throughput) {
         if let Some(tr) = trial_at_throughput(t) {
-            v.push((t.label(), "NDR", tr));
+            let limited = t
+                .throughput_summary()
+                .and_then(|s| s.goals.first())
+                .is_some_and(|g| g.tester_limited || g.lower_bound);
+            v.push((t.label(), if limited { TESTER_LIMITED } else { "NDR" }, tr));
         }
     }
     for t in tests_of(r, TestKind::Latency) {
@@ -347,6 +406,118 @@ fn figure_trials(r: &RunResults) -> Vec<(String, &'static str, &TrialRecord)> {
         }
     }
     v
+}
+
+const TESTER_LIMITED: &str = "tester-limited";
+
+/// The offered rate of a figure trial: a lower bound of the DUT's when
+/// the tester limited it.
+fn rate_cell(at: &str, tr: &TrialRecord) -> Cell {
+    if at == TESTER_LIMITED {
+        Cell::lower_bound(format!("≥ {}", mpps(tr.spec.rate_fps)))
+    } else {
+        Cell::num(mpps(tr.spec.rate_fps))
+    }
+}
+
+/// Back-to-back (RFC 2544 26.4, RFC 9004 buffer time) and system
+/// recovery (26.5) per DUT and size.
+pub(super) fn bursts_and_recovery(out: &mut String, runs: &[RunResults]) {
+    let mut b2b = Vec::new();
+    let mut rec = Vec::new();
+    for r in runs {
+        for t in &r.tests {
+            match &t.result {
+                TestValue::BackToBack(b) => {
+                    let mean = chart::sig(b.mean_burst, 3);
+                    let mut note = Vec::new();
+                    if b.hit_max_burst {
+                        note.push("longest burst tried passed".to_string());
+                    }
+                    if b.tester_limited_trials > 0 {
+                        note.push(format!("{} tester-limited", b.tester_limited_trials));
+                    }
+                    b2b.push(vec![
+                        Cell::text(run_label(r, runs)),
+                        Cell::text(t.label()),
+                        if b.hit_max_burst || b.tester_limited_trials > 0 {
+                            Cell::lower_bound(format!("≥ {mean}"))
+                        } else {
+                            Cell::num(mean)
+                        },
+                        Cell::num(chart::sig(b.stddev_burst, 2)),
+                        Cell::num(b.bursts.len().to_string()),
+                        Cell::num(us(b.implied_buffer_time_s * 1e9)),
+                        Cell::num(opt(b.corrected_buffer_time_s, |v| us(v * 1e9))),
+                        Cell::text(note.join(", ")),
+                    ]);
+                }
+                TestValue::Recovery(v) => {
+                    let mut note = Vec::new();
+                    if v.capped {
+                        note.push("overload capped at the maximum rate".to_string());
+                    }
+                    if v.no_overload_loss > 0 {
+                        note.push(format!("{} not overloaded", v.no_overload_loss));
+                    }
+                    if v.tester_limited_reps > 0 {
+                        note.push(format!("{} tester-limited", v.tester_limited_reps));
+                    }
+                    rec.push(vec![
+                        Cell::text(run_label(r, runs)),
+                        Cell::text(t.label()),
+                        Cell::num(mpps(v.overload_rate_fps)),
+                        Cell::num(chart::sig(v.mean_recovery_s * 1e3, 3)),
+                        Cell::wrap(
+                            v.recovery_s
+                                .iter()
+                                .map(|x| chart::sig(x * 1e3, 3))
+                                .collect::<Vec<_>>()
+                                .join(", "),
+                        ),
+                        Cell::text(note.join(", ")),
+                    ]);
+                }
+                _ => {}
+            }
+        }
+    }
+    if !b2b.is_empty() {
+        out.push_str("<h3>Back-to-back</h3>\n");
+        table(
+            out,
+            "longest loss-free burst at the maximum rate, frames (RFC 2544 26.4), and the \
+             buffer time it implies (RFC 9004), µs; ≥: a lower bound",
+            &[
+                "DUT",
+                "size",
+                "mean burst",
+                "std dev",
+                "reps",
+                "implied buffer µs",
+                "corrected buffer µs",
+                "note",
+            ],
+            &b2b,
+        );
+    }
+    if !rec.is_empty() {
+        out.push_str("<h3>System recovery</h3>\n");
+        table(
+            out,
+            "110 % of the throughput, then 50 %: time from the rate drop to the last lost \
+             frame, ms (RFC 2544 26.5); tester-limited repetitions give upper bounds",
+            &[
+                "DUT",
+                "size",
+                "overload Mpps",
+                "mean ms",
+                "per repetition ms",
+                "note",
+            ],
+            &rec,
+        );
+    }
 }
 
 fn num(v: &Value) -> Option<f64> {
@@ -438,7 +609,7 @@ pub(super) fn cpu(out: &mut String, runs: &[RunResults]) {
                 Cell::text(dut),
                 Cell::text(&label),
                 Cell::text(at),
-                Cell::num(mpps(tr.spec.rate_fps)),
+                rate_cell(at, tr),
                 Cell::num(cpu_s("dut_cpu_s")),
                 Cell::num(xdp),
                 Cell::num(cyc("soak_cycles_per_packet")),
@@ -463,7 +634,7 @@ pub(super) fn cpu(out: &mut String, runs: &[RunResults]) {
     if !cycles.is_empty() {
         figure(
             out,
-            &charts::stacked(
+            &chart::stacked(
                 "cycles per forwarded packet at the NDR",
                 &cycles,
                 &["rx", "process", "tx", "memory", "skb", "other", "DUT CPUs"],
@@ -479,7 +650,7 @@ pub(super) fn cpu(out: &mut String, runs: &[RunResults]) {
     if !time.is_empty() {
         figure(
             out,
-            &charts::stacked(
+            &chart::stacked(
                 "CPU time of the whole machine by kind, % of one CPU",
                 &time,
                 &["user", "system", "irq", "softirq"],
@@ -579,7 +750,7 @@ pub(super) fn interrupts(out: &mut String, runs: &[RunResults]) {
                 Cell::text(r.meta.dut.label()),
                 Cell::text(&label),
                 Cell::text(at),
-                Cell::num(mpps(tr.spec.rate_fps)),
+                rate_cell(at, tr),
                 Cell::num(format!("{:.0}", s.irq_total_per_s)),
                 Cell::num(format!("{rx:.0}")),
                 Cell::num(format!("{tx:.0}")),
@@ -596,13 +767,13 @@ pub(super) fn interrupts(out: &mut String, runs: &[RunResults]) {
     kinds.push("other");
     figure(
         out,
-        &charts::stacked("interrupts per second, by line", &irq_rows, &kinds),
+        &chart::stacked("interrupts per second, by line", &irq_rows, &kinds),
         "host-wide, over the trial at the NDR; the busiest lines by their \
          /proc/interrupts id (RES: rescheduling, LOC: local timer, CAL: function call)",
     );
     figure(
         out,
-        &charts::stacked(
+        &chart::stacked(
             "network softirqs per second, all CPUs",
             &softirq_rows,
             &["NET_RX", "NET_TX"],

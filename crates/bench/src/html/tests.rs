@@ -168,16 +168,19 @@ fn every_section_is_there() {
     let p = page("report", &experiment("softrouter"), &[]);
     assert!(p.starts_with("<!DOCTYPE html>") && p.trim_end().ends_with("</html>"));
     for h in [
-        "<h3>Throughput</h3>",
-        "<h3>Latency</h3>",
-        "<h3>Loss against offered load</h3>",
-        "<h3>CPU and cycles per packet</h3>",
-        "<h3>Interrupts and softirqs</h3>",
-        "<h3>Comparison</h3>",
-        "<h3>Published figures</h3>",
+        ">Throughput</h3>",
+        ">Latency</h3>",
+        ">Loss against offered load</h3>",
+        ">CPU and cycles per packet</h3>",
+        ">Interrupts and softirqs</h3>",
+        ">Comparison</h3>",
+        ">Published figures</h3>",
     ] {
         assert!(p.contains(h), "{h} missing");
     }
+    // The table of contents links every section.
+    assert!(p.contains("<a href=\"#exp0s0\">Throughput</a>"), "{p}");
+    assert!(p.contains("<h3 id=\"exp0s0\">Throughput</h3>"), "{p}");
     // The header: date, host, kernel, DUT names and versions, notes.
     for s in [
         "2026-11-25T17:00:00Z",
@@ -195,15 +198,15 @@ fn every_section_is_there() {
         7,
         "tp, latency, loss, cycles, cpu time, irqs, softirqs"
     );
-    assert!(p.contains("interrupts per second, by line") && p.contains(">LOC</text>"));
+    assert!(p.contains("interrupts per second, by line") && p.contains(" LOC</li>"));
     assert!(p.contains("<polyline"));
     assert!(p.contains("softrouter 64 v4: workers, 1000 pkts"));
-    assert!(p.contains("<h3>The DUT's own statistics</h3>"));
+    assert!(p.contains(">The DUT's own statistics</h3>"));
     assert!(p.contains("no_route: 3") && p.contains("<td class=\"n\">2.25</td>"));
     assert!(p.contains("<td class=\"n\">25.0</td>"), "a quarter via XDP");
     assert!(p.contains("linux 64 v4: DUT CPUs"));
     assert!(
-        p.contains("linux 64 v4: by stage (perf): process 300"),
+        p.contains("linux 64 v4: by stage (perf)"),
         "the kernel DUT's split by perf"
     );
     assert!(
@@ -220,17 +223,17 @@ fn every_section_is_there() {
 #[test]
 fn lower_bounds_are_marked() {
     let p = page("report", &experiment("softrouter"), &[]);
-    assert!(p.contains("<td class=\"n lb\">≥ 0.1800 (tester-limited)</td>"));
-    assert!(p.contains("<td class=\"n lb\">≥ 0.1980 (tester-limited)</td>"));
+    assert!(p.contains("<td class=\"n lb\">≥ 0.180 (tester-limited)</td>"));
+    assert!(p.contains("<td class=\"n lb\">≥ 0.198 (tester-limited)</td>"));
     assert!(
-        p.contains("<td class=\"n\">0.1200</td>"),
+        p.contains("<td class=\"n\">0.120</td>"),
         "linux's NDR is exact"
     );
     // In the chart, in plain sight and in the tooltip.
-    assert!(p.contains(">≥0.180</text>"), "above the bar");
-    assert!(p.contains("64 v4 softrouter NDR: &gt;= 0.180"));
-    // Tester-limited loss points hollow.
-    assert!(p.contains("(tester-limited)</title></circle>"));
+    // In the chart, in plain sight: ≥ above each bound's bar.
+    assert_eq!(p.matches(">\n≥\n</text>").count(), 2, "{p}");
+    // Tester-limited loss points hollow (a white marker).
+    assert!(p.contains("r=\"4\" opacity=\"1\" fill=\"#FFFFFF\""), "{p}");
 }
 
 #[test]
@@ -531,7 +534,7 @@ fn repeated_runs_show_medians_and_ranges() {
         }],
         &[],
     );
-    assert!(p.contains("<h3>Repeated runs</h3>"), "{p}");
+    assert!(p.contains(">Repeated runs</h3>"), "{p}");
     assert!(p.contains("each DUT over 2 rounds"), "{p}");
     // softrouter: NDR median 0.16 (0.15-0.17); against linux's median
     // 0.09: 1.78x, per round 1.50 and 2.12.
@@ -541,5 +544,107 @@ fn repeated_runs_show_medians_and_ranges() {
     );
     assert!(p.contains("<td class=\"n\">1.78x (1.50-2.12)</td>"), "{p}");
     assert!(p.contains("softrouter (round 2)"), "{p}");
-    assert_eq!(p.matches("class=\"whisker\"").count(), 4, "{p}");
+    assert_eq!(p.matches("stroke=\"#333333\"").count(), 4 * 3, "{p}");
+}
+
+/// Notes every run carries (the tester's calibration) are shown once,
+/// each run's own under its name; a tester-limited first goal's trial is
+/// never labelled NDR.
+#[test]
+fn common_notes_once_and_no_tester_limited_ndr() {
+    let mut e = experiment("softrouter");
+    for (i, r) in e[0].results.runs.iter_mut().enumerate() {
+        r.meta.notes = vec!["tester calibration: 64 B max 3.94 Mpps".into()];
+        if i == 0 {
+            r.meta.notes.push("softrouter's own note".into());
+        }
+    }
+    let p = page("report", &e, &[]);
+    assert_eq!(
+        p.matches("tester calibration: 64 B max 3.94 Mpps").count(),
+        1,
+        "{p}"
+    );
+    assert!(p.contains("Notes of all runs:"), "{p}");
+    assert!(
+        p.contains(
+            "Notes of softrouter:</p>\n<ul class=\"notes\">\n<li>softrouter&#39;s own note</li>"
+        ),
+        "{p}"
+    );
+    // The softrouter run's NDR is tester-limited: its CPU rows say so.
+    assert!(
+        p.contains("<td>tester-limited</td><td class=\"n lb\">≥ "),
+        "{p}"
+    );
+}
+
+/// Back-to-back and system recovery results get their sections (they
+/// were only on the terminal and in the JSON).
+#[test]
+fn back_to_back_and_recovery_sections() {
+    use crate::search::{BackToBackResult, RecoveryResult};
+    let mut e = experiment("softrouter");
+    let tests = &mut e[0].results.runs[0].tests;
+    tests.push(TestResult::back_to_back(
+        FrameSize::Fixed(64),
+        4,
+        BackToBackResult {
+            bursts: vec![1200, 1300],
+            mean_burst: 1250.0,
+            stddev_burst: 70.7,
+            implied_buffer_time_s: 0.000_312,
+            ..BackToBackResult::default()
+        },
+    ));
+    tests.push(TestResult::recovery(
+        FrameSize::Fixed(64),
+        4,
+        RecoveryResult {
+            overload_rate_fps: 220_000.0,
+            recovery_s: vec![0.0021, 0.0034],
+            mean_recovery_s: 0.00275,
+            ..RecoveryResult::default()
+        },
+    ));
+    let p = page("report", &e, &[]);
+    assert!(
+        p.contains(">Back-to-back</h3>") && p.contains(">System recovery</h3>"),
+        "{p}"
+    );
+    assert!(
+        p.contains("<td class=\"n\">1250</td>") && p.contains("<td class=\"n\">312</td>"),
+        "{p}"
+    );
+    assert!(
+        p.contains(
+            "<td class=\"n\">0.220</td><td class=\"n\">2.75</td><td class=\"w\">2.10, 3.40</td>"
+        ),
+        "{p}"
+    );
+}
+
+/// Provenance: the tool's build (git describe, else the version), the
+/// CPU, the kernel command line and the command line, in `meta` and on
+/// the page.
+#[test]
+fn provenance_in_meta_and_on_the_page() {
+    let here = crate::results::Provenance::here();
+    assert!(
+        here.tool_build.starts_with(env!("CARGO_PKG_VERSION")),
+        "{here:?}"
+    );
+    assert!(here.cpus > 0 && !here.command_line.is_empty(), "{here:?}");
+    let mut e = experiment("softrouter");
+    for r in &mut e[0].results.runs {
+        r.meta.provenance = here.clone();
+    }
+    let json = serde_json::to_value(&e[0].results).unwrap();
+    assert_eq!(json["runs"][0]["meta"]["provenance"]["cpus"], here.cpus);
+    let p = page("report", &e, &[]);
+    assert!(
+        p.contains("<dt>command line</dt>") && p.contains("<dt>kernel command line</dt>"),
+        "{p}"
+    );
+    assert!(p.contains(&esc(&here.tool_build)), "{p}");
 }
