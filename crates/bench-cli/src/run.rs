@@ -274,6 +274,13 @@ fn run_one(
             ..settings.clone()
         };
         let plan = dut.plan(v6, settings.flows);
+        if meta.provenance.nic_drivers.is_empty() {
+            meta.provenance.nic_drivers = plan
+                .ports
+                .iter()
+                .map(|p| format!("{}: {}", p.iface, nic_driver(p.netns.as_deref(), &p.iface)))
+                .collect();
+        }
         let topts = traffic::TrafficOptions {
             rate_tolerance_pct: s.rate_tolerance_pct,
             drain_max: Duration::from_secs_f64(s.resolved().drain_seconds.unwrap_or(2.0)),
@@ -365,6 +372,9 @@ struct Progress {
     notes: Vec<String>,
     /// Trials with loss while every CPU was saturated, per test label.
     saturated: Vec<String>,
+    /// The last trial's line (without a terminal), held until its
+    /// procedure says what the trial was for and what it said.
+    pending: Option<String>,
 }
 
 impl Progress {
@@ -397,6 +407,17 @@ impl Progress {
             started: std::time::Instant::now(),
             notes: Vec::new(),
             saturated: Vec::new(),
+            pending: None,
+        }
+    }
+
+    /// Print the held trial line, with `verdict` when there is one.
+    fn flush_trial(&mut self, verdict: Option<&str>) {
+        if let Some(line) = self.pending.take() {
+            match verdict {
+                Some(v) => eprintln!("{line}: {v}"),
+                None => eprintln!("{line}"),
+            }
         }
     }
 
@@ -410,6 +431,7 @@ impl Progress {
     }
 
     fn finish(&mut self) {
+        self.flush_trial(None);
         self.bar.finish_and_clear();
         if !self.saturated.is_empty() {
             let text = format!(
@@ -425,6 +447,7 @@ impl Progress {
 
 impl Observer for Progress {
     fn test(&mut self, test: TestKind, size: &FrameSize, ip: u8) {
+        self.flush_trial(None);
         self.label = format!("{} IPv{ip} {size}", test.name());
         if self.show == Show::Lines {
             eprintln!(
@@ -436,6 +459,7 @@ impl Observer for Progress {
         }
     }
     fn trial_start(&mut self, spec: &TrialSpec) {
+        self.flush_trial(None);
         self.trials += 1;
         self.bar.set_message(format!(
             "{} {} trial {} @ {:.3} Mpps",
@@ -456,7 +480,7 @@ impl Observer for Progress {
             self.saturated.push(self.label.clone());
         }
         if self.show == Show::Lines {
-            eprintln!(
+            self.pending = Some(format!(
                 "softrouter bench:   {} trial {} {:.3} Mpps offered, {} sent, {} lost ({:.4} %){}",
                 self.at,
                 self.trials,
@@ -469,10 +493,18 @@ impl Observer for Progress {
                 } else {
                     ""
                 }
-            );
+            ));
         }
     }
+    fn trial_verdict(&mut self, text: &str) {
+        if self.show == Show::Bar {
+            self.bar
+                .set_message(format!("{} {} {text}", self.at, self.label));
+        }
+        self.flush_trial(Some(text));
+    }
     fn note(&mut self, text: &str) {
+        self.flush_trial(None);
         if self.show != Show::Quiet {
             self.bar.println(format!("note: {text}"));
             if self.show == Show::Lines {
@@ -481,6 +513,33 @@ impl Observer for Progress {
         }
         self.notes.push(text.to_string());
     }
+}
+
+/// The driver of interface `iface` in namespace `ns` (`ethtool -i`), or
+/// `unknown` when ethtool cannot tell.
+fn nic_driver(ns: Option<&str>, iface: &str) -> String {
+    let mut cmd = match ns {
+        Some(ns) => {
+            let mut c = std::process::Command::new("ip");
+            c.args(["netns", "exec", ns, "ethtool", "-i", iface]);
+            c
+        }
+        None => {
+            let mut c = std::process::Command::new("ethtool");
+            c.args(["-i", iface]);
+            c
+        }
+    };
+    cmd.output()
+        .ok()
+        .and_then(|o| {
+            String::from_utf8_lossy(&o.stdout)
+                .lines()
+                .find_map(|l| l.strip_prefix("driver:"))
+                .map(|d| d.trim().to_string())
+        })
+        .filter(|d| !d.is_empty())
+        .unwrap_or_else(|| "unknown".into())
 }
 
 /// Every CPU had less than 5 % idle time during the trial.

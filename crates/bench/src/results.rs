@@ -111,6 +111,10 @@ pub struct Provenance {
     pub kernel_cmdline: String,
     /// The command line, as given.
     pub command_line: Vec<String>,
+    /// The tester's ports and their drivers (`ethtool -i`), e.g.
+    /// `tst0: veth`: what the frames crossed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub nic_drivers: Vec<String>,
 }
 
 impl Provenance {
@@ -139,6 +143,7 @@ impl Provenance {
             cpus: std::thread::available_parallelism().map_or(0, |n| n.get()),
             kernel_cmdline: read("/proc/cmdline").trim().to_string(),
             command_line: std::env::args().collect(),
+            nic_drivers: Vec::new(),
         }
     }
 }

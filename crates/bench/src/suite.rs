@@ -28,6 +28,9 @@ pub trait Observer {
     fn trial_start(&mut self, _spec: &TrialSpec) {}
     /// A trial finished.
     fn trial_done(&mut self, _spec: &TrialSpec, _outcome: &TrialOutcome) {}
+    /// What the finished trial was for and said (`search ndr: low loss`),
+    /// when its procedure tells.
+    fn trial_verdict(&mut self, _text: &str) {}
     /// Something the report should say (skipped tests, deviations).
     fn note(&mut self, _text: &str) {}
 }
@@ -55,6 +58,9 @@ impl Trial for Paced<'_> {
         let o = self.inner.run(spec)?;
         self.observer.trial_done(spec, &o);
         Ok(o)
+    }
+    fn verdict(&mut self, text: &str) {
+        self.observer.trial_verdict(text);
     }
 }
 

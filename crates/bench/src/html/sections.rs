@@ -59,6 +59,7 @@ pub(super) fn header(out: &mut String, r: &BenchResults) {
         ),
         ("kernel command line", m.provenance.kernel_cmdline.clone()),
         ("command line", m.provenance.command_line.join(" ")),
+        ("tester ports", list(m.provenance.nic_drivers.clone())),
         (
             "DUTs",
             list(

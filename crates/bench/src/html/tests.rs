@@ -638,6 +638,7 @@ fn provenance_in_meta_and_on_the_page() {
     let mut e = experiment("softrouter");
     for r in &mut e[0].results.runs {
         r.meta.provenance = here.clone();
+        r.meta.provenance.nic_drivers = vec!["tst0: veth".into()];
     }
     let json = serde_json::to_value(&e[0].results).unwrap();
     assert_eq!(json["runs"][0]["meta"]["provenance"]["cpus"], here.cpus);
@@ -647,4 +648,5 @@ fn provenance_in_meta_and_on_the_page() {
         "{p}"
     );
     assert!(p.contains(&esc(&here.tool_build)), "{p}");
+    assert!(p.contains("<dd>tst0: veth</dd>"), "{p}");
 }

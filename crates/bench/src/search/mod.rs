@@ -61,4 +61,8 @@ use anyhow::Result;
 pub trait Trial {
     /// Run one trial (learning, trial, drain, counters) and report it.
     fn run(&mut self, spec: &TrialSpec) -> Result<TrialOutcome>;
+    /// What the last trial was for and what it said, in words (`search
+    /// ndr: low loss`), for progress lines; told by the procedure that
+    /// ran it.
+    fn verdict(&mut self, _text: &str) {}
 }

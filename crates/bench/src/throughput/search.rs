@@ -309,6 +309,8 @@ impl Search<'_> {
             let dut_alone = ratio(o.lost.saturating_sub(o.tester_dropped), o.sent);
             let decisive = dut_alone <= most_loss;
             if o.measurement_fault.is_some() && decisive && attempt < MAX_REPEATS {
+                self.trial
+                    .verdict(&format!("{purpose}: measurement fault, run again"));
                 self.repeats += 1;
                 let mut r = TrialRecord::new(purpose.clone(), spec.clone(), o, false);
                 r.discarded = true;
@@ -316,6 +318,16 @@ impl Search<'_> {
                 continue;
             }
             let passed = !o.tester_limited && !high_loss(goal, ratio(o.lost, o.sent));
+            self.trial.verdict(&format!(
+                "{purpose}: {}",
+                if o.tester_limited {
+                    "tester-limited"
+                } else if passed {
+                    "low loss"
+                } else {
+                    "high loss"
+                }
+            ));
             self.measured.push(Measured {
                 load,
                 duration_s: spec.duration.as_secs_f64(),
