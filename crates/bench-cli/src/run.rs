@@ -74,6 +74,23 @@ pub fn run(runs: &[Settings], opts: &RunOptions) -> Result<BenchResults> {
         }
     }
 
+    // The DUT's CPUs to the DUT (and the bench's soakers) alone for the
+    // run: the host's other threads move to the tester's CPU until the
+    // shield drops at the end (testbed::shield says why).
+    let shield = split
+        .as_ref()
+        .and_then(|(_, d)| testbed::shield::Shield::raise(d));
+    if let Some(s) = &shield {
+        let text = format!(
+            "{} other threads of the host kept off the DUT's CPUs for the run (on CPU(s) {:?})",
+            s.moved(),
+            s.rest()
+        );
+        eprintln!("softrouter bench: {text}");
+        placement.push_str("; ");
+        placement.push_str(&text);
+    }
+
     let mut done = Vec::new();
     let mut results = BenchResults::new(Vec::new());
     let rounds = first.repeat.max(1);

@@ -32,6 +32,7 @@ pub mod napi;
 pub mod netns;
 mod root;
 pub mod rps;
+pub mod shield;
 pub mod testbed;
 pub mod topology;
 
