@@ -168,7 +168,8 @@ pub struct BenchArgs {
     #[arg(long, value_name = "FILE")]
     pub save_experiment: Option<PathBuf>,
     /// Leave CPU placement to the scheduler (default: the tester on the
-    /// last CPU, the DUT on the others). Implies --no-soak.
+    /// last CPU, the DUT on the others, the host's other threads kept off
+    /// the DUT's CPUs for the run). Implies --no-soak.
     #[arg(long)]
     pub no_pin: bool,
     /// No CPU soakers (default: an idle-priority spinner on each DUT CPU
