@@ -107,6 +107,7 @@ pub fn require_root(test: &str) -> bool {
 /// (their veth ends go with them). For signal handlers and panics outside
 /// a guard; safe to call more than once.
 pub fn cleanup_all() {
+    crate::shield::lower_all();
     let names: Vec<String> = match registry().lock() {
         Ok(mut r) => std::mem::take(&mut *r).into_iter().collect(),
         Err(p) => std::mem::take(&mut *p.into_inner()).into_iter().collect(),

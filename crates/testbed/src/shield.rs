@@ -25,15 +25,35 @@ use std::collections::BTreeSet;
 /// `PF_KTHREAD` in `/proc/PID/stat`'s flags.
 const PF_KTHREAD: u64 = 0x0020_0000;
 
-/// The raised shield; lowering it (or dropping it) gives every moved
-/// thread its CPUs back.
+/// The raised shield; lowering it (or dropping it, or the Ctrl-C
+/// handler's [`crate::cleanup_all`]) gives every moved thread its CPUs
+/// back. After SIGKILL nothing does: `taskset -p -c ALL TID` by hand.
 pub struct Shield {
+    moved: usize,
+    rest: Vec<usize>,
+}
+
+/// What a raised shield changed, where the Ctrl-C handler finds it.
+struct Raised {
     moved: Vec<(i32, Vec<usize>)>,
     rest: Vec<usize>,
     /// Boot-relative start (clock ticks) of the shield: threads started
     /// later by shielded ones are widened again when it is lowered.
     raised_at: u64,
     widen_to: Vec<usize>,
+}
+
+static RAISED: std::sync::Mutex<Option<Raised>> = std::sync::Mutex::new(None);
+
+/// Lower the shield if one is up (idempotent).
+pub fn lower_all() {
+    let r = match RAISED.lock() {
+        Ok(mut g) => g.take(),
+        Err(p) => p.into_inner().take(),
+    };
+    if let Some(r) = r {
+        r.lower();
+    }
 }
 
 impl Shield {
@@ -66,28 +86,45 @@ impl Shield {
                 moved.push((tid, orig));
             }
         }
-        Some(Shield {
+        let shield = Shield {
+            moved: moved.len(),
+            rest: rest.clone(),
+        };
+        let raised = Raised {
             moved,
             rest,
             raised_at,
             widen_to: online,
-        })
+        };
+        match RAISED.lock() {
+            Ok(mut g) => *g = Some(raised),
+            Err(p) => *p.into_inner() = Some(raised),
+        }
+        Some(shield)
     }
 
     /// Threads confined while the shield is up.
     pub fn moved(&self) -> usize {
-        self.moved.len()
+        self.moved
     }
 
     /// The CPUs the other threads run on meanwhile.
     pub fn rest(&self) -> &[usize] {
         &self.rest
     }
+}
 
-    fn lower(&mut self) {
+impl Drop for Shield {
+    fn drop(&mut self) {
+        lower_all();
+    }
+}
+
+impl Raised {
+    fn lower(self) {
         let known: BTreeSet<i32> = self.moved.iter().map(|(t, _)| *t).collect();
-        for (tid, orig) in self.moved.drain(..) {
-            set_affinity(tid, &orig);
+        for (tid, orig) in &self.moved {
+            set_affinity(*tid, orig);
         }
         // Children of shielded threads, started meanwhile.
         let me = std::process::id() as i32;
@@ -102,12 +139,6 @@ impl Shield {
                 set_affinity(tid, &self.widen_to);
             }
         }
-    }
-}
-
-impl Drop for Shield {
-    fn drop(&mut self) {
-        self.lower();
     }
 }
 
@@ -231,6 +262,9 @@ mod tests {
         assert!(shield.moved() > 0);
         assert_eq!(affinity(pid).unwrap(), all[1..].to_vec());
         assert_eq!(affinity(0).unwrap(), mine, "the bench's own threads stay");
+        // What the Ctrl-C handler (`cleanup_all`) runs lowers it as well.
+        lower_all();
+        assert_eq!(affinity(pid).unwrap(), all);
         drop(shield);
         assert_eq!(affinity(pid).unwrap(), all);
         child.kill().unwrap();
