@@ -15,6 +15,7 @@
 //! a kernel's split), which on a linear axis leaves bars a pixel high; a
 //! chart whose values span more than [`LOG_SPAN`] gets a log axis.
 
+use plotters::coord::types::RangedCoordf64;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -291,26 +292,7 @@ pub(crate) fn bars(
     );
     let h = 330;
     let svg = svg(h, |root| {
-        let mut chart = ChartBuilder::on(root)
-            .margin(10)
-            .x_label_area_size(28)
-            .y_label_area_size(72)
-            .build_cartesian_2d(0.0..groups.len().max(1) as f64, axis.range())
-            .map_err(|e| e.to_string())?;
-        let fmt = |t: &f64| axis.label(*t);
-        chart
-            .configure_mesh()
-            .disable_x_mesh()
-            .x_labels(0)
-            .y_labels(axis.labels())
-            .y_label_formatter(&fmt)
-            .y_desc(y_desc_of(y_desc, axis))
-            .label_style(text(12.0))
-            .axis_desc_style(text(12.0))
-            .light_line_style(TRANSPARENT)
-            .bold_line_style(RGBColor(0xdd, 0xdd, 0xdd))
-            .draw()
-            .map_err(|e| e.to_string())?;
+        let chart = group_frame(root, groups.len(), axis, y_desc)?;
         let y0 = axis.range().start;
         let n = series.len().max(1) as f64;
         let px = |x: f64, v: f64| chart.backend_coord(&(x, axis.t(v)));
@@ -396,6 +378,37 @@ pub(crate) fn bars(
     }
 }
 
+/// The frame of a grouped chart (bars or boxes per group): `groups`
+/// slots along x, `axis` up the side with its label and light grid.
+fn group_frame<'a>(
+    root: &Area<'a>,
+    groups: usize,
+    axis: Axis,
+    y_desc: &str,
+) -> Result<ChartContext<'a, SVGBackend<'a>, Cartesian2d<RangedCoordf64, RangedCoordf64>>, String> {
+    let mut chart = ChartBuilder::on(root)
+        .margin(10)
+        .x_label_area_size(28)
+        .y_label_area_size(72)
+        .build_cartesian_2d(0.0..groups.max(1) as f64, axis.range())
+        .map_err(|e| e.to_string())?;
+    let fmt = |t: &f64| axis.label(*t);
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .x_labels(0)
+        .y_labels(axis.labels())
+        .y_label_formatter(&fmt)
+        .y_desc(y_desc_of(y_desc, axis))
+        .label_style(text(12.0))
+        .axis_desc_style(text(12.0))
+        .light_line_style(TRANSPARENT)
+        .bold_line_style(RGBColor(0xdd, 0xdd, 0xdd))
+        .draw()
+        .map_err(|e| e.to_string())?;
+    Ok(chart)
+}
+
 fn y_desc_of(desc: &str, axis: Axis) -> String {
     if axis.is_log() {
         format!("{desc} (log)")
@@ -425,26 +438,7 @@ pub(crate) fn boxes(
     let all = series.iter().flatten().flatten();
     let axis = Axis::fit(all.flat_map(|s| [s.min, s.median, s.p99, s.p999, s.max]));
     let svg = svg(330, |root| {
-        let mut chart = ChartBuilder::on(root)
-            .margin(10)
-            .x_label_area_size(28)
-            .y_label_area_size(72)
-            .build_cartesian_2d(0.0..groups.len().max(1) as f64, axis.range())
-            .map_err(|e| e.to_string())?;
-        let fmt = |t: &f64| axis.label(*t);
-        chart
-            .configure_mesh()
-            .disable_x_mesh()
-            .x_labels(0)
-            .y_labels(axis.labels())
-            .y_label_formatter(&fmt)
-            .y_desc(y_desc_of(y_desc, axis))
-            .label_style(text(12.0))
-            .axis_desc_style(text(12.0))
-            .light_line_style(TRANSPARENT)
-            .bold_line_style(RGBColor(0xdd, 0xdd, 0xdd))
-            .draw()
-            .map_err(|e| e.to_string())?;
+        let chart = group_frame(root, groups.len(), axis, y_desc)?;
         let y0 = axis.range().start;
         let n = series.len().max(1) as f64;
         let px = |x: f64, v: f64| chart.backend_coord(&(x, axis.t(v)));
