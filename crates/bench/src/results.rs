@@ -817,6 +817,7 @@ fn csv_rows(r: &RunResults, out: &mut String) {
                 tr.discarded.to_string(),
                 opt(noise.and_then(|n| n.steal_pct.iter().copied().reduce(f64::max))),
                 opt(noise.and_then(|n| n.longest_rx_gap_us)),
+                opt(noise.and_then(|n| n.generator_paused_us)),
                 opt(dut_busy_pct(tr)),
                 opt(projected_fps),
                 tr.passed.to_string(),
@@ -835,7 +836,7 @@ fn csv_rows(r: &RunResults, out: &mut String) {
 /// round of `--repeat N` (1 without it). `dut_busy_pct`: the DUT CPUs'
 /// busy share in the trial (soakers); `projected_fps`: a projection, not a
 /// measurement ([`Projection`]), on the trial it was projected from.
-pub const CSV_HEADER: [&str; 39] = [
+pub const CSV_HEADER: [&str; 40] = [
     "dut",
     "round",
     "test",
@@ -871,6 +872,7 @@ pub const CSV_HEADER: [&str; 39] = [
     "discarded",
     "steal_max_pct",
     "longest_rx_gap_us",
+    "generator_paused_us",
     "dut_busy_pct",
     "projected_fps",
     "passed",

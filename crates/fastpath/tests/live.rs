@@ -199,6 +199,7 @@ fn send(w: &Wire, frames: u64, rate: Option<f64>) -> (u64, u64, f64) {
                 grace: Duration::from_millis(200),
                 lead: Duration::from_millis(1),
                 latency_every: tester::gen::latency_every(rate),
+                catchup_frames: tester::gen::CATCHUP_FRAMES,
             };
             c.set_latency_every(plan.latency_every).unwrap();
             let sent = g.run(&plan).unwrap();

@@ -15,7 +15,16 @@
  *   picosecond arithmetic, no drift, no division); iterations before that return
  *   XDP_DROP. A frame that is late goes at once (the lateness is recorded
  *   as `max_lag_ns`); the test run flushes redirected frames every
- *   `batch_size` iterations, so bursts stay at most that long.
+ *   `batch_size` iterations.
+ * - No catch-up burst longer than `catchup_frames`: when the generator is
+ *   kept off its CPU (an interrupt, a real-time thread, the kernel's fair
+ *   server running a starved task for milliseconds), the frames that came
+ *   due meanwhile would otherwise leave back to back at the generator's
+ *   full speed, and a burst of a few hundred frames overflows a veth's
+ *   256-frame ring at any rate: loss the tester made, counted against the
+ *   DUT. Lateness beyond that many intervals moves the rest of the
+ *   schedule instead (`stall_ns`, `stalls`): the DUT sees a pause in the
+ *   offered load, then the same rate, as from a tester that paused.
  * - The whole frame is written on every run: live-frame pages are recycled
  *   and a DUT that rewrites frames in place (TTL, MACs) returns them
  *   modified; only writing everything keeps every frame correct.
@@ -258,6 +267,25 @@ int sr_gen(struct xdp_md *ctx)
 	if (!fresh && (!(*seq & c->sample_mask) || !(c->sent & 15))) {
 		now = read_clock(c);
 		fresh = 1;
+	}
+	/* Late by more than `catchup_frames` intervals (the generator was
+	 * kept off its CPU): catch up that many at most, move the rest of
+	 * the schedule by the excess, and count it. Checked at every fresh
+	 * reading, so a stall is seen within 16 frames even when the
+	 * generator was already behind. */
+	if (fresh && phase->paced && c->catchup_frames) {
+		__u64 catchup = phase->interval_ns * c->catchup_frames;
+		if (now > due + catchup) {
+			__u64 excess = now - due - catchup;
+			for (int i = 0; i < GEN_MAX_PHASES; i++)
+				c->phase[i].t0_ns += excess;
+			due += excess;
+			c->due_ns += excess;
+			c->stall_ns += excess;
+			c->stalls++;
+			if (excess > c->max_stall_ns)
+				c->max_stall_ns = excess;
+		}
 	}
 	/* Lateness from a fresh reading only (a cached one is older). */
 	if (fresh && phase->paced && now - due > c->max_lag_ns)

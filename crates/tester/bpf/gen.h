@@ -52,7 +52,9 @@ struct gen_ctl {
 	/* Latency samples: frames whose sequence has these bits clear carry
 	 * an exact send time (2^k - 1: one frame in 2^k per stream). */
 	__u32 sample_mask;
-	__u32 _pad0;
+	/* The longest catch-up burst: a frame later than this many intervals
+	 * moves the rest of the schedule instead (see gen.bpf.c). */
+	__u32 catchup_frames;
 	struct gen_phase phase[GEN_MAX_PHASES];
 	struct gen_port port[GEN_MAX_PORTS];
 	__u16 schedule[GEN_MAX_SCHED];
@@ -73,11 +75,14 @@ struct gen_ctl {
 	__u64 last_ns;		/* time of the last frame */
 	__u64 shift_ns;		/* how late the first frame was: the schedule moved */
 	__u64 clock_reads;	/* bpf_ktime_get_ns calls */
+	__u64 stall_ns;		/* time the schedule moved mid-trial (stalls) */
+	__u64 stalls;		/* times it moved */
+	__u64 max_stall_ns;	/* the longest such move */
 	__u32 error;		/* last error: GEN_ERR_* */
 	__u32 _pad2;
 };
 
-_Static_assert(sizeof(struct gen_ctl) == 2704, "mirrored by gen.rs: CCtl");
+_Static_assert(sizeof(struct gen_ctl) == 2728, "mirrored by gen.rs: CCtl");
 
 #define GEN_ERR_NO_TEMPLATE 1
 #define GEN_ERR_BAD_LEN 2

@@ -63,7 +63,7 @@ struct CCtl {
     sched_len: u32,
     nphases: u32,
     sample_mask: u32,
-    _pad0: u32,
+    catchup_frames: u32,
     phase: [CPhase; MAX_PHASES],
     port: [CPort; MAX_PORTS],
     schedule: [u16; MAX_SCHED],
@@ -82,17 +82,21 @@ struct CCtl {
     last_ns: u64,
     shift_ns: u64,
     clock_reads: u64,
+    stall_ns: u64,
+    stalls: u64,
+    max_stall_ns: u64,
     error: u32,
     _pad2: u32,
 }
 
-const _: () = assert!(std::mem::size_of::<CCtl>() == 2704);
+const _: () = assert!(std::mem::size_of::<CCtl>() == 2728);
 
 /// The most a late start may add to a trial's deadline.
 const MAX_SETUP_NS: u64 = 100_000_000;
 
 /// When a call must end: the last frame's due time plus a grace, moved by
-/// a late start (the schedule's shift).
+/// a late start (the schedule's shift); [`Generator::run`] adds what
+/// stalls moved the schedule by during the call.
 ///
 /// The shift is known only once the first frame went, so the timer is
 /// armed for the usual late start (`setup`, how late recent calls began);
@@ -186,8 +190,13 @@ pub struct Plan {
     /// stream cursor wraps).
     pub schedule: Vec<u16>,
     /// Iterations per test-run batch (redirected frames are flushed per
-    /// batch: the longest burst the DUT sees). 1..=256.
+    /// batch). 1..=256.
     pub batch: u32,
+    /// The longest catch-up burst, in frames: a frame due longer ago than
+    /// this many intervals moves the rest of the schedule rather than
+    /// leave with all the others due meanwhile ([`Sent::stall_ns`]); 0
+    /// catches up everything. [`CATCHUP_FRAMES`] unless a test says.
+    pub catchup_frames: u32,
     /// When to give up on a paced trial that fell behind: this long after
     /// the last frame's due time.
     pub grace: Duration,
@@ -199,6 +208,15 @@ pub struct Plan {
     /// ([`crate::count::Counter::set_latency_every`], [`latency_every`]).
     pub latency_every: u32,
 }
+
+/// The longest catch-up burst a trial allows: the frames due while the
+/// generator was kept off its CPU for up to 64 intervals go at once
+/// (well inside any receive ring: a veth's holds 256), and a longer stall
+/// moves the schedule. Why not catch up everything: a 2 ms stall at
+/// 0.17 Mpps left 340 frames to go back to back at ~5 Mfps, which a DUT
+/// that forwards 1 Mpps meets with a full 256-frame ring; that loss was
+/// the tester's, and it decided zero-loss searches.
+pub const CATCHUP_FRAMES: u32 = 64;
 
 /// Frames per latency sample at `rate_fps` per port (`None`: a burst):
 /// every frame up to 64 kfps, then the power of two that keeps samples
@@ -229,7 +247,8 @@ pub struct Sent {
     pub sent: u64,
     /// Frames the plan asked for.
     pub planned: u64,
-    /// Worst lateness of a frame against its due time.
+    /// Worst lateness of a frame against its due time (after a stall
+    /// moved the schedule: at most [`Plan::catchup_frames`] intervals).
     pub max_lag_ns: u64,
     /// Time of the first and last frame (CLOCK_MONOTONIC).
     pub first_ns: u64,
@@ -240,6 +259,13 @@ pub struct Sent {
     pub ideal_end_ns: u64,
     /// How late the call started: the whole schedule moved by this much.
     pub shift_ns: u64,
+    /// How far stalls during the trial moved the rest of the schedule
+    /// (the generator was kept off its CPU longer than its catch-up
+    /// allows), in all, how many times, and the longest: pauses in the
+    /// offered load that the tester made.
+    pub stall_ns: u64,
+    pub stalls: u64,
+    pub max_stall_ns: u64,
     /// Iterations that found no frame due (the pacing's idle time).
     pub early: u64,
     /// Clock readings (the program reads the clock only when it must).
@@ -391,7 +417,7 @@ impl Generator {
         let mut calls = 0;
         loop {
             let c = self.ctl_ref();
-            let deadline = limit.at(c.shift_ns);
+            let deadline = limit.at(c.shift_ns) + c.stall_ns;
             if c.cur_phase as usize >= plan.phases.len() || mono_ns() >= deadline {
                 break;
             }
@@ -476,6 +502,7 @@ impl Generator {
         c.sched_len = plan.schedule.len() as u32;
         c.nphases = plan.phases.len() as u32;
         c.sample_mask = plan.latency_every.max(1) - 1;
+        c.catchup_frames = plan.catchup_frames;
         c.schedule = [0; MAX_SCHED];
         c.schedule[..plan.schedule.len()].copy_from_slice(&plan.schedule);
         let mut off = 0u32;
@@ -518,6 +545,7 @@ impl Generator {
         (c.due_ns, c.due_rem_ps, c.clock_ns, c.clock_reads) = (t0, 0, 0, 0);
         (c.sent, c.early, c.idle, c.errors, c.error) = (0, 0, 0, 0, 0);
         (c.max_lag_ns, c.first_ns, c.last_ns, c.shift_ns) = (0, 0, 0, 0);
+        (c.stall_ns, c.stalls, c.max_stall_ns) = (0, 0, 0);
         (last_due, clock)
     }
 
@@ -571,8 +599,11 @@ impl Generator {
             first_ns: c.first_ns,
             last_ns: c.last_ns,
             t0_ns: t0 + c.shift_ns,
-            ideal_end_ns: ideal_end + c.shift_ns,
+            ideal_end_ns: ideal_end + c.shift_ns + c.stall_ns,
             shift_ns: c.shift_ns,
+            stall_ns: c.stall_ns,
+            stalls: c.stalls,
+            max_stall_ns: c.max_stall_ns,
             early: c.early,
             clock_reads: c.clock_reads,
             errors: c.errors,

@@ -100,8 +100,14 @@ pub(crate) struct GenResult {
     pub pool_empty: u64,
     /// Phases stopped because the generator fell behind.
     pub fell_behind: bool,
-    /// Largest lateness of a round against its due time, ns.
+    /// Largest lateness of a round against its due time, ns (at most the
+    /// catch-up once a stall moved the schedule).
     pub max_lag_ns: u64,
+    /// How far stalls moved the schedule, in all, how often, the longest
+    /// (as [`tester::gen::Sent::stall_ns`]).
+    pub stall_ns: u64,
+    pub stalls: u64,
+    pub max_stall_ns: u64,
     /// Per job port: (first frame index of the round, send time ns).
     pub rounds: Vec<Vec<(u64, u64)>>,
 }
@@ -166,17 +172,33 @@ pub(crate) fn run(job: &GenJob, txs: &mut [GenTx], pool: &mut Pool) -> GenResult
         } else {
             0.0
         };
-        let deadline = phase_t0 + phase_ns + (phase_ns * 0.05).max(50e6);
+        let mut deadline = phase_t0 + phase_ns + (phase_ns * 0.05).max(50e6);
+        // The longest catch-up, as the xdp generator's (`CATCHUP_FRAMES`).
+        let catchup_ns = if ph.paced && ph.rate_fps > 0.0 {
+            f64::from(tester::gen::CATCHUP_FRAMES) * 1e9 / ph.rate_fps
+        } else {
+            0.0
+        };
         let mut done = 0u64;
         let mut k = 0u64;
         while done < ph.frames {
             let n = b.min(ph.frames - done) as usize;
             if ph.paced {
-                let due = (phase_t0 + k as f64 * interval) as u64;
+                let mut due = (phase_t0 + k as f64 * interval) as u64;
                 let mut now = mono_ns();
                 if now < due {
                     sleep_until(due);
                     now = mono_ns();
+                }
+                // Kept off the CPU past the catch-up: move the schedule
+                // rather than burst (see `tester::gen::CATCHUP_FRAMES`).
+                let excess = now.saturating_sub(due) as f64 - catchup_ns;
+                if excess > 0.0 {
+                    (phase_t0, deadline) = (phase_t0 + excess, deadline + excess);
+                    due += excess as u64;
+                    r.stall_ns += excess as u64;
+                    r.stalls += 1;
+                    r.max_stall_ns = r.max_stall_ns.max(excess as u64);
                 }
                 r.max_lag_ns = r.max_lag_ns.max(now.saturating_sub(due));
                 if now as f64 > deadline {

@@ -164,6 +164,7 @@ pub(crate) fn noise(
         longest_rx_gap_at_ms: None,
         ring_holds_us: holds,
         note,
+        ..Noise::default()
     }
 }
 

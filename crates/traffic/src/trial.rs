@@ -105,7 +105,10 @@ impl Trial for NetTrial {
             dut_ring: g.refused,
             tester_rx: rx_drops,
             faults: faults(sent_total, planned, g.fell_behind, gen::own_limits(&g)),
-            noise: self.noise.end(spec.rate_fps, rep.lost),
+            noise: self
+                .noise
+                .end(spec.rate_fps, rep.lost)
+                .with_generator_pauses(g.stall_ns, g.stalls, g.max_stall_ns),
         };
         let mut own = gen::own_limits(&g);
         if rx_drops > 0 {

@@ -155,6 +155,27 @@ pub struct Noise {
     /// Said when the longest gap exceeded what the ring holds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// How long the generator was kept off its CPU beyond its catch-up,
+    /// in all, µs: the offered load paused that long (the tester moved its
+    /// schedule rather than send the backlog in one burst). `None` when
+    /// the generator does not say (an external tester).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generator_paused_us: Option<f64>,
+    /// How many such pauses, and the longest, µs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generator_pauses: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generator_longest_pause_us: Option<f64>,
+}
+
+impl Noise {
+    /// Record the generator's pauses (see [`Noise::generator_paused_us`]).
+    pub fn with_generator_pauses(mut self, total_ns: u64, count: u64, longest_ns: u64) -> Noise {
+        self.generator_paused_us = Some(total_ns as f64 / 1e3);
+        self.generator_pauses = Some(count);
+        self.generator_longest_pause_us = Some(longest_ns as f64 / 1e3);
+        self
+    }
 }
 
 impl TrialOutcome {

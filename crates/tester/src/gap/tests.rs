@@ -84,6 +84,7 @@ fn run(window: Duration, event: Event, tracked: bool) -> Gaps {
             grace: Duration::from_millis(50),
             lead: Duration::from_millis(1),
             latency_every: 1,
+            catchup_frames: crate::gen::CATCHUP_FRAMES,
         };
         let s = if event == Event::SenderPause {
             g.run(&plan(10_000)).unwrap();

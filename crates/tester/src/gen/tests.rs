@@ -27,6 +27,7 @@ fn plan(ports: Vec<Port>, phases: Vec<Phase>, schedule: Vec<u16>) -> Plan {
         grace: Duration::from_millis(20),
         lead: Duration::from_millis(1),
         latency_every: 1,
+        catchup_frames: crate::gen::CATCHUP_FRAMES,
     }
 }
 

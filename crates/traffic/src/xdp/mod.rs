@@ -371,6 +371,7 @@ impl Engine {
                     grace: Duration::from_millis(20),
                     lead: Duration::ZERO,
                     latency_every: 1,
+                    catchup_frames: tester::gen::CATCHUP_FRAMES,
                 };
                 rep.sent += gen.run(&plan)?.sent;
             }
@@ -426,6 +427,7 @@ impl Engine {
             grace: grace(&job.phases),
             lead: Duration::from_micros(500),
             latency_every: plan_sampling,
+            catchup_frames: tester::gen::CATCHUP_FRAMES,
         };
         let before = self.veth_drops();
         super::noise::arm_for(self.gap.as_ref(), &job.phases);

@@ -81,6 +81,7 @@ impl NetTrial {
             ideal_ns: ideal_ns as u64,
             fell_behind: s.sent < s.planned,
             max_lag_ns: s.max_lag_ns,
+            paused_ns: s.stall_ns,
         };
         // The tester's own failures: measurement faults, and tester limits.
         let mut own = Vec::new();
@@ -101,7 +102,10 @@ impl NetTrial {
             dut_ring: out.wire.dut_ring_full,
             tester_rx: out.wire.tester_rx_drops,
             faults: faults(s.sent, s.planned, false, own.clone()),
-            noise: self.noise.end(spec.rate_fps, out.counts.lost),
+            noise: self
+                .noise
+                .end(spec.rate_fps, out.counts.lost)
+                .with_generator_pauses(s.stall_ns, s.stalls, s.max_stall_ns),
         };
         if out.wire.tester_rx_drops > 0 {
             own.insert(
@@ -126,6 +130,8 @@ impl NetTrial {
             lost = out.counts.lost,
             max_lag_us = s.max_lag_ns / 1000,
             shift_us = s.shift_ns / 1000,
+            paused_us = s.stall_ns / 1000,
+            pauses = s.stalls,
             dut_ring_full = out.wire.dut_ring_full,
             early = s.early,
             probe_begin_ms = (t1 - t0).as_millis() as u64,

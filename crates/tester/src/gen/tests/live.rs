@@ -66,6 +66,7 @@ fn paced_imix_arrives_exactly_and_on_time() {
             grace: Duration::from_millis(50),
             lead: Duration::from_millis(2),
             latency_every: 1,
+            catchup_frames: crate::gen::CATCHUP_FRAMES,
         };
         send_and_count(&mut g, &c, &p)
     });
@@ -113,12 +114,72 @@ fn bursts_and_phases_send_every_frame() {
             grace: Duration::from_millis(200),
             lead: Duration::from_millis(2),
             latency_every: 1,
+            catchup_frames: crate::gen::CATCHUP_FRAMES,
         };
         send_and_count(&mut g, &c, &p)
     });
     assert_eq!(s.sent, 50_000, "{s:?}");
     assert_eq!((got.received, got.lost), (50_000, 0), "{got:?}");
     assert_eq!(s.phase_clock.len(), 2);
+}
+
+/// A stall of the generator (a real-time thread takes its CPU for 20 ms
+/// in the middle of a paced trial) moves the schedule: no frame leaves
+/// more than the catch-up's 64 intervals late, and the pause is counted.
+/// With the catch-up unbounded (0) the same stall is a 20 ms lag, sent
+/// back to back afterwards: the burst the bound exists to prevent.
+#[test]
+fn a_stall_moves_the_schedule_instead_of_a_burst() {
+    if !crate::testutil::can_run("a_stall_moves_the_schedule_instead_of_a_burst") {
+        return;
+    }
+    for catchup in [crate::gen::CATCHUP_FRAMES, 0] {
+        let (s, got) = wire(move |mut g, c, a| {
+            let cpu = std::thread::available_parallelism().map_or(1, |n| n.get()) - 1;
+            testbed::napi::pin(0, &[cpu]).unwrap();
+            let hog = std::thread::spawn(move || {
+                testbed::napi::pin(0, &[cpu]).unwrap();
+                testbed::napi::schedule(0, testbed::napi::NapiPolicy::Fifo(60)).unwrap();
+                std::thread::sleep(Duration::from_millis(150));
+                let t = std::time::Instant::now();
+                while t.elapsed() < Duration::from_millis(20) {
+                    std::hint::spin_loop();
+                }
+            });
+            let p = Plan {
+                ports: vec![Port {
+                    ifindex: a,
+                    streams: vec![0, 1],
+                }],
+                phases: vec![Phase {
+                    frames: 100_000,
+                    rate_fps: Some(200_000.0),
+                }],
+                schedule: vec![0],
+                batch: 16,
+                grace: Duration::from_millis(100),
+                lead: Duration::from_millis(2),
+                latency_every: 1,
+                catchup_frames: catchup,
+            };
+            let out = send_and_count(&mut g, &c, &p);
+            hog.join().unwrap();
+            out
+        });
+        assert_eq!((s.sent, got.received), (100_000, 100_000), "{s:?}");
+        let interval_ns = 5_000;
+        if catchup > 0 {
+            // Caught up at most 64 intervals, seen within 16 frames.
+            assert!(s.max_lag_ns <= (64 + 17) * interval_ns, "{s:?}");
+            assert!(s.stalls >= 1 && s.stall_ns >= 15_000_000, "{s:?}");
+            assert!(s.max_stall_ns <= s.stall_ns, "{s:?}");
+            // The trial took the pause longer than its schedule.
+            assert!(s.last_ns - s.first_ns >= 500_000_000 - interval_ns + 15_000_000);
+        } else {
+            assert!(s.max_lag_ns >= 15_000_000, "{s:?}");
+            assert_eq!((s.stalls, s.stall_ns), (0, 0), "{s:?}");
+        }
+    }
 }
 
 /// Capacity figures (run by hand: `cargo test -p softrouter-tester --
@@ -170,6 +231,7 @@ fn gen_capacity() {
                     grace: Duration::from_millis(50),
                     lead: Duration::ZERO,
                     latency_every: crate::gen::latency_every(None),
+                    catchup_frames: crate::gen::CATCHUP_FRAMES,
                 };
                 c.set_latency_every(p.latency_every).unwrap();
                 let (s, got) = send_and_count(&mut g, &c, &p);
