@@ -169,14 +169,15 @@ pub struct BenchArgs {
     pub save_experiment: Option<PathBuf>,
     /// Leave CPU placement to the scheduler (default: the tester on the
     /// last CPU, the DUT on the others, the host's other threads kept off
-    /// the DUT's CPUs for the run). Implies --no-soak.
+    /// the DUT's CPUs for the run, idle CPUs polling). No soakers.
     #[arg(long)]
     pub no_pin: bool,
-    /// No CPU soakers (default: an idle-priority spinner on each DUT CPU
-    /// measures the DUT's CPU use and keeps those vCPUs out of halt; see
-    /// `dut::soak`).
-    #[arg(long)]
-    pub no_soak: bool,
+    /// CPU soakers: an idle-priority spinner on each DUT CPU measures the
+    /// DUT's CPU use (`dut::soak`). Off by default: near the DUT's
+    /// capacity the kernel runs them for up to 50 ms a second and the
+    /// DUT loses frames meanwhile.
+    #[arg(long, conflicts_with = "no_pin")]
+    pub soak: bool,
     /// Profile the kernel DUTs (linux, bridge, ovs) with perf in every
     /// trial and report their cycles per packet by stage (rx, tx,
     /// memory, skb, processing; paper 001's Table II; `dut::stages`).
@@ -362,8 +363,8 @@ fn merge_flags(args: &BenchArgs, t: &mut Table) -> Result<()> {
         put("pin_cpus", Some(Value::Boolean(false)));
         put("soak", Some(Value::Boolean(false)));
     }
-    if args.no_soak {
-        put("soak", Some(Value::Boolean(false)));
+    if args.soak {
+        put("soak", Some(Value::Boolean(true)));
     }
     if args.profile_stages {
         put("profile_stages", Some(Value::Boolean(true)));
@@ -910,7 +911,6 @@ mod tests {
             "--tester",
             "afpacket",
             "--no-pin",
-            "--no-soak",
             "--quiet",
             "--softrouter-bin",
             "/bin/true",

@@ -90,6 +90,13 @@ pub fn run(runs: &[Settings], opts: &RunOptions) -> Result<BenchResults> {
         placement.push_str("; ");
         placement.push_str(&text);
     }
+    // Idle CPUs poll rather than halt for the run (testbed::cpu_latency
+    // says why), and the DUT's CPU time is read from its own CPUs.
+    let _awake = split.as_ref().and_then(|_| testbed::cpu_latency::hold());
+    if _awake.is_some() {
+        placement.push_str("; idle CPUs poll (PM QoS 0 µs exit latency)");
+    }
+    dut::probe::set_dut_cpus(split.as_ref().map_or(&[][..], |(_, d)| &d[..]));
 
     let mut done = Vec::new();
     let mut results = BenchResults::new(Vec::new());

@@ -73,7 +73,9 @@ pub struct Settings {
     /// true; `--no-pin`: placement left to the scheduler).
     pub pin_cpus: bool,
     /// Idle-priority CPU soakers on the DUT's CPUs measure its CPU use
-    /// (default true; `--no-soak`). Needs `pin_cpus`.
+    /// (default false; `--soak`). Needs `pin_cpus`. Off by default: the
+    /// kernel's fair server runs them for up to 50 ms of each second a
+    /// real-time NAPI thread keeps the DUT's CPU busy (`dut::soak`).
     pub soak: bool,
     /// Profile the kernel DUTs (`linux`, `bridge`, `ovs`) with perf in
     /// every trial and split their cycles per packet into paper 001's
@@ -164,7 +166,7 @@ impl Default for Settings {
             dut: DutSettings::default(),
             tester: TesterBackend::default(),
             pin_cpus: true,
-            soak: true,
+            soak: false,
             profile_stages: false,
             tests: vec![TestKind::Throughput, TestKind::Latency],
             sizes: crate::sizes::RFC2544_SIZES
@@ -794,7 +796,7 @@ interfaces = ["a", "b", "c", "d"]
         let e = Settings::from_toml_str("tester = \"dpdk\"\n", "g.toml").unwrap_err();
         assert_eq!(e.field.as_deref(), Some("tester"));
         assert!(e.message.contains("afxdp, afpacket, xdp"), "{e}");
-        let e = Settings::from_toml_str("pin_cpus = false\n", "g.toml").unwrap_err();
+        let e = Settings::from_toml_str("pin_cpus = false\nsoak = true\n", "g.toml").unwrap_err();
         assert_eq!(e.field.as_deref(), Some("soak"));
     }
 

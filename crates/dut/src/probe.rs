@@ -24,8 +24,8 @@
 //! | `machine_busy_s` | all CPUs, non-idle time from /proc/stat (user+nice+system+irq+softirq+steal) |
 //! | `machine_softirq_s`, `machine_system_s`, `machine_user_s`, `machine_irq_s` | its parts |
 //! | `bench_cpu_s`, `bench_user_s` | this (benchmark) process: utime+stime, and utime alone (/proc/self/stat) |
-//! | `dut_cpu_s` | **the fair measure**: `machine_busy_s - bench_user_s`, everything but the tester's own user-space work. It includes the tester's kernel I/O path (the same per frame for every DUT kind with the same tester backend), so it is an upper bound of the DUT's cost and comparisons between DUT kinds are fair |
-//! | `dut_cpu_lower_s` | `machine_busy_s - bench_cpu_s`: a lower bound (misses DUT work done in the tester's softirq context, e.g. the kernel's forwarding with RPS off) |
+//! | `dut_cpu_s` | **the fair measure**. With the bench's CPU split and no soakers (`dut_cpu_source` = `dut_cpus`): the DUT's CPUs' busy time from their /proc/stat lines (every veth end's receive work runs in threaded NAPI on its owner's CPUs, so it is the DUT's). Otherwise (`machine`): `machine_busy_s - bench_user_s`, everything but the tester's own user-space work, an upper bound that includes the tester's kernel I/O path (the same per frame for every DUT kind with the same tester backend) |
+//! | `dut_cpu_lower_s` | the same as `dut_cpu_s` with the split; else `machine_busy_s - bench_cpu_s`: a lower bound (misses DUT work done in the tester's softirq context, e.g. the kernel's forwarding with RPS off) |
 //! | `direct_cpu_s`, `direct_source` | the DUT's own figure: `process` = the DUT process group's utime+stime (softrouter, command); `softirq` = all CPUs' softirq time (linux) |
 //! | `forwarded_packets`, `forwarded_source` | packets the DUT forwarded in the trial (softrouter's counter, the kernel's ForwDatagrams, or DUT interface TX) |
 //! | `tsc_hz` | TSC frequency (calibrated against the monotonic clock) |
@@ -33,7 +33,7 @@
 //! | `soak[]` | per soaked (DUT) CPU (`dut::soak`): `cpu`, `busy_pct` = 100 - the idle soaker's share; null without soakers |
 //! | `soak_dut_cpu_s`, `soak_cycles_per_packet` | **the measure the comparison uses when present**: the DUT CPUs' busy time by the soakers (immune to the tick accounting's blind spot below), and per forwarded packet |
 //!
-//! Every figure but `direct_cpu_s` is machine-wide: run the benchmark on an
+//! Every figure but `direct_cpu_s` and a `dut_cpus` `dut_cpu_s` is machine-wide: run the benchmark on an
 //! otherwise idle machine, or other processes' CPU time (a compiler, a
 //! traffic source other than this process) is counted as the DUT's.
 //!
@@ -113,7 +113,16 @@ pub struct MachineTimes {
 impl MachineTimes {
     /// Parse /proc/stat text.
     pub fn parse(stat: &str) -> MachineTimes {
-        let Some(line) = stat.lines().find(|l| l.starts_with("cpu ")) else {
+        Self::parse_line(stat, "cpu ")
+    }
+
+    /// One CPU's line of /proc/stat text (`cpuN`).
+    pub fn parse_cpu(stat: &str, cpu: usize) -> MachineTimes {
+        Self::parse_line(stat, &format!("cpu{cpu} "))
+    }
+
+    fn parse_line(stat: &str, prefix: &str) -> MachineTimes {
+        let Some(line) = stat.lines().find(|l| l.starts_with(prefix)) else {
             return MachineTimes::default();
         };
         let v: Vec<u64> = line
@@ -133,10 +142,11 @@ impl MachineTimes {
         }
     }
 
-    fn read() -> Result<MachineTimes> {
-        Ok(MachineTimes::parse(
-            &std::fs::read_to_string("/proc/stat").context("reading /proc/stat")?,
-        ))
+    /// The whole machine and each of `cpus`.
+    fn read(cpus: &[usize]) -> Result<(MachineTimes, Vec<MachineTimes>)> {
+        let stat = std::fs::read_to_string("/proc/stat").context("reading /proc/stat")?;
+        let each = cpus.iter().map(|&c| Self::parse_cpu(&stat, c)).collect();
+        Ok((MachineTimes::parse(&stat), each))
     }
 
     fn busy(&self) -> u64 {
@@ -216,10 +226,26 @@ pub enum Direct {
     Softirq,
 }
 
+/// The DUT's own CPUs, when the bench placed it (see [`set_dut_cpus`]).
+static DUT_CPUS: std::sync::Mutex<Vec<usize>> = std::sync::Mutex::new(Vec::new());
+
+/// Tell the probes which CPUs are the DUT's alone (the bench's CPU split;
+/// empty: unknown). Then `dut_cpu_s` is those CPUs' busy time, unless
+/// soakers run on them (their spinning is busy time too).
+pub fn set_dut_cpus(cpus: &[usize]) {
+    *DUT_CPUS.lock().unwrap_or_else(|p| p.into_inner()) = cpus.to_vec();
+}
+
+fn dut_cpus() -> Vec<usize> {
+    DUT_CPUS.lock().unwrap_or_else(|p| p.into_inner()).clone()
+}
+
 #[derive(Debug, Clone)]
 struct Mark {
     snap: Snapshot,
     machine: MachineTimes,
+    /// Each of the DUT's CPUs ([`set_dut_cpus`]).
+    dut_cpus: Vec<MachineTimes>,
     bench: (u64, u64),
     group: u64,
     softnet: Vec<[u64; 3]>,
@@ -247,8 +273,10 @@ impl CpuMeter {
 
     fn mark(&self) -> Result<Mark> {
         let snap = Snapshot::take()?;
+        let (machine, dut_cpus) = MachineTimes::read(&dut_cpus())?;
         Ok(Mark {
-            machine: MachineTimes::read()?,
+            machine,
+            dut_cpus,
             bench: self_times()?,
             group: match self.direct {
                 Direct::ProcessGroup(g) => group_ticks(g),
@@ -291,8 +319,23 @@ impl CpuMeter {
             Direct::ProcessGroup(_) => (secs(b.group.saturating_sub(a.group)), "process"),
             Direct::Softirq => (softirq, "softirq"),
         };
-        let dut_cpu = (busy - bench_user).max(0.0);
-        let dut_lower = (busy - bench_cpu).max(0.0);
+        // The DUT's own CPUs' busy time when known and not soaked; else
+        // the machine-wide bounds.
+        let own: Option<f64> = (!b.dut_cpus.is_empty() && a.soak.is_none()).then(|| {
+            a.dut_cpus
+                .iter()
+                .zip(&b.dut_cpus)
+                .map(|(x, y)| secs(y.busy().saturating_sub(x.busy())))
+                .sum()
+        });
+        let (dut_cpu, dut_lower, dut_source) = match own {
+            Some(s) => (s, s, "dut_cpus"),
+            None => (
+                (busy - bench_user).max(0.0),
+                (busy - bench_cpu).max(0.0),
+                "machine",
+            ),
+        };
         let hz = tsc_hz();
         let fwd = forwarded.map(|f| f.0);
         let per_pkt = |s: f64| fwd.filter(|&n| n > 0).map(|n| s * hz / n as f64);
@@ -328,6 +371,7 @@ impl CpuMeter {
             "bench_user_s": bench_user,
             "dut_cpu_s": dut_cpu,
             "dut_cpu_lower_s": dut_lower,
+            "dut_cpu_source": dut_source,
             "direct_cpu_s": direct,
             "direct_source": source,
             "forwarded_packets": fwd,
@@ -368,6 +412,16 @@ mod tests {
         assert_eq!(m.user, 12);
         assert_eq!(m.idle, 405);
         assert_eq!(m.busy(), 12 + 30 + 6 + 7 + 8);
+        let stat =
+            "cpu  10 2 30 400 5 6 7 8 0 0\ncpu1 9 0 3 50 0 0 2 1 0 0\ncpu10 7 7 7 7 7 7 7 7 0 0\n";
+        let c1 = MachineTimes::parse_cpu(stat, 1);
+        assert_eq!(
+            (c1.user, c1.system, c1.idle, c1.busy()),
+            (9, 3, 50, 9 + 3 + 2 + 1)
+        );
+        // cpu1 is not cpu10's prefix match, and an absent CPU reads zero.
+        assert_eq!(MachineTimes::parse_cpu(stat, 10).user, 7 + 7);
+        assert_eq!(MachineTimes::parse_cpu(stat, 3), MachineTimes::default());
     }
 
     #[test]

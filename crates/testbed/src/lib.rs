@@ -16,6 +16,7 @@
 //!   plus the process-wide registry and [`cleanup_all`].
 //! - [`link`]: an interface's MAC address, read back from the kernel
 //!   (veth ends get random ones) and parsed/formatted.
+//! - [`cpu_latency`]: the CPUs kept out of deep idle for a run (PM QoS).
 //! - [`journal`]: what this process changed (namespaces, global
 //!   settings), on disk, so the next process undoes it after a SIGKILL.
 //! - [`napi`]: threaded NAPI: a veth end's receive work in kthreads
@@ -26,6 +27,7 @@
 //! - [`topology`]: the standard topologies ([`three_hosts`], [`star`]) and
 //!   their addressing plan.
 
+pub mod cpu_latency;
 pub mod journal;
 pub mod link;
 pub mod napi;

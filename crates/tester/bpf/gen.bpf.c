@@ -285,6 +285,10 @@ int sr_gen(struct xdp_md *ctx)
 			c->stalls++;
 			if (excess > c->max_stall_ns)
 				c->max_stall_ns = excess;
+			if (excess >= c->long_stall_ns) {
+				c->long_stall_sum_ns += excess;
+				c->long_stalls++;
+			}
 		}
 	}
 	/* Lateness from a fresh reading only (a cached one is older). */

@@ -78,11 +78,16 @@ struct gen_ctl {
 	__u64 stall_ns;		/* time the schedule moved mid-trial (stalls) */
 	__u64 stalls;		/* times it moved */
 	__u64 max_stall_ns;	/* the longest such move */
+	/* Moves of at least `long_stall_ns` (plan): the host's stalls, told
+	 * from the short waits behind the tester's own receive work. */
+	__u64 long_stall_ns;
+	__u64 long_stall_sum_ns;
+	__u64 long_stalls;
 	__u32 error;		/* last error: GEN_ERR_* */
 	__u32 _pad2;
 };
 
-_Static_assert(sizeof(struct gen_ctl) == 2728, "mirrored by gen.rs: CCtl");
+_Static_assert(sizeof(struct gen_ctl) == 2752, "mirrored by gen.rs: CCtl");
 
 #define GEN_ERR_NO_TEMPLATE 1
 #define GEN_ERR_BAD_LEN 2

@@ -85,11 +85,14 @@ struct CCtl {
     stall_ns: u64,
     stalls: u64,
     max_stall_ns: u64,
+    long_stall_ns: u64,
+    long_stall_sum_ns: u64,
+    long_stalls: u64,
     error: u32,
     _pad2: u32,
 }
 
-const _: () = assert!(std::mem::size_of::<CCtl>() == 2728);
+const _: () = assert!(std::mem::size_of::<CCtl>() == 2752);
 
 /// The most a late start may add to a trial's deadline.
 const MAX_SETUP_NS: u64 = 100_000_000;
@@ -210,13 +213,27 @@ pub struct Plan {
 }
 
 /// The longest catch-up burst a trial allows: the frames due while the
-/// generator was kept off its CPU for up to 64 intervals go at once
-/// (well inside any receive ring: a veth's holds 256), and a longer stall
-/// moves the schedule. Why not catch up everything: a 2 ms stall at
-/// 0.17 Mpps left 340 frames to go back to back at ~5 Mfps, which a DUT
-/// that forwards 1 Mpps meets with a full 256-frame ring; that loss was
-/// the tester's, and it decided zero-loss searches.
-pub const CATCHUP_FRAMES: u32 = 64;
+/// generator was kept off its CPU for up to 128 intervals go at once, and
+/// a longer stall moves the schedule. Why a bound: a 2 ms stall at 0.17
+/// Mpps left 340 frames to go back to back at ~5 Mfps, which a DUT that
+/// forwards 1 Mpps meets with a full 256-frame veth ring; that loss was
+/// the tester's, and it decided zero-loss searches. Why 128: a burst of N
+/// frames at the generator's speed G into a DUT draining at D fills its
+/// ring to about N (1 - D/G), 110 frames here at worst, well inside a
+/// veth's 256 (a NIC's ring holds 512-4096); and at 1 Mpps 128 intervals
+/// are 128 µs, longer than the tester's own NAPI threads usually keep the
+/// generator waiting (with 64, at 1.1 Mpps, those waits alone moved the
+/// schedule for 17 % of a trial).
+pub const CATCHUP_FRAMES: u32 = 128;
+
+/// A pause of the generator at least this long is the host's (a task or
+/// the hypervisor took the tester's CPU), not a wait behind the tester's
+/// own receive work: the tester's NAPI threads, which preempt the
+/// generator to count what comes back, run for tens of µs at a time even
+/// at its maximum rate. Long pauses are reported as noise and are not
+/// sending time; short ones are the tester at work, and count against
+/// the rate it achieved.
+pub const LONG_PAUSE_NS: u64 = 1_000_000;
 
 /// Frames per latency sample at `rate_fps` per port (`None`: a burst):
 /// every frame up to 64 kfps, then the power of two that keeps samples
@@ -266,6 +283,10 @@ pub struct Sent {
     pub stall_ns: u64,
     pub stalls: u64,
     pub max_stall_ns: u64,
+    /// The moves of at least [`LONG_PAUSE_NS`], in all and how many: the
+    /// host's stalls.
+    pub long_stall_ns: u64,
+    pub long_stalls: u64,
     /// Iterations that found no frame due (the pacing's idle time).
     pub early: u64,
     /// Clock readings (the program reads the clock only when it must).
@@ -546,6 +567,7 @@ impl Generator {
         (c.sent, c.early, c.idle, c.errors, c.error) = (0, 0, 0, 0, 0);
         (c.max_lag_ns, c.first_ns, c.last_ns, c.shift_ns) = (0, 0, 0, 0);
         (c.stall_ns, c.stalls, c.max_stall_ns) = (0, 0, 0);
+        (c.long_stall_ns, c.long_stall_sum_ns, c.long_stalls) = (LONG_PAUSE_NS, 0, 0);
         (last_due, clock)
     }
 
@@ -604,6 +626,8 @@ impl Generator {
             stall_ns: c.stall_ns,
             stalls: c.stalls,
             max_stall_ns: c.max_stall_ns,
+            long_stall_ns: c.long_stall_sum_ns,
+            long_stalls: c.long_stalls,
             early: c.early,
             clock_reads: c.clock_reads,
             errors: c.errors,

@@ -108,6 +108,9 @@ pub(crate) struct GenResult {
     pub stall_ns: u64,
     pub stalls: u64,
     pub max_stall_ns: u64,
+    /// Those of at least [`tester::gen::LONG_PAUSE_NS`]: the host's.
+    pub long_stall_ns: u64,
+    pub long_stalls: u64,
     /// Per job port: (first frame index of the round, send time ns).
     pub rounds: Vec<Vec<(u64, u64)>>,
 }
@@ -199,6 +202,10 @@ pub(crate) fn run(job: &GenJob, txs: &mut [GenTx], pool: &mut Pool) -> GenResult
                     r.stall_ns += excess as u64;
                     r.stalls += 1;
                     r.max_stall_ns = r.max_stall_ns.max(excess as u64);
+                    if excess as u64 >= tester::gen::LONG_PAUSE_NS {
+                        r.long_stall_ns += excess as u64;
+                        r.long_stalls += 1;
+                    }
                 }
                 r.max_lag_ns = r.max_lag_ns.max(now.saturating_sub(due));
                 if now as f64 > deadline {

@@ -27,7 +27,8 @@ pub(crate) struct SendTiming {
     pub ideal_ns: u64,
     pub fell_behind: bool,
     pub max_lag_ns: u64,
-    /// How long stalls paused the offered load (the schedule moved).
+    /// How long the host's stalls paused the offered load (moves of the
+    /// schedule of at least `tester::gen::LONG_PAUSE_NS`).
     pub paused_ns: u64,
 }
 
@@ -81,7 +82,7 @@ impl SendTiming {
             ideal_ns: g.ideal_ns,
             fell_behind: g.fell_behind,
             max_lag_ns: g.max_lag_ns,
-            paused_ns: g.stall_ns,
+            paused_ns: g.long_stall_ns,
         }
     }
 }

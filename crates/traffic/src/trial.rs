@@ -108,7 +108,7 @@ impl Trial for NetTrial {
             noise: self
                 .noise
                 .end(spec.rate_fps, rep.lost)
-                .with_generator_pauses(g.stall_ns, g.stalls, g.max_stall_ns),
+                .with_generator_pauses(g.long_stall_ns, g.long_stalls, g.max_stall_ns),
         };
         let mut own = gen::own_limits(&g);
         if rx_drops > 0 {

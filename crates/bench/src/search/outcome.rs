@@ -155,13 +155,14 @@ pub struct Noise {
     /// Said when the longest gap exceeded what the ring holds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
-    /// How long the generator was kept off its CPU beyond its catch-up,
-    /// in all, µs: the offered load paused that long (the tester moved its
-    /// schedule rather than send the backlog in one burst). `None` when
-    /// the generator does not say (an external tester).
+    /// How long the host kept the generator off its CPU beyond its
+    /// catch-up (pauses of 1 ms or more), in all, µs: the offered load
+    /// paused that long (the tester moved its schedule rather than send
+    /// the backlog in one burst). `None` when the generator does not say
+    /// (an external tester).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub generator_paused_us: Option<f64>,
-    /// How many such pauses, and the longest, µs.
+    /// How many such pauses, and the longest pause of any length, µs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub generator_pauses: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -81,7 +81,7 @@ impl NetTrial {
             ideal_ns: ideal_ns as u64,
             fell_behind: s.sent < s.planned,
             max_lag_ns: s.max_lag_ns,
-            paused_ns: s.stall_ns,
+            paused_ns: s.long_stall_ns,
         };
         // The tester's own failures: measurement faults, and tester limits.
         let mut own = Vec::new();
@@ -105,7 +105,7 @@ impl NetTrial {
             noise: self
                 .noise
                 .end(spec.rate_fps, out.counts.lost)
-                .with_generator_pauses(s.stall_ns, s.stalls, s.max_stall_ns),
+                .with_generator_pauses(s.long_stall_ns, s.long_stalls, s.max_stall_ns),
         };
         if out.wire.tester_rx_drops > 0 {
             own.insert(
