@@ -425,6 +425,9 @@ pub(crate) struct Spread {
     pub p99: f64,
     pub p999: f64,
     pub max: f64,
+    /// A DUT run several rounds: the lowest and highest round's median,
+    /// drawn as a capped whisker beside the box.
+    pub median_range: Option<(f64, f64)>,
 }
 
 /// Boxes per group and series: the box from the median (a thick line) to
@@ -467,6 +470,19 @@ pub(crate) fn boxes(
                 rect(root, (l, m - 2), (r, m + 2), c.filled())?;
                 root.draw(&Circle::new((cx, px(x, b.max).1), 3, c.stroke_width(1)))
                     .map_err(|e| e.to_string())?;
+                if let Some((lo, hi)) = b.median_range {
+                    // Right of the box, as the throughput bars' whiskers.
+                    let wx = r + 3;
+                    let (a, z) = (px(x, lo).1, px(x, hi).1);
+                    for seg in [
+                        [(wx, a), (wx, z)],
+                        [(wx - 2, a), (wx + 2, a)],
+                        [(wx - 2, z), (wx + 2, z)],
+                    ] {
+                        root.draw(&PathElement::new(seg, WHISKER.stroke_width(1)))
+                            .map_err(|e| e.to_string())?;
+                    }
+                }
             }
             let c = chart.backend_coord(&(j as f64 + 0.5, y0));
             label(

@@ -20,6 +20,7 @@
 
 mod papers;
 mod sections;
+mod summary;
 
 use std::fmt::Write as _;
 
@@ -59,6 +60,7 @@ pub fn page(title: &str, experiments: &[Experiment], papers: &[PaperValue]) -> S
         let mut sec = String::new();
         let r = &e.results;
         sections::header(&mut sec, r);
+        summary::summary(&mut sec, r);
         sections::throughput(&mut sec, &r.runs);
         sections::latency(&mut sec, &r.runs);
         sections::loss(&mut sec, &r.runs);

@@ -161,12 +161,15 @@ pub(crate) fn latency_chart(runs: &[RunResults]) -> Option<Chart> {
                     let v: Vec<Spread> = rounds.iter().filter_map(|r| latency(r, l)).collect();
                     let med =
                         |f: fn(&Spread) -> f64| spread(v.iter().map(f)).map(|s| s.median / 1e3);
+                    let medians = spread(v.iter().map(|s| s.median))?;
                     Some(Spread {
                         min: med(|s| s.min)?,
                         median: med(|s| s.median)?,
                         p99: med(|s| s.p99)?,
                         p999: med(|s| s.p999)?,
                         max: med(|s| s.max)?,
+                        median_range: (medians.n > 1)
+                            .then_some((medians.min / 1e3, medians.max / 1e3)),
                     })
                 })
                 .collect()
@@ -239,6 +242,7 @@ fn latency(r: &RunResults, label: &str) -> Option<Spread> {
             p99: l.mean.p99_ns as f64,
             p999: l.mean.p999_ns as f64,
             max: l.mean.max_ns as f64,
+            median_range: None,
         }),
         _ => None,
     }
@@ -333,7 +337,13 @@ mod tests {
         ]);
         assert_eq!(s.matches("■ softrouter<").count(), 1, "{s}");
         let whiskers = s.matches("stroke=\"#333333\"").count();
-        assert_eq!(whiskers, 4 * 3, "a whisker and two caps per bar: {s}");
+        // A whisker and two caps per bar (2 DUTs x 2 goals), and per
+        // latency box (2 DUTs) over its rounds' medians.
+        assert_eq!(
+            whiskers,
+            (4 + 2) * 3,
+            "a whisker and two caps per bar and box: {s}"
+        );
         let once = svg(&[run("linux", 120_000.0, 150_000.0, false)]);
         assert_eq!(once.matches("stroke=\"#333333\"").count(), 0, "{once}");
     }

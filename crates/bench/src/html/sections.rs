@@ -312,7 +312,9 @@ pub(super) fn latency(out: &mut String, runs: &[RunResults]) {
             out,
             &svg,
             "latency per frame size and DUT, µs: the box from the median (the thick \
-             line) to p99, the whisker from the minimum to p99.9, the dot the maximum",
+             line) to p99, the whisker from the minimum to p99.9, the dot the maximum (a \
+             DUT run several rounds: the median of each figure over the rounds, and a grey \
+             whisker right of the box from the lowest to the highest round's median)",
         );
     }
     table(

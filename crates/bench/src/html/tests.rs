@@ -179,8 +179,10 @@ fn every_section_is_there() {
         assert!(p.contains(h), "{h} missing");
     }
     // The table of contents links every section.
-    assert!(p.contains("<a href=\"#exp0s0\">Throughput</a>"), "{p}");
-    assert!(p.contains("<h3 id=\"exp0s0\">Throughput</h3>"), "{p}");
+    // The first screen first, then the throughput.
+    assert!(p.contains("<a href=\"#exp0s0\">In short</a>"), "{p}");
+    assert!(p.contains("<a href=\"#exp0s1\">Throughput</a>"), "{p}");
+    assert!(p.contains("<h3 id=\"exp0s1\">Throughput</h3>"), "{p}");
     // The header: date, host, kernel, DUT names and versions, notes.
     for s in [
         "2026-11-25T17:00:00Z",
@@ -544,7 +546,52 @@ fn repeated_runs_show_medians_and_ranges() {
     );
     assert!(p.contains("<td class=\"n\">1.78x (1.50-2.12)</td>"), "{p}");
     assert!(p.contains("softrouter (round 2)"), "{p}");
-    assert_eq!(p.matches("stroke=\"#333333\"").count(), 4 * 3, "{p}");
+    // Whiskers of three segments: the throughput bars' (2 DUTs x 2 goals)
+    // and the latency boxes' round medians (2 DUTs).
+    assert_eq!(p.matches("stroke=\"#333333\"").count(), (4 + 2) * 3, "{p}");
+}
+
+/// The first screen: per size and goal the fastest DUT, by how much, and
+/// what limits the trust, above every chart.
+#[test]
+fn the_first_screen_says_who_is_faster_by_how_much_and_how_sure() {
+    let p = page("report", &experiment("softrouter"), &[]);
+    let short = p.find(">In short</h3>").expect("the summary section");
+    assert!(
+        short < p.find("<svg").expect("a chart"),
+        "summary after a chart"
+    );
+    // softrouter 0.18 Mpps (a lower bound), linux 0.12: 1.5x.
+    assert!(
+        p.contains("<td class=\"n lb\">≥ 0.180</td><td>1.50x linux</td>"),
+        "{p}"
+    );
+    assert!(p.contains("the fastest figure is a lower bound"), "{p}");
+    assert!(p.contains("one run: `--repeat 3` shows the spread"), "{p}");
+    assert!(
+        p.contains("Of 2 trials, 0 were spoiled by the tester"),
+        "{p}"
+    );
+
+    let mut runs = Vec::new();
+    for (round, sr, linux) in [(1, 150_000.0, 100_000.0), (2, 170_000.0, 80_000.0)] {
+        for (name, ndr) in [("softrouter", sr), ("linux", linux)] {
+            let mut r = run(name, ndr, false);
+            r.meta.round = round;
+            runs.push(r);
+        }
+    }
+    let exp = [Experiment {
+        name: "r.json".into(),
+        results: BenchResults::new(runs),
+    }];
+    let p = page("report", &exp, &[]);
+    // Medians 0.16 and 0.09: 1.78x; linux's rounds are 11 % from its median.
+    assert!(
+        p.contains("<td class=\"n\">0.160</td><td>1.78x linux</td>"),
+        "{p}"
+    );
+    assert!(p.contains("2 rounds agree within ±11 %"), "{p}");
 }
 
 /// Notes every run carries (the tester's calibration) are shown once,
