@@ -81,11 +81,16 @@ fn paced_imix_arrives_exactly_and_on_time() {
     assert_eq!(got.latency.count, 80_000);
     assert!(got.latency.ipdv_count > 0);
     // 80k frames at 400 kfps: the last is due 0.2 s after the first; never
-    // earlier (pacing), later only by the worst lag.
+    // earlier (pacing), later only by the worst lag and the pauses a
+    // stall moved the schedule by (a busy machine).
     let span = (s.last_ns - s.first_ns) as f64 / 1e9;
     let lag = s.max_lag_ns as f64 / 1e9;
+    let paused = s.stall_ns as f64 / 1e9;
     assert!(span >= 0.1999, "span {span} s: frames went early");
-    assert!(span <= 0.2 + lag + 0.001, "span {span} s, max lag {lag} s");
+    assert!(
+        span <= 0.2 + paused + lag + 0.001,
+        "span {span} s, max lag {lag} s, paused {paused} s"
+    );
 }
 
 #[test]
