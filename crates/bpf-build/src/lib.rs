@@ -5,8 +5,14 @@
 //! Why at build time: the programs are source like the rest of the project
 //! (reviewed, diffed, tested); the objects are never committed. Why a crate
 //! of its own: every crate with BPF programs (the tester, the router's XDP
-//! fast path) builds them the same way, and a build dependency with no
-//! dependencies of its own costs nothing to compile.
+//! fast path, the floor DUT) builds them the same way, and a build
+//! dependency with no dependencies of its own costs nothing to compile.
+//!
+//! Every program is compiled with this crate's `include/` on its include
+//! path: the project's one C vocabulary, `sr_layout.h` (packet offsets,
+//! FIB and neighbour words, the fast path's map values, generated from the
+//! Rust constants by `crates/fastpath/tests/vocabulary.rs`), and `csum.h`,
+//! the one checksum helper.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -20,9 +26,12 @@ pub fn compile(programs: &[&str]) {
     let out = PathBuf::from(std::env::var("OUT_DIR").expect("OUT_DIR"));
     let clang = std::env::var("CLANG").unwrap_or_else(|_| "clang".into());
     println!("cargo:rerun-if-env-changed=CLANG");
-    for entry in std::fs::read_dir("bpf").expect("bpf/") {
-        let p = entry.expect("bpf/ entry").path();
-        println!("cargo:rerun-if-changed={}", p.display());
+    let include = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("include");
+    for dir in [PathBuf::from("bpf"), include.clone()] {
+        for entry in std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
+            let p = entry.expect("directory entry").path();
+            println!("cargo:rerun-if-changed={}", p.display());
+        }
     }
     // asm/types.h lives under the multiarch include directory on Debian.
     let multiarch = format!("/usr/include/{}-linux-gnu", std::env::consts::ARCH);
@@ -34,6 +43,7 @@ pub fn compile(programs: &[&str]) {
                 "-O2", "-g", "-target", "bpf", "-mcpu=v3", "-Wall", "-Werror",
             ])
             .arg(format!("-I{multiarch}"))
+            .arg(format!("-I{}", include.display()))
             .args(["-c", &src, "-o"])
             .arg(&obj)
             .status()

@@ -109,6 +109,17 @@ impl Loaded {
             .with_context(|| format!("mmap of BPF map {name}"))
     }
 
+    /// Bytes of one value of array map `name`, as the kernel created it
+    /// from the object (the C type's size): what a Rust type mapped over
+    /// its values must measure.
+    pub fn value_size(&self, name: &str) -> Result<usize> {
+        let info = self
+            .map_data(name)?
+            .info()
+            .with_context(|| format!("BPF map {name}: its kernel information"))?;
+        Ok(info.value_size() as usize)
+    }
+
     /// A new fd for map `name` (an XSKMAP or array), for code that
     /// drives the map with its own `bpf(2)` calls.
     pub fn map_fd(&self, name: &str) -> Result<std::os::fd::OwnedFd> {

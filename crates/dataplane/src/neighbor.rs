@@ -238,8 +238,8 @@ fn word(mac: u64, state: u64, gen: u64) -> u64 {
 }
 
 /// One cache line, `#[repr(C)]`: the XDP fast path reads the same entries
-/// (`struct fp_neigh` in `crates/fastpath/bpf/fwd.h`; [`layout`] gives the
-/// offsets it relies on, asserted where both are linked).
+/// (`struct fp_neigh` in `crates/fastpath/bpf/fwd.h`, compiled against the
+/// C header generated from [`layout`], which asserts it).
 #[derive(Default)]
 #[repr(C, align(64))]
 pub struct NeighEntry {
@@ -256,7 +256,10 @@ pub struct NeighEntry {
 // no MAC, life 0, not dynamic).
 unsafe impl fib::memory::Zeroed for NeighEntry {}
 
-/// Where the XDP fast path finds an entry's fields (bytes).
+/// The entry as the XDP fast path reads it: where its fields are (bytes)
+/// and what its word holds. The one description of both sides: the C
+/// header of the BPF programs is generated from it (`sr_layout.h`, see
+/// `crates/fastpath/tests/vocabulary.rs`).
 pub mod layout {
     use super::NeighEntry;
     use std::mem::{offset_of, size_of};
@@ -264,7 +267,11 @@ pub mod layout {
     pub const WORD: usize = offset_of!(NeighEntry, word);
     pub const CONFIRMED_MS: usize = offset_of!(NeighEntry, confirmed_ms);
     pub const USED_MS: usize = offset_of!(NeighEntry, used_ms);
+    /// The MAC's bits in the word.
+    pub const MAC_MASK: u64 = super::MAC_MASK;
     pub const STATE_SHIFT: u32 = super::STATE_SHIFT;
+    /// The state's bits (after [`STATE_SHIFT`]): up to the generation.
+    pub const STATE_MASK: u64 = (1 << (super::GEN_SHIFT - STATE_SHIFT)) - 1;
     pub const STATE_REACHABLE: u64 = super::STATE_REACHABLE;
     pub const STATE_STATIC: u64 = super::STATE_STATIC;
     /// `used_ms` is refreshed when older than this.

@@ -52,18 +52,18 @@ int sr_floor(struct xdp_md *ctx)
 	/* Every frame of the plan is longer (the shortest is 60 bytes). */
 	if (data + FLOOR_V6_PORT_OFF + 1 > end)
 		return XDP_PASS;
-	__u16 proto = *(__u16 *)(f + FLOOR_ETHERTYPE_OFF);
-	if (proto == bpf_htons(FLOOR_ETH_IPV4))
+	__u16 proto = *(__u16 *)(f + ETH_TYPE);
+	if (proto == bpf_htons(ETH_IPV4))
 		port = f[FLOOR_V4_PORT_OFF];
-	else if (proto == bpf_htons(FLOOR_ETH_IPV6) && f[FLOOR_V6_PORT_OFF - 1] == FLOOR_V6_NET_BYTE)
+	else if (proto == bpf_htons(ETH_IPV6) && f[FLOOR_V6_PORT_OFF - 1] == FLOOR_V6_NET_BYTE)
 		port = f[FLOOR_V6_PORT_OFF];
 	else
 		return XDP_PASS;
 	struct floor_hop *hop = bpf_map_lookup_elem(&floor_hops, &port);
 	if (!hop || !hop->valid)
 		return XDP_PASS;
-	__builtin_memcpy(f, hop->dst, 6);
-	__builtin_memcpy(f + 6, hop->src, 6);
+	__builtin_memcpy(f + ETH_DST, hop->dst, ETH_ALEN);
+	__builtin_memcpy(f + ETH_SRC, hop->src, ETH_ALEN);
 	return bpf_redirect_map(&floor_tx, port, XDP_PASS);
 }
 

@@ -33,13 +33,15 @@
  *   traffic (XDP_PASS, counted FP_TO_KERNEL), so a routing daemon runs
  *   beside softrouter; echo requests stay the workers'.
  *
- * Names and constants follow `packet` and `fib` (fwd.h), so the C and the
+ * Names and constants are those of `packet`, `fib` and the dataplane's
+ * neighbour entry (sr_layout.h, generated from them), so the C and the
  * Rust can be read side by side.
  */
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
 
+#include "csum.h"
 #include "fwd.h"
 
 /* The shared tables (fib::memory::names). Sizes are set at load. */
@@ -137,7 +139,7 @@ static __always_inline __u32 lookup4(__u32 dst, int *bad)
 {
 	__u32 e = u32_at(&lpm4_tbl24, dst >> 8, bad);
 	if (e & ENTRY_EXT)
-		e = u32_at(&lpm4_tbl8, (e & ENTRY_PAYLOAD) * 256 + (dst & 0xff), bad);
+		e = u32_at(&lpm4_tbl8, (e & ENTRY_PAYLOAD) * TBL8_GROUP_SIZE + (dst & 0xff), bad);
 	return e;
 }
 
@@ -150,7 +152,7 @@ static __always_inline __u32 lookup6(const __u8 *d, int *bad)
 	for (int l = 0; l < LPM6_LEVELS; l++) {
 		if (!(e & ENTRY_EXT))
 			break;
-		e = u32_at(&lpm6_tbl8, (e & ENTRY_PAYLOAD) * 256 + d[3 + l], bad);
+		e = u32_at(&lpm6_tbl8, (e & ENTRY_PAYLOAD) * TBL8_GROUP_SIZE + d[3 + l], bad);
 	}
 	return e;
 }
@@ -184,7 +186,7 @@ static __always_inline __u32 resolve(__u32 target, __u32 hash, int *bad)
 	if (!(target & TARGET_GROUP))
 		return target & TARGET_INDEX;
 	__u64 w = u64_at(&nh_groups, target & TARGET_INDEX, bad);
-	__u32 n = (__u32)(w >> 32) & 0x7fffffff;
+	__u32 n = (__u32)(w >> NH_KIND_SHIFT) & NH_COUNT_MASK;
 	if (!n)
 		return 0;
 	__u32 k = ((__u64)hash * n) >> 32;
@@ -212,13 +214,6 @@ static __always_inline int mac_eq(const __u8 *a, const __u8 *b)
 {
 	return *(const __u32 *)a == *(const __u32 *)b &&
 	       *(const __u16 *)(a + 4) == *(const __u16 *)(b + 4);
-}
-
-static __always_inline __u16 fold(__u32 s)
-{
-	s = (s & 0xffff) + (s >> 16);
-	s = (s & 0xffff) + (s >> 16);
-	return (__u16)s;
 }
 
 /* A punt: to the worker's socket on this port and queue, or to the stack
@@ -253,7 +248,7 @@ static __always_inline int next_hop(__u32 entry, __u32 hash, struct verdict *v)
 	__u64 nh = u64_at(&nh_desc, id, &bad);
 	if (bad || !(nh & NH_VALID))
 		return FP_PUNT_TABLE;
-	switch ((nh >> 32) & 7) {
+	switch ((nh >> NH_KIND_SHIFT) & NH_KIND_MASK) {
 	case NH_KIND_GW4:
 	case NH_KIND_GW6:
 		break;
@@ -264,7 +259,7 @@ static __always_inline int next_hop(__u32 entry, __u32 hash, struct verdict *v)
 	default:
 		return FP_PUNT_BLACKHOLE;
 	}
-	__u32 port = (__u32)(nh & 0xffff);
+	__u32 port = (__u32)(nh & NH_PORT_MASK);
 	struct fp_port *p = bpf_map_lookup_elem(&ports, &port);
 	if (!p)
 		return FP_PUNT_TABLE;
@@ -278,7 +273,7 @@ static __always_inline int next_hop(__u32 entry, __u32 hash, struct verdict *v)
 	if (!ne || !clk)
 		return FP_PUNT_TABLE;
 	__u64 w = *(volatile __u64 *)&ne->word;
-	__u64 state = (w >> NEIGH_STATE_SHIFT) & 7;
+	__u64 state = (w >> NEIGH_STATE_SHIFT) & NEIGH_STATE_MASK;
 	__u64 mono = bpf_ktime_get_coarse_ns();
 	__u64 now_ms = (mono > clk->epoch_ns ? (mono - clk->epoch_ns) / 1000000 : 0) +
 		       clk->offset_ms;
@@ -312,9 +307,9 @@ static __always_inline int send(struct xdp_md *ctx, struct fp_counters *cin, str
 		return XDP_ABORTED;
 	__u8 *eth = data;
 #pragma unroll
-	for (int i = 0; i < 6; i++)
-		eth[i] = (__u8)(v->mac >> (40 - 8 * i));
-	__builtin_memcpy(eth + 6, v->src, 6);
+	for (int i = 0; i < ETH_ALEN; i++)
+		eth[ETH_DST + i] = (__u8)(v->mac >> (40 - 8 * i));
+	__builtin_memcpy(eth + ETH_SRC, v->src, ETH_ALEN);
 	__u32 frame = (__u32)(end - data);
 	if (frame > len && bpf_xdp_adjust_tail(ctx, -(int)(frame - len)))
 		return XDP_ABORTED;
@@ -337,32 +332,33 @@ static __always_inline int forward_v4(struct xdp_md *ctx, struct fp_counters *ci
 	if ((void *)(ip + IPV4_LEN) > end)
 		return punt(ctx, cin, in_port, FP_PUNT_HEADER);
 	/* Version 4 without options; options are the workers'. */
-	if (ip[0] != 0x45)
+	if (ip[IPV4_VER_IHL] != IPV4_VER_IHL_PLAIN)
 		return punt(ctx, cin, in_port, FP_PUNT_HEADER);
 	__u32 sum = 0;
 #pragma unroll
 	for (int i = 0; i < IPV4_LEN; i += 2)
 		sum += load16(ip + i);
-	if (fold(sum) != 0xffff)
+	if (csum_fold(sum) != 0xffff)
 		return punt(ctx, cin, in_port, FP_PUNT_HEADER);
-	__u32 total = load16(ip + 2);
+	__u32 total = load16(ip + IPV4_TOT_LEN);
 	if (total < IPV4_LEN || (void *)ip + total > end)
 		return punt(ctx, cin, in_port, FP_PUNT_HEADER);
-	__u32 src = load32(ip + 12), dst = load32(ip + 16);
+	__u32 src = load32(ip + IPV4_SADDR), dst = load32(ip + IPV4_DADDR);
 	__u32 stop = src >> 24, dtop = dst >> 24;
 	/* RFC 1812 5.3.7 martians, broadcast and multicast destinations. */
 	if (stop == 0 || stop == 127 || stop >= 224 || dtop == 0 || dtop == 127 || dtop >= 224)
 		return punt(ctx, cin, in_port, FP_PUNT_HEADER);
-	if (ip[8] <= 1)
+	if (ip[IPV4_TTL] <= 1)
 		return punt(ctx, cin, in_port, FP_PUNT_TTL);
 
 	/* ECMP key (dataplane::forward::flow_hash_v4): ports of unfragmented TCP/UDP. */
-	__u8 proto = ip[9];
+	__u8 proto = ip[IPV4_PROTOCOL];
 	__u16 sp = 0, dp = 0;
-	if ((proto == PROTO_TCP || proto == PROTO_UDP) && !(load16(ip + 6) & 0x3fff) &&
-	    total >= IPV4_LEN + 4 && (void *)(ip + IPV4_LEN + 4) <= end) {
-		sp = load16(ip + IPV4_LEN);
-		dp = load16(ip + IPV4_LEN + 2);
+	if ((proto == PROTO_TCP || proto == PROTO_UDP) &&
+	    !(load16(ip + IPV4_FRAG_OFF) & (IP_MF | IP_OFFSET)) && total >= IPV4_LEN + 4 &&
+	    (void *)(ip + IPV4_LEN + 4) <= end) {
+		sp = load16(ip + IPV4_LEN + L4_SPORT);
+		dp = load16(ip + IPV4_LEN + L4_DPORT);
 	}
 	__u64 a = (__u64)src << 32 | dst;
 	__u32 hash = mix(mix(a ^ K1) ^ hash_ports(proto, sp, dp) ^ K2) >> 32;
@@ -376,13 +372,13 @@ static __always_inline int forward_v4(struct xdp_md *ctx, struct fp_counters *ci
 	if (total > v.mtu)
 		return punt(ctx, cin, in_port, FP_PUNT_MTU);
 
-	/* TTL - 1, checksum by RFC 1624 eqn. 3 (packet::checksum::update_u16). */
-	__u16 old = load16(ip + 8);
-	ip[8]--;
-	__u16 new = load16(ip + 8);
-	__u16 c = ~fold((__u32)(__u16)~load16(ip + 10) + (__u16)~old + new);
-	ip[10] = c >> 8;
-	ip[11] = c & 0xff;
+	/* TTL - 1 (the word it shares with the protocol), checksum updated. */
+	__u16 old = load16(ip + IPV4_TTL);
+	ip[IPV4_TTL]--;
+	__u16 new = load16(ip + IPV4_TTL);
+	__u16 c = csum_update16(load16(ip + IPV4_CHECK), old, new);
+	ip[IPV4_CHECK] = c >> 8;
+	ip[IPV4_CHECK + 1] = c & 0xff;
 	return send(ctx, cin, &v, ETH_LEN + total);
 }
 
@@ -396,37 +392,38 @@ static __always_inline int forward_v6(struct xdp_md *ctx, struct fp_counters *ci
 		return punt(ctx, cin, in_port, FP_PUNT_HEADER);
 	if (ip[0] >> 4 != 6)
 		return punt(ctx, cin, in_port, FP_PUNT_HEADER);
-	__u32 plen = load16(ip + 4);
+	__u32 plen = load16(ip + IPV6_PAYLOAD_LEN);
 	/* A zero payload length (jumbogram or bare header) is the workers'. */
 	if (plen == 0 || (void *)ip + IPV6_LEN + plen > end)
 		return punt(ctx, cin, in_port, FP_PUNT_HEADER);
-	__u64 s_hi = load64(ip + 8), s_lo = load64(ip + 16);
-	__u64 d_hi = load64(ip + 24), d_lo = load64(ip + 32);
+	__u64 s_hi = load64(ip + IPV6_SADDR), s_lo = load64(ip + IPV6_SADDR + 8);
+	__u64 d_hi = load64(ip + IPV6_DADDR), d_lo = load64(ip + IPV6_DADDR + 8);
 	/* Multicast, unspecified, loopback and link-local sources and
 	 * destinations (RFC 4291 2.5.2, 2.5.3, 2.5.6). */
-	if (ip[8] == 0xff || ip[24] == 0xff || (s_hi == 0 && s_lo <= 1) || (d_hi == 0 && d_lo <= 1) ||
+	if (ip[IPV6_SADDR] == 0xff || ip[IPV6_DADDR] == 0xff || (s_hi == 0 && s_lo <= 1) ||
+	    (d_hi == 0 && d_lo <= 1) ||
 	    (s_hi >> 54) == 0x3fa || (d_hi >> 54) == 0x3fa)
 		return punt(ctx, cin, in_port, FP_PUNT_HEADER);
 	/* Hop-by-Hop options are for every router to read: the workers'. */
-	__u8 next = ip[6];
+	__u8 next = ip[IPV6_NEXTHDR];
 	if (next == IPV6_NH_HOP_BY_HOP)
 		return punt(ctx, cin, in_port, FP_PUNT_HEADER);
-	if (ip[7] <= 1)
+	if (ip[IPV6_HOP_LIMIT] <= 1)
 		return punt(ctx, cin, in_port, FP_PUNT_TTL);
 
 	/* ECMP key (dataplane::forward::flow_hash_v6): ports when TCP/UDP follows. */
 	__u16 sp = 0, dp = 0;
 	if ((next == PROTO_TCP || next == PROTO_UDP) && plen >= 4 &&
 	    (void *)(ip + IPV6_LEN + 4) <= end) {
-		sp = load16(ip + IPV6_LEN);
-		dp = load16(ip + IPV6_LEN + 2);
+		sp = load16(ip + IPV6_LEN + L4_SPORT);
+		dp = load16(ip + IPV6_LEN + L4_DPORT);
 	}
 	__u64 h = mix(s_hi ^ K1) ^ rotl(mix(s_lo ^ K2), 16) ^ rotl(mix(d_hi ^ K3), 32) ^
 		  rotl(mix(d_lo ^ K4), 48);
 	__u32 hash = mix(h ^ hash_ports(next, sp, dp)) >> 32;
 
 	__u8 d[16];
-	__builtin_memcpy(d, ip + 24, 16);
+	__builtin_memcpy(d, ip + IPV6_DADDR, 16);
 	int bad = 0;
 	__u32 e = lookup6(d, &bad);
 	struct verdict v = {};
@@ -435,7 +432,7 @@ static __always_inline int forward_v6(struct xdp_md *ctx, struct fp_counters *ci
 		return punt(ctx, cin, in_port, r);
 	if (IPV6_LEN + plen > v.mtu)
 		return punt(ctx, cin, in_port, FP_PUNT_MTU);
-	ip[7]--;
+	ip[IPV6_HOP_LIMIT]--;
 	return send(ctx, cin, &v, ETH_LEN + IPV6_LEN + plen);
 }
 
@@ -460,21 +457,21 @@ static __always_inline int is_local(__u32 entry)
 static __always_inline int kernel_v4(void *data, void *end)
 {
 	__u8 *ip = data + ETH_LEN;
-	if ((void *)(ip + IPV4_LEN) > end || ip[0] >> 4 != 4)
+	if ((void *)(ip + IPV4_LEN) > end || ip[IPV4_VER_IHL] >> 4 != 4)
 		return 0;
-	__u32 dst = load32(ip + 16);
+	__u32 dst = load32(ip + IPV4_DADDR);
 	if (dst >> 28 == 14 || dst == 0xffffffff)
 		return 1;
 	int bad = 0;
 	__u32 e = lookup4(dst, &bad);
 	if (bad || !is_local(e))
 		return 0;
-	if (ip[9] != PROTO_ICMP || (load16(ip + 6) & 0x3fff))
+	if (ip[IPV4_PROTOCOL] != PROTO_ICMP || (load16(ip + IPV4_FRAG_OFF) & (IP_MF | IP_OFFSET)))
 		return 1;
-	__u8 *icmp = ip + (ip[0] & 0xf) * 4;
-	if ((void *)(icmp + 1) > end)
+	__u8 *icmp = ip + (ip[IPV4_VER_IHL] & 0xf) * 4;
+	if ((void *)(icmp + ICMP_TYPE + 1) > end)
 		return 1;
-	return icmp[0] != ICMP_ECHO;
+	return icmp[ICMP_TYPE] != ICMP_ECHO;
 }
 
 /* IPv6: multicast (ND, OSPFv3, MLD), link-local unicast (the workers have
@@ -483,17 +480,17 @@ static __always_inline int kernel_v4(void *data, void *end)
 static __always_inline int kernel_v6(void *data, void *end)
 {
 	__u8 *ip = data + ETH_LEN;
-	if ((void *)(ip + IPV6_LEN + 1) > end || ip[0] >> 4 != 6)
+	if ((void *)(ip + IPV6_LEN + ICMPV6_TYPE + 1) > end || ip[0] >> 4 != 6)
 		return 0;
-	if (ip[24] == 0xff || (ip[24] == 0xfe && (ip[25] & 0xc0) == 0x80))
+	if (ip[IPV6_DADDR] == 0xff || (ip[IPV6_DADDR] == 0xfe && (ip[IPV6_DADDR + 1] & 0xc0) == 0x80))
 		return 1;
 	__u8 d[16];
-	__builtin_memcpy(d, ip + 24, 16);
+	__builtin_memcpy(d, ip + IPV6_DADDR, 16);
 	int bad = 0;
 	__u32 e = lookup6(d, &bad);
 	if (bad || !is_local(e))
 		return 0;
-	return ip[6] != PROTO_ICMPV6 || ip[IPV6_LEN] != ICMPV6_ECHO_REQUEST;
+	return ip[IPV6_NEXTHDR] != PROTO_ICMPV6 || ip[IPV6_LEN + ICMPV6_TYPE] != ICMPV6_ECHO_REQUEST;
 }
 
 static __always_inline int to_kernel(struct fp_counters *cin)
@@ -526,11 +523,11 @@ int sr_fwd(struct xdp_md *ctx)
 	int kernel = p->flags & FP_PORT_KERNEL_LOCAL;
 	/* With [kernel] local, broadcast and multicast (ARP requests, ND,
 	 * OSPF, RA) from a unicast source are the kernel's. */
-	if (kernel && (eth[0] & 1) && !(eth[6] & 1))
+	if (kernel && (eth[ETH_DST] & 1) && !(eth[ETH_SRC] & 1))
 		return to_kernel(cin);
-	if (!mac_eq(eth, p->mac) || (eth[6] & 1))
+	if (!mac_eq(eth + ETH_DST, p->mac) || (eth[ETH_SRC] & 1))
 		return punt(ctx, cin, in_port, FP_PUNT_L2);
-	__u16 type = load16(eth + 12);
+	__u16 type = load16(eth + ETH_TYPE);
 	if (kernel && (type == ETH_ARP || (type == ETH_IPV4 && kernel_v4(data, end)) ||
 		       (type == ETH_IPV6 && kernel_v6(data, end))))
 		return to_kernel(cin);

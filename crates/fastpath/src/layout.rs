@@ -1,6 +1,11 @@
-//! The Rust twins of `bpf/fwd.h`: what user space writes into the
-//! program's maps and reads back. Sizes and offsets are asserted here, so a
-//! change on one side that the other lacks fails to compile.
+//! The Rust side of the program's own maps: what user space writes into
+//! them and reads back. The C side (`bpf/fwd.h`) is compiled against
+//! `sr_layout.h`, generated from these (sizes, offsets, flags, counter
+//! indices; `tests/vocabulary.rs`), and asserts its structs against it, so
+//! a change here that the C lacks fails its build.
+//!
+//! The neighbour entries the program reads are the dataplane's
+//! `NeighEntry`, described once, in `dataplane::neighbor::layout`.
 
 /// Router ports the program serves (`FP_MAX_PORTS`).
 pub const MAX_PORTS: usize = 64;
@@ -54,22 +59,10 @@ impl Clock {
     }
 }
 
-/// The neighbour entry's layout (`struct fp_neigh`), which the
-/// dataplane's `NeighEntry` must have: 64 bytes, the word at 0,
-/// `confirmed_ms` at 8, `used_ms` at 32.
-pub mod neigh {
-    pub const SIZE: usize = 64;
-    pub const WORD: usize = 0;
-    pub const CONFIRMED_MS: usize = 8;
-    pub const USED_MS: usize = 32;
-    pub const STATE_SHIFT: u32 = 48;
-    pub const STATE_REACHABLE: u64 = 1;
-    pub const STATE_STATIC: u64 = 2;
-    /// `used_ms` is written at most this often (`NEIGH_TOUCH_MS`).
-    pub const TOUCH_MS: u64 = 1000;
-}
-
-/// The program's counters (`enum fp_counter`), per port and CPU.
+/// The program's counters (`enum fp_counter`, `FP_` and the name in
+/// capitals), per port and CPU. Forwarded frames count on their ingress
+/// port (`Rx*`) and egress port (`Tx*`); punts count on the ingress port by
+/// reason.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(usize)]
 pub enum Counter {
@@ -79,17 +72,27 @@ pub enum Counter {
     /// Forwarded, counted on the egress port.
     Tx,
     TxBytes,
+    /// Not to the port's MAC, or from a group MAC.
     PuntL2,
+    /// ARP, 802.1Q, other EtherTypes.
     PuntNotIp,
+    /// Any IP header check the workers must judge.
     PuntHeader,
     PuntNoRoute,
+    /// For the router itself.
     PuntLocal,
+    /// A host on a connected subnet, no host entry yet.
     PuntConnected,
     PuntBlackhole,
+    /// TTL / hop limit <= 1.
     PuntTtl,
+    /// Larger than the egress MTU.
     PuntMtu,
+    /// Neighbour not REACHABLE or STATIC.
     PuntNeigh,
+    /// The egress port cannot take XDP frames.
     PuntEgress,
+    /// An id beyond a table (writer bug or resize).
     PuntTable,
     /// Redirected to this port and dropped by its driver (counted on the
     /// egress port by the `xdp_devmap_xmit` tracepoint program).
@@ -103,6 +106,28 @@ pub enum Counter {
 pub const NCOUNTERS: usize = Counter::ToKernel as usize + 1;
 
 impl Counter {
+    /// Every counter, in index order (the C enum is generated from it).
+    pub const ALL: [Counter; NCOUNTERS] = [
+        Counter::RxForwarded,
+        Counter::RxForwardedBytes,
+        Counter::Tx,
+        Counter::TxBytes,
+        Counter::PuntL2,
+        Counter::PuntNotIp,
+        Counter::PuntHeader,
+        Counter::PuntNoRoute,
+        Counter::PuntLocal,
+        Counter::PuntConnected,
+        Counter::PuntBlackhole,
+        Counter::PuntTtl,
+        Counter::PuntMtu,
+        Counter::PuntNeigh,
+        Counter::PuntEgress,
+        Counter::PuntTable,
+        Counter::XmitDrops,
+        Counter::ToKernel,
+    ];
+
     /// Every punt reason, with its name in the statistics.
     pub const PUNTS: [(Counter, &'static str); 12] = [
         (Counter::PuntL2, "l2"),
@@ -152,7 +177,11 @@ unsafe impl aya::Pod for Counters {}
 // SAFETY: plain integers and bytes, no padding holes that matter.
 unsafe impl aya::Pod for PortSlot {}
 
-const _: () = assert!(std::mem::size_of::<PortSlot>() == 16);
-const _: () = assert!(std::mem::size_of::<Clock>() == 24);
-const _: () = assert!(std::mem::size_of::<Counters>() == NCOUNTERS * 8);
-const _: () = assert!(NCOUNTERS == 18);
+// `Counter::ALL` lists each counter at its index.
+const _: () = {
+    let mut i = 0;
+    while i < NCOUNTERS {
+        assert!(Counter::ALL[i] as usize == i);
+        i += 1;
+    }
+};

@@ -8,14 +8,15 @@ use anyhow::{bail, Result};
 use fib::memory::{names, Region, TableMemory, Zeroed};
 use fib::FibError;
 
-use crate::layout::{neigh, TABLE_VALUE};
+use crate::layout::TABLE_VALUE;
 use crate::Sizes;
 
-/// The neighbour entries' map (one 64-byte entry per next-hop id).
+/// The neighbour entries' map: one entry per next-hop id, of the C
+/// layout of `struct fp_neigh` (the dataplane's `NeighEntry`).
 pub const NEIGH: &str = "neigh";
 
-/// Bytes of each shared table map, from the FIB's capacities.
-fn table_bytes(s: &Sizes) -> [(&'static str, u64); 8] {
+/// Bytes of each FIB table the program reads, from the FIB's capacities.
+fn table_bytes(s: &Sizes) -> [(&'static str, u64); 7] {
     let (u32s, u64s) = (4u64, 8u64);
     [
         (names::LPM4_TBL24, (1 << 24) * u32s),
@@ -25,27 +26,21 @@ fn table_bytes(s: &Sizes) -> [(&'static str, u64); 8] {
         (names::NH_DESC, u64::from(s.next_hops) * u64s),
         (names::NH_GROUPS, u64::from(s.groups) * u64s),
         (names::NH_MEMBERS, u64::from(s.group_members) * u32s),
-        (NEIGH, u64::from(s.next_hops) * neigh::SIZE as u64),
     ]
 }
 
-/// `max_entries` of every shared map (the loader sets them).
+/// `max_entries` of every shared map (the loader sets them): the tables
+/// in [`TABLE_VALUE`]-byte values, the neighbour entries one a next hop.
 pub(crate) fn map_entries(s: &Sizes) -> Result<Vec<(&'static str, u32)>> {
-    table_bytes(s)
-        .into_iter()
-        .map(|(name, bytes)| {
-            let value = if name == NEIGH {
-                neigh::SIZE
-            } else {
-                TABLE_VALUE
-            } as u64;
-            let n = bytes.div_ceil(value).max(1);
-            match u32::try_from(n) {
-                Ok(n) => Ok((name, n)),
-                Err(_) => bail!("table {name} of {bytes} bytes is too large for a BPF map"),
-            }
-        })
-        .collect()
+    let mut entries = Vec::new();
+    for (name, bytes) in table_bytes(s) {
+        match u32::try_from(bytes.div_ceil(TABLE_VALUE as u64).max(1)) {
+            Ok(n) => entries.push((name, n)),
+            Err(_) => bail!("table {name} of {bytes} bytes is too large for a BPF map"),
+        }
+    }
+    entries.push((NEIGH, s.next_hops.max(1)));
+    Ok(entries)
 }
 
 /// Hands out the program's maps as FIB table memory (see
@@ -64,6 +59,32 @@ impl<'a> MapMemory<'a> {
             given: HashSet::new(),
         }
     }
+
+    /// `len` values of `T` in map `name`, which has `entries` values of
+    /// `value` bytes, each map handed out once.
+    fn mapped<T: Zeroed>(
+        &mut self,
+        name: &'static str,
+        len: usize,
+        value: usize,
+        entries: usize,
+    ) -> Result<Region<T>, FibError> {
+        if !self.given.insert(name) {
+            return Err(FibError::Memory(format!("{name} handed out twice")));
+        }
+        let mapped = self
+            .obj
+            .mmap(name, value, entries)
+            .map_err(|e| FibError::Memory(format!("{name}: {e:#}")))?;
+        let ptr = NonNull::new(mapped.as_ptr() as *mut T)
+            .ok_or_else(|| FibError::Memory(format!("{name}: null mapping")))?;
+        // SAFETY: the mapping is page-aligned, holds `entries * value`
+        // bytes, which the callers checked to cover `len` values of `T`,
+        // is zeroed (a new array map) and lives as long as the MmapArray
+        // that the region owns; `given` keeps it from being handed out
+        // twice.
+        Ok(unsafe { Region::from_raw(ptr, len, Box::new(mapped)) })
+    }
 }
 
 impl TableMemory for MapMemory<'_> {
@@ -78,41 +99,28 @@ impl TableMemory for MapMemory<'_> {
                 "{name}: {want} bytes asked for, the fast path's map holds {bytes}"
             )));
         }
-        if !self.given.insert(name) {
-            return Err(FibError::Memory(format!("{name} handed out twice")));
-        }
-        let value = if name == NEIGH {
-            neigh::SIZE
-        } else {
-            TABLE_VALUE
-        };
-        let entries = (bytes as usize).div_ceil(value).max(1);
-        let mapped = self
-            .obj
-            .mmap(name, value, entries)
-            .map_err(|e| FibError::Memory(format!("{name}: {e:#}")))?;
-        let ptr = NonNull::new(mapped.as_ptr() as *mut T)
-            .ok_or_else(|| FibError::Memory(format!("{name}: null mapping")))?;
-        // SAFETY: the mapping is page-aligned, holds `bytes >= want`
-        // bytes, is zeroed (a new array map) and lives as long as the
-        // MmapArray that the region owns; `given` keeps it from being
-        // handed out twice.
-        Ok(unsafe { Region::from_raw(ptr, len, Box::new(mapped)) })
+        let entries = (bytes as usize).div_ceil(TABLE_VALUE).max(1);
+        self.mapped(name, len, TABLE_VALUE, entries)
     }
 }
 
 impl MapMemory<'_> {
-    /// The neighbour entries: one `T` (the dataplane's `NeighEntry`, 64
-    /// bytes with the layout in [`neigh`]) per next-hop id.
+    /// The neighbour entries: one `T` (the dataplane's `NeighEntry`) per
+    /// next-hop id. `T` must have the size of the map's values, `struct
+    /// fp_neigh`, which the program's build asserts against `NeighEntry`.
     pub fn neighbours<T: Zeroed>(&mut self) -> Result<Region<T>, FibError> {
-        if std::mem::size_of::<T>() != neigh::SIZE || std::mem::align_of::<T>() > 4096 {
+        let value = self
+            .obj
+            .value_size(NEIGH)
+            .map_err(|e| FibError::Memory(format!("{NEIGH}: {e:#}")))?;
+        if std::mem::size_of::<T>() != value || std::mem::align_of::<T>() > 4096 {
             return Err(FibError::Memory(format!(
-                "a neighbour entry must be {} bytes, not {}",
-                neigh::SIZE,
+                "a neighbour entry must be {value} bytes, not {}",
                 std::mem::size_of::<T>()
             )));
         }
-        self.region(NEIGH, self.sizes.next_hops as usize)
+        let n = self.sizes.next_hops as usize;
+        self.mapped(NEIGH, n, value, n.max(1))
     }
 }
 

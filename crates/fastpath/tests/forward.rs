@@ -10,7 +10,7 @@
 use std::net::{Ipv4Addr, Ipv6Addr};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
 
-use fastpath::layout::neigh::{STATE_REACHABLE, STATE_SHIFT, STATE_STATIC};
+use dataplane::neighbor::layout::{STATE_REACHABLE, STATE_SHIFT, STATE_STATIC};
 use fastpath::{
     Clock, Counter, Counters, FastPath, PortSlot, Sizes, PORT_KERNEL_LOCAL, PORT_XDP_TX,
 };
@@ -21,7 +21,7 @@ use fib::{
 };
 use rand::{Rng, SeedableRng};
 
-/// The dataplane's `NeighEntry` layout (fastpath::layout::neigh).
+/// The dataplane's `NeighEntry` layout (dataplane::neighbor::layout).
 #[repr(C, align(64))]
 #[derive(Default)]
 struct Neigh {

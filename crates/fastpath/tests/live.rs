@@ -15,7 +15,7 @@ use std::net::{IpAddr, Ipv4Addr};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use fastpath::layout::neigh::{STATE_SHIFT, STATE_STATIC};
+use dataplane::neighbor::layout::{STATE_SHIFT, STATE_STATIC};
 use fastpath::{Clock, FastPath, PortSlot, Sizes, PORT_XDP_TX};
 use fib::memory::Region;
 use fib::{lpm4, lpm6, Lpm4Config, Lpm6Config, NextHop, NextHopKind, NextHopTable, Target};

@@ -14,14 +14,14 @@
 use crate::Target;
 
 /// Entry holds a route (or a group pointer).
-pub(crate) const VALID: u32 = 1 << 31;
+pub const VALID: u32 = 1 << 31;
 /// Entry points to a tbl8 group (only with `VALID`).
-pub(crate) const EXT: u32 = 1 << 30;
+pub const EXT: u32 = 1 << 30;
 /// Payload mask.
-pub(crate) const PAYLOAD: u32 = EXT - 1;
+pub const PAYLOAD: u32 = EXT - 1;
 
 /// Entries per tbl8 group (8-bit stride).
-pub(crate) const GROUP_SIZE: usize = 256;
+pub const GROUP_SIZE: usize = 256;
 
 #[inline]
 pub(crate) fn route(t: Target) -> u32 {

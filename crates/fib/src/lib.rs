@@ -29,7 +29,7 @@
 //! become resident. Lookups of a /48 touch 4 cache lines (tbl24 and three
 //! groups), of a /24-or-shorter IPv4 route one.
 
-mod entry;
+pub mod entry;
 pub mod error;
 pub mod flow_hash;
 pub mod lpm4;

@@ -93,16 +93,28 @@ pub struct NextHop {
     pub kind: NextHopKind,
 }
 
-// Descriptor word of a next hop:
-// bit 63 valid | bits 32..35 kind | bits 0..16 port.
-const NH_VALID: u64 = 1 << 63;
-const KIND_GW4: u64 = 1;
-const KIND_GW6: u64 = 2;
-const KIND_CONNECTED: u64 = 3;
-const KIND_LOCAL: u64 = 4;
-const KIND_BLACKHOLE: u64 = 5;
-
-// Descriptor word of a group: bit 63 valid | count << 32 | first member.
+// Descriptor word of a next hop: bit 63 valid | bits 32..35 kind | bits
+// 0..16 port; of a group: bit 63 valid | count << 32 | first member. Public
+// for the XDP fast path, which reads the same words (its C header is
+// generated from these).
+/// A descriptor (next hop or group) in use.
+pub const NH_VALID: u64 = 1 << 63;
+/// Where a next hop's kind, and a group's member count, sit in the word.
+pub const KIND_SHIFT: u32 = 32;
+/// The kind's bits (after [`KIND_SHIFT`]).
+pub const KIND_MASK: u64 = 0x7;
+/// A group's member count bits (after [`KIND_SHIFT`]).
+pub const COUNT_MASK: u32 = 0x7fff_ffff;
+/// Kind: a gateway with an IPv4 address.
+pub const KIND_GW4: u64 = 1;
+/// Kind: a gateway with an IPv6 address.
+pub const KIND_GW6: u64 = 2;
+/// Kind: a host on a connected subnet.
+pub const KIND_CONNECTED: u64 = 3;
+/// Kind: one of the router's own addresses.
+pub const KIND_LOCAL: u64 = 4;
+/// Kind: dropped.
+pub const KIND_BLACKHOLE: u64 = 5;
 
 struct Shared {
     nh: Region<AtomicU64>,
@@ -209,7 +221,7 @@ impl NextHopWriter {
         };
         s.gw_hi[i].store((gw >> 64) as u64, Relaxed);
         s.gw_lo[i].store(gw as u64, Relaxed);
-        s.nh[i].store(NH_VALID | kind << 32 | u64::from(nh.port), Release);
+        s.nh[i].store(NH_VALID | kind << KIND_SHIFT | u64::from(nh.port), Release);
         if i == self.live.len() {
             self.live.push(true);
         } else {
@@ -305,7 +317,7 @@ impl NextHopWriter {
             slot.store(m.0, Relaxed);
         }
         s.groups[g as usize].store(
-            NH_VALID | (members.len() as u64) << 32 | first as u64,
+            NH_VALID | (members.len() as u64) << KIND_SHIFT | first as u64,
             Release,
         );
         for m in members {
@@ -421,7 +433,7 @@ impl NextHopReader {
         let i = id.0 as usize;
         let w = s.nh[i].load(Acquire);
         let port = w as u16;
-        let kind = match (w >> 32) & 0x7 {
+        let kind = match (w >> KIND_SHIFT) & KIND_MASK {
             KIND_GW4 => {
                 NextHopKind::Gateway(IpAddr::V4(Ipv4Addr::from(s.gw_lo[i].load(Relaxed) as u32)))
             }
@@ -446,7 +458,7 @@ impl NextHopReader {
     #[inline]
     pub fn port_class(&self, id: NextHopId) -> (u16, HopClass) {
         let w = self.shared.nh[id.0 as usize].load(Acquire);
-        let class = match (w >> 32) & 0x7 {
+        let class = match (w >> KIND_SHIFT) & KIND_MASK {
             KIND_GW4 | KIND_GW6 => HopClass::Gateway,
             KIND_CONNECTED => HopClass::Connected,
             KIND_LOCAL => HopClass::Local,
@@ -473,7 +485,7 @@ impl NextHopReader {
         }
         let s = &*self.shared;
         let w = s.groups[target.index() as usize].load(Acquire);
-        let n = (w >> 32) as u32 & 0x7fff_ffff;
+        let n = (w >> KIND_SHIFT) as u32 & COUNT_MASK;
         let first = w as u32 as usize;
         if n == 0 {
             return NextHopId(0);
@@ -486,7 +498,7 @@ impl NextHopReader {
     pub fn group_members(&self, id: GroupId) -> impl Iterator<Item = NextHopId> + '_ {
         let s = &*self.shared;
         let w = s.groups.get(id.0 as usize).map_or(0, |g| g.load(Acquire));
-        let n = ((w >> 32) as u32 & 0x7fff_ffff) as usize;
+        let n = ((w >> KIND_SHIFT) as u32 & COUNT_MASK) as usize;
         let first = w as u32 as usize;
         s.members[first..first + n]
             .iter()

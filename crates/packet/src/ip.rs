@@ -2,8 +2,9 @@
 //! and where TCP and UDP keep their ports.
 //!
 //! Upper-layer protocols are `PROTO_*`, IPv6 extension header types
-//! `IPV6_NH_*`: the names the XDP fast path's C header (`fwd.h`) gives
-//! them, so both tiers read the same words.
+//! `IPV6_NH_*`: the names the BPF programs' C header (`sr_layout.h`,
+//! generated from these constants) gives them, so both tiers read the
+//! same words.
 
 /// IPv6 Hop-by-Hop Options.
 pub const IPV6_NH_HOP_BY_HOP: u8 = 0;

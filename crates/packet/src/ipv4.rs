@@ -33,6 +33,10 @@ pub const IPV4_CHECK: usize = 10;
 pub const IPV4_SADDR: usize = 12;
 /// Offset of the destination address.
 pub const IPV4_DADDR: usize = 16;
+/// The byte at [`IPV4_VER_IHL`] of a header without options (version 4,
+/// IHL 5): what a fast path that leaves options to a slower one compares
+/// against (the XDP programs).
+pub const IPV4_VER_IHL_PLAIN: u8 = 0x40 | (IPV4_LEN / 4) as u8;
 
 // Bits of the word at IPV4_FRAG_OFF (names of the kernel's `net/ip.h`).
 /// Reserved flag (must be zero).

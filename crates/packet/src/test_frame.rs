@@ -57,7 +57,7 @@
 
 use crate::checksum;
 use crate::ethernet::{self, Address, ETH_FCS_LEN, ETH_IPV4, ETH_IPV6, ETH_LEN};
-use crate::field::get_u16;
+use crate::field::{get_array, get_u16, get_u32};
 use crate::ip::PROTO_UDP;
 use crate::ipv4::{self, IPV4_LEN};
 use crate::ipv6::{self, IPV6_LEN};
@@ -89,6 +89,22 @@ pub const LONG_HEADER_LEN: usize = 32;
 pub const SHORT_HEADER_LEN: usize = 12;
 /// Flag (long form): learning frame, not counted by the analyzer.
 pub const FLAG_LEARNING: u32 = 1;
+
+/// Offset of the stream id in the long test header (from the UDP payload;
+/// the signature is at 0).
+pub const LONG_STREAM: usize = 8;
+/// Offset of the flags in the long test header.
+pub const LONG_FLAGS: usize = 12;
+/// Offset of the sequence number in the long test header.
+pub const LONG_SEQ: usize = 16;
+/// Offset of the transmit timestamp in the long test header.
+pub const LONG_TS: usize = 24;
+/// Offset of the stream id in the short test header (after the signature).
+pub const SHORT_STREAM: usize = 2;
+/// Offset of the sequence number in the short test header.
+pub const SHORT_SEQ: usize = 4;
+/// Offset of the transmit timestamp in the short test header.
+pub const SHORT_TS: usize = 8;
 
 /// Why a frame could not be built.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -296,16 +312,16 @@ pub fn build(
     }
     let long = payload.len() >= LONG_HEADER_LEN;
     let (seq_off, ts_off) = if long {
-        payload[0..8].copy_from_slice(&SIGNATURE);
-        payload[8..12].copy_from_slice(&flow.stream.to_be_bytes());
-        payload[12..16].copy_from_slice(&flags.to_be_bytes());
-        payload[16..32].fill(0);
-        (l4 + UDP_LEN + 16, l4 + UDP_LEN + 24)
+        payload[..LONG_STREAM].copy_from_slice(&SIGNATURE);
+        payload[LONG_STREAM..LONG_FLAGS].copy_from_slice(&flow.stream.to_be_bytes());
+        payload[LONG_FLAGS..LONG_SEQ].copy_from_slice(&flags.to_be_bytes());
+        payload[LONG_SEQ..LONG_HEADER_LEN].fill(0);
+        (l4 + UDP_LEN + LONG_SEQ, l4 + UDP_LEN + LONG_TS)
     } else {
-        payload[0..2].copy_from_slice(&SHORT_SIGNATURE);
-        payload[2..4].copy_from_slice(&(flow.stream as u16).to_be_bytes());
-        payload[4..12].fill(0);
-        (l4 + UDP_LEN + 4, l4 + UDP_LEN + 8)
+        payload[..SHORT_STREAM].copy_from_slice(&SHORT_SIGNATURE);
+        payload[SHORT_STREAM..SHORT_SEQ].copy_from_slice(&(flow.stream as u16).to_be_bytes());
+        payload[SHORT_SEQ..SHORT_HEADER_LEN].fill(0);
+        (l4 + UDP_LEN + SHORT_SEQ, l4 + UDP_LEN + SHORT_TS)
     };
     let csum = udp_checksum(buf, l4);
     udp::Packet::new_unchecked(&mut buf[l4..]).set_checksum(csum);
@@ -430,14 +446,14 @@ pub fn parse(buf: &[u8]) -> Option<TestFrame> {
     let p = &buf[l4 + UDP_LEN..ip_end];
     let len = buf.len() + FCS_LEN;
     if p.len() >= LONG_HEADER_LEN {
-        if p[0..8] != SIGNATURE {
+        if p[..LONG_STREAM] != SIGNATURE {
             return None;
         }
         Some(TestFrame {
-            stream: u32::from_be_bytes(p[8..12].try_into().ok()?),
-            flags: u32::from_be_bytes(p[12..16].try_into().ok()?),
-            seq: u64::from_be_bytes(p[16..24].try_into().ok()?),
-            tx_ns: u64::from_be_bytes(p[24..32].try_into().ok()?),
+            stream: get_u32(p, LONG_STREAM),
+            flags: get_u32(p, LONG_FLAGS),
+            seq: u64::from_be_bytes(get_array(p, LONG_SEQ)),
+            tx_ns: u64::from_be_bytes(get_array(p, LONG_TS)),
             len,
             short: false,
         })
@@ -445,14 +461,14 @@ pub fn parse(buf: &[u8]) -> Option<TestFrame> {
         // The short form is only written into frames without padding
         // beyond the IP datagram: insist on it to strengthen the 2-byte
         // signature.
-        if p[0..2] != SHORT_SIGNATURE || ip_end != buf.len() {
+        if p[..SHORT_STREAM] != SHORT_SIGNATURE || ip_end != buf.len() {
             return None;
         }
         Some(TestFrame {
-            stream: u32::from(u16::from_be_bytes([p[2], p[3]])),
+            stream: u32::from(get_u16(p, SHORT_STREAM)),
             flags: 0,
-            seq: u64::from(u32::from_be_bytes(p[4..8].try_into().ok()?)),
-            tx_ns: u64::from(u32::from_be_bytes(p[8..12].try_into().ok()?)),
+            seq: u64::from(get_u32(p, SHORT_SEQ)),
+            tx_ns: u64::from(get_u32(p, SHORT_TS)),
             len,
             short: true,
         })

@@ -36,21 +36,6 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-// The program reads the workers' neighbour entries in place: the two
-// descriptions of the entry must agree (both crates are linked only here).
-const _: () = {
-    use dataplane::neighbor::layout as ours;
-    use fastpath::layout::neigh as theirs;
-    assert!(ours::SIZE == theirs::SIZE);
-    assert!(ours::WORD == theirs::WORD);
-    assert!(ours::CONFIRMED_MS == theirs::CONFIRMED_MS);
-    assert!(ours::USED_MS == theirs::USED_MS);
-    assert!(ours::STATE_SHIFT == theirs::STATE_SHIFT);
-    assert!(ours::STATE_REACHABLE == theirs::STATE_REACHABLE);
-    assert!(ours::STATE_STATIC == theirs::STATE_STATIC);
-    assert!(ours::TOUCH_MS == theirs::TOUCH_MS);
-};
-
 /// How often the monitor runs.
 pub const MONITOR_INTERVAL: Duration = Duration::from_millis(200);
 

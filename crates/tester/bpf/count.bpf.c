@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0 OR MIT
 /*
- * The counter, attached to every tester port: recognises test frames like
- * `frame::parse` on the Rust side and accounts them as the `Analyzer`
- * does (per-stream received, duplicates, reordered; a sequence bitmap for
+ * The counter, attached to every tester port: recognises test frames
+ * (sr_layout.h) like `packet::test_frame::parse` on the Rust side and
+ * accounts them as the `Analyzer` does (per-stream received, duplicates, reordered; a sequence bitmap for
  * loss; latency histogram and RFC 3393 IPDV between consecutive samples
  * of a stream, of the frames the generator samples: one in 2^k per
  * stream, by sequence number), then drops them. Everything else (ARP, ND, ...) is XDP_PASS,
@@ -23,7 +23,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
 
-#include "frame.h"
+#include "sr_layout.h"
 #include "count.h"
 
 /* Bitmap words per stream (sequence limit = 64 x this): set at load. */
@@ -83,9 +83,9 @@ static __always_inline int parse_udp(void *data, void *end, __u32 l4, __u32 ip_e
 	__u8 *udp = data + l4;
 	if ((void *)(udp + UDP_LEN) > end)
 		return -1;
-	if (*(__u16 *)(udp + 2) != bpf_htons(UDP_DST_PORT))
+	if (*(__u16 *)(udp + UDP_DEST) != bpf_htons(UDP_DST_PORT))
 		return -1;
-	__u32 ulen = bpf_ntohs(*(__u16 *)(udp + 4));
+	__u32 ulen = bpf_ntohs(*(__u16 *)(udp + UDP_LENGTH));
 	if (ulen != ip_end - l4)
 		return -1;
 	__u32 plen = ulen - UDP_LEN;
@@ -124,23 +124,23 @@ static __always_inline int parse(struct xdp_md *ctx, struct test_hdr *h)
 	void *end = (void *)(long)ctx->data_end;
 	if (data + ETH_LEN + IPV4_LEN + UDP_LEN + SHORT_HEADER_LEN > end)
 		return -1;
-	__u16 proto = *(__u16 *)(data + 12);
+	__u16 proto = *(__u16 *)(data + ETH_TYPE);
 	__u8 *ip = data + ETH_LEN;
-	if (proto == ETH_P_IPV4_BE) {
-		if (ip[0] != 0x45 || ip[9] != IPPROTO_UDP_)
+	if (proto == bpf_htons(ETH_IPV4)) {
+		if (ip[IPV4_VER_IHL] != IPV4_VER_IHL_PLAIN || ip[IPV4_PROTOCOL] != PROTO_UDP)
 			return -1;
 		/* MF or a fragment offset: not ours (DF is allowed). */
-		if (*(__u16 *)(ip + 6) & bpf_htons(0x3fff))
+		if (*(__u16 *)(ip + IPV4_FRAG_OFF) & bpf_htons(IP_MF | IP_OFFSET))
 			return -1;
-		__u32 ip_end = ETH_LEN + bpf_ntohs(*(__u16 *)(ip + 2));
+		__u32 ip_end = ETH_LEN + bpf_ntohs(*(__u16 *)(ip + IPV4_TOT_LEN));
 		return parse_udp(data, end, ETH_LEN + IPV4_LEN, ip_end, h);
 	}
-	if (proto == ETH_P_IPV6_BE) {
+	if (proto == bpf_htons(ETH_IPV6)) {
 		if ((void *)(ip + IPV6_LEN + UDP_LEN + SHORT_HEADER_LEN) > end)
 			return -1;
-		if ((ip[0] >> 4) != 6 || ip[6] != IPPROTO_UDP_)
+		if ((ip[0] >> 4) != 6 || ip[IPV6_NEXTHDR] != PROTO_UDP)
 			return -1;
-		__u32 ip_end = ETH_LEN + IPV6_LEN + bpf_ntohs(*(__u16 *)(ip + 4));
+		__u32 ip_end = ETH_LEN + IPV6_LEN + bpf_ntohs(*(__u16 *)(ip + IPV6_PAYLOAD_LEN));
 		return parse_udp(data, end, ETH_LEN + IPV6_LEN, ip_end, h);
 	}
 	return -1;

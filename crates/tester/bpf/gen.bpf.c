@@ -43,7 +43,8 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
 
-#include "frame.h"
+#include "csum.h"
+#include "sr_layout.h"
 #include "gen.h"
 
 struct {
@@ -138,7 +139,7 @@ static __always_inline int stamp(struct gen_ctl *c, void *data, void *end, const
 		acc = csum_add_u64(acc, (__u32)now);
 	}
 	__u16 sum = (__u16)~csum_fold(acc);
-	*(__u16 *)(u + 6) = bpf_htons(sum ? sum : 0xffff);
+	*(__u16 *)(u + UDP_CHECK) = bpf_htons(sum ? sum : 0xffff);
 	return XDP_PASS; /* not a verdict: "written" */
 }
 
@@ -150,7 +151,7 @@ static __always_inline int write_frame(struct xdp_md *ctx, struct gen_ctl *c,
 				       struct gen_tmpl *t, __u64 seq, __u64 now)
 {
 	__u32 len = t->len;
-	if (len < 60 || len > GEN_TMPL_CAP)
+	if (len < ETH_ZLEN || len > GEN_TMPL_CAP)
 		return fail(c, GEN_ERR_BAD_LEN);
 	int cur = (int)(ctx->data_end - ctx->data);
 	int delta = (int)len - cur;
@@ -158,9 +159,9 @@ static __always_inline int write_frame(struct xdp_md *ctx, struct gen_ctl *c,
 		return fail(c, GEN_ERR_ADJUST);
 	void *data = (void *)(long)ctx->data;
 	void *end = (void *)(long)ctx->data_end;
-	if (data + 60 > end)
+	if (data + ETH_ZLEN > end)
 		return fail(c, GEN_ERR_STORE);
-	/* The first 60 bytes, which every frame has, by direct stores (at
+	/* The first ETH_ZLEN bytes, which every frame has, by direct stores (at
 	 * 64 B the helper call cost more than the copy); the rest, if any,
 	 * with the helper. */
 	__u64 *d = data;
@@ -172,9 +173,9 @@ static __always_inline int write_frame(struct xdp_md *ctx, struct gen_ctl *c,
 	d[4] = src[4];
 	d[5] = src[5];
 	d[6] = src[6];
-	*(__u32 *)(data + 56) = *(const __u32 *)(t->data + 56);
-	if (len > 60) {
-		if (bpf_xdp_store_bytes(ctx, 60, t->data + 60, len - 60))
+	*(__u32 *)(data + ETH_ZLEN - 4) = *(const __u32 *)(t->data + ETH_ZLEN - 4);
+	if (len > ETH_ZLEN) {
+		if (bpf_xdp_store_bytes(ctx, ETH_ZLEN, t->data + ETH_ZLEN, len - ETH_ZLEN))
 			return fail(c, GEN_ERR_STORE);
 		data = (void *)(long)ctx->data;
 		end = (void *)(long)ctx->data_end;
