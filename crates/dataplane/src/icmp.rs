@@ -87,7 +87,7 @@ pub(crate) const fn v6_packet_too_big(mtu: u16) -> IcmpError {
 /// by the caller, who ends it) back out the input port.
 pub(crate) fn v4(cx: &mut Cx, orig: Buf, e: IcmpError) {
     let (out, ports) = (&mut cx.out, &cx.shared.ports[..]);
-    let in_port = out.in_port;
+    let in_port = out.in_port();
     let d = out.pool.data(orig);
     if d.len() < ETH_LEN + IPV4_LEN {
         return;
@@ -135,7 +135,7 @@ pub(crate) fn v4(cx: &mut Cx, orig: Buf, e: IcmpError) {
 /// the input port.
 pub(crate) fn v6(cx: &mut Cx, orig: Buf, e: IcmpError) {
     let (out, ports) = (&mut cx.out, &cx.shared.ports[..]);
-    let in_port = out.in_port;
+    let in_port = out.in_port();
     let d = out.pool.data(orig);
     if d.len() < ETH_LEN + IPV6_LEN {
         return;
