@@ -163,7 +163,8 @@ pub(crate) fn send(
     resolve_and_send(cx, nh, holds, buf, id, port)
 }
 
-/// [`send`] through the neighbour entry.
+/// [`send`] through the neighbour entry (once per next hop and burst).
+#[inline(never)]
 fn resolve_and_send(
     cx: &mut Cx,
     nh: &NextHopReader,

@@ -85,6 +85,8 @@ pub(crate) const fn v6_packet_too_big(mtu: u16) -> IcmpError {
 
 /// Sends the ICMP error `e` about the IPv4 packet in `orig` (still owned
 /// by the caller, who ends it) back out the input port.
+#[cold]
+#[inline(never)]
 pub(crate) fn v4(cx: &mut Cx, orig: Buf, e: IcmpError) {
     let (out, ports) = (&mut cx.out, &cx.shared.ports[..]);
     let in_port = out.in_port();
@@ -133,6 +135,8 @@ pub(crate) fn v4(cx: &mut Cx, orig: Buf, e: IcmpError) {
 
 /// Sends the ICMPv6 error `e` about the IPv6 packet in `orig` back out
 /// the input port.
+#[cold]
+#[inline(never)]
 pub(crate) fn v6(cx: &mut Cx, orig: Buf, e: IcmpError) {
     let (out, ports) = (&mut cx.out, &cx.shared.ports[..]);
     let in_port = out.in_port();

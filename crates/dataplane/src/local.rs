@@ -29,6 +29,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 /// ARP (RFC 826, with the policy of [`crate::neighbor`]): answers
 /// requests for the port's addresses, learns only what may be learned,
 /// and defends the router's addresses against frames claiming them.
+#[inline(never)]
 pub(crate) fn arp(cx: &mut Cx, mut buf: Buf) {
     let in_port = cx.out.in_port();
     let a = match arp::Packet::new_checked(&cx.out.pool.data(buf)[ETH_LEN..]) {
@@ -125,6 +126,7 @@ fn advertise_to_all_nodes(room: &mut [u8], mac: [u8; 6], addr: Ipv6Addr) -> usiz
 }
 
 /// IPv4 to one of the router's addresses.
+#[inline(never)]
 pub(crate) fn v4(cx: &mut Cx, buf: Buf) {
     let in_port = cx.out.in_port();
     let ip = ipv4::Packet::new_unchecked(&cx.out.pool.data(buf)[ETH_LEN..]);
@@ -170,6 +172,7 @@ pub(crate) fn v4(cx: &mut Cx, buf: Buf) {
 
 /// IPv6 to one of the router's addresses (`multicast`: to all-nodes or
 /// to one of our solicited-node groups; only ND is accepted there).
+#[inline(never)]
 pub(crate) fn v6(cx: &mut Cx, mut buf: Buf, multicast: bool) {
     let in_port = cx.out.in_port();
     let eth = ethernet::Frame::new_unchecked(cx.out.pool.data(buf));
