@@ -11,6 +11,7 @@ use crate::shared::Shared;
 use crate::stats::WorkerStats;
 use crate::tokens::TokenBucket;
 use crate::tx::Tx;
+use fib::NextHopId;
 use netio::{Buf, Pool};
 
 /// What a stage does with frames: reads and writes them in the worker's
@@ -19,17 +20,67 @@ use netio::{Buf, Pool};
 /// Every received frame ends in one bucket of its input port (see
 /// [`crate::accounting`]): drops, `forwarded` and `local` are counted on
 /// [`Out::in_port`], the input port of the frame being processed. The
-/// worker sets it for a burst; `hold::unhold` sets it for each packet taken
-/// out of a hold queue. Code that ends a frame outside those (a new timer,
-/// a table flush) sets it first, or goes through `unhold`.
+/// worker sets it for a burst; `hold::unhold` sets it
+/// ([`Out::set_in_port`]) for each packet taken out of a hold queue. Code
+/// that ends a frame outside those (a new timer, a table flush) sets it
+/// first, or goes through `unhold`.
 pub(crate) struct Out<'a> {
     pub pool: &'a mut Pool,
     pub tx: &'a mut Tx,
     pub stats: &'a WorkerStats,
-    pub in_port: usize,
+    in_port: usize,
+    /// Frames of `in_port` forwarded and not yet added to its counter:
+    /// the counter is written once per burst (when the input port changes
+    /// and when the `Out` goes), not once per packet.
+    forwarded: u64,
+}
+
+impl<'a> Out<'a> {
+    pub fn new(
+        pool: &'a mut Pool,
+        tx: &'a mut Tx,
+        stats: &'a WorkerStats,
+        in_port: usize,
+    ) -> Out<'a> {
+        Out {
+            pool,
+            tx,
+            stats,
+            in_port,
+            forwarded: 0,
+        }
+    }
+}
+
+impl Drop for Out<'_> {
+    fn drop(&mut self) {
+        self.flush_forwarded();
+    }
 }
 
 impl Out<'_> {
+    /// The input port of the frame being processed.
+    #[inline]
+    pub fn in_port(&self) -> usize {
+        self.in_port
+    }
+
+    /// Makes `port` the input port (of a frame taken out of a hold queue):
+    /// what was counted for the previous one is added to its counters.
+    #[inline]
+    pub fn set_in_port(&mut self, port: usize) {
+        self.flush_forwarded();
+        self.in_port = port;
+    }
+
+    #[inline]
+    fn flush_forwarded(&mut self) {
+        if self.forwarded > 0 {
+            self.stats.ports[self.in_port].forwarded.add(self.forwarded);
+            self.forwarded = 0;
+        }
+    }
+
     /// Stages `buf` for `port`.
     #[inline]
     pub fn send(&mut self, port: usize, buf: Buf) {
@@ -57,10 +108,11 @@ impl Out<'_> {
         self.stats.drop_on(self.in_port, r, 1);
     }
 
-    /// Counts the current frame forwarded.
+    /// Counts the current frame forwarded (added to the port's counter
+    /// by [`Out::set_in_port`] or when the `Out` goes).
     #[inline]
-    pub fn count_forwarded(&self) {
-        self.stats.ports[self.in_port].forwarded.add(1);
+    pub fn count_forwarded(&mut self) {
+        self.forwarded += 1;
     }
 
     /// Counts the current frame consumed by the router.
@@ -95,4 +147,23 @@ pub(crate) struct Cx<'a> {
     pub out: Out<'a>,
     /// The ICMP error limiter (see [`crate::icmp`]).
     pub icmp: &'a mut TokenBucket,
+    /// The next hop this context last sent to with its neighbour's MAC
+    /// (`hold::send`): the packets of a burst mostly go to a few next
+    /// hops, and an entry usable for one packet is for the rest of the
+    /// burst (its id is not reused before the worker's quiescent point at
+    /// the end of the round; a new MAC learned meanwhile is used from the
+    /// next burst on, as if it had come a few microseconds later).
+    pub last_hop: Option<(NextHopId, [u8; 6])>,
+}
+
+impl<'a> Cx<'a> {
+    pub fn new(shared: &'a Shared, now_ms: u64, out: Out<'a>, icmp: &'a mut TokenBucket) -> Cx<'a> {
+        Cx {
+            shared,
+            now_ms,
+            out,
+            icmp,
+            last_hop: None,
+        }
+    }
 }

@@ -18,6 +18,8 @@ pub(crate) const MAX_DATAGRAM: usize = 65_535;
 /// Sends the IPv4 packet `buf` (larger than `egress`'s MTU, DF clear) as
 /// fragments to `mac` on `port`, or drops it when it cannot be
 /// fragmented. Counts it `forwarded` once, and `fragmented` / `fragments`.
+#[cold]
+#[inline(never)]
 pub(crate) fn fragment(out: &mut Out, egress: &PortCtx, port: usize, buf: Buf, mac: [u8; 6]) {
     let (src_mac, mtu) = (egress.mac, egress.mtu as usize);
     let ip = ipv4::Packet::new_unchecked(&out.pool.data(buf)[ETH_LEN..]);

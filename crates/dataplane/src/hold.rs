@@ -138,15 +138,34 @@ impl Holds {
 /// Takes a packet out of a hold queue: no longer `held`, and from here on
 /// counted on its input port (which becomes the current one).
 pub(crate) fn unhold(out: &mut Out, h: Held) -> Buf {
-    out.in_port = h.in_port as usize;
-    out.stats.ports[out.in_port].held.sub(1);
+    out.set_in_port(h.in_port as usize);
+    out.stats.ports[out.in_port()].held.sub(1);
     h.buf
 }
 
 /// Sends `buf` to next hop `id` on `port`, or holds it until the
-/// neighbour is resolved (see [`crate::neighbor`] for the states).
+/// neighbour is resolved (see [`crate::neighbor`] for the states). The
+/// common case, the next hop the burst last sent to, reads no entry.
 #[inline]
 pub(crate) fn send(
+    cx: &mut Cx,
+    nh: &NextHopReader,
+    holds: &mut Holds,
+    buf: Buf,
+    id: NextHopId,
+    port: usize,
+) {
+    if let Some((last, mac)) = cx.last_hop {
+        if last == id {
+            return output::emit(&mut cx.out, &cx.shared.ports, buf, port, mac);
+        }
+    }
+    resolve_and_send(cx, nh, holds, buf, id, port)
+}
+
+/// [`send`] through the neighbour entry (once per next hop and burst).
+#[inline(never)]
+fn resolve_and_send(
     cx: &mut Cx,
     nh: &NextHopReader,
     holds: &mut Holds,
@@ -159,6 +178,7 @@ pub(crate) fn send(
     match e.lookup(now, timeout) {
         Use::Send(mac) => {
             e.touch(now);
+            cx.last_hop = Some((id, mac));
             output::emit(&mut cx.out, &cx.shared.ports, buf, port, mac)
         }
         Use::Probe(mac) => {
@@ -191,7 +211,7 @@ impl Holds {
         let e = cx.shared.neigh(id);
         let life = e.life();
         let solicit_now = e.try_solicit(cx.now_ms);
-        let in_port = cx.out.in_port;
+        let in_port = cx.out.in_port();
         let h = Held {
             buf,
             in_port: in_port as u16,

@@ -85,9 +85,11 @@ pub(crate) const fn v6_packet_too_big(mtu: u16) -> IcmpError {
 
 /// Sends the ICMP error `e` about the IPv4 packet in `orig` (still owned
 /// by the caller, who ends it) back out the input port.
+#[cold]
+#[inline(never)]
 pub(crate) fn v4(cx: &mut Cx, orig: Buf, e: IcmpError) {
     let (out, ports) = (&mut cx.out, &cx.shared.ports[..]);
-    let in_port = out.in_port;
+    let in_port = out.in_port();
     let d = out.pool.data(orig);
     if d.len() < ETH_LEN + IPV4_LEN {
         return;
@@ -133,9 +135,11 @@ pub(crate) fn v4(cx: &mut Cx, orig: Buf, e: IcmpError) {
 
 /// Sends the ICMPv6 error `e` about the IPv6 packet in `orig` back out
 /// the input port.
+#[cold]
+#[inline(never)]
 pub(crate) fn v6(cx: &mut Cx, orig: Buf, e: IcmpError) {
     let (out, ports) = (&mut cx.out, &cx.shared.ports[..]);
-    let in_port = out.in_port;
+    let in_port = out.in_port();
     let d = out.pool.data(orig);
     if d.len() < ETH_LEN + IPV6_LEN {
         return;

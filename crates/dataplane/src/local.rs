@@ -29,8 +29,9 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 /// ARP (RFC 826, with the policy of [`crate::neighbor`]): answers
 /// requests for the port's addresses, learns only what may be learned,
 /// and defends the router's addresses against frames claiming them.
+#[inline(never)]
 pub(crate) fn arp(cx: &mut Cx, mut buf: Buf) {
-    let in_port = cx.out.in_port;
+    let in_port = cx.out.in_port();
     let a = match arp::Packet::new_checked(&cx.out.pool.data(buf)[ETH_LEN..]) {
         Ok(a) if a.is_ethernet_ipv4() => a,
         _ => return cx.out.drop(buf, DropReason::ArpInvalid),
@@ -87,7 +88,7 @@ pub(crate) fn arp(cx: &mut Cx, mut buf: Buf) {
 /// most once per defence interval (RFC 5227 2.4 (c)). The received
 /// buffer is reused for it.
 fn defend_v4(cx: &mut Cx, mut buf: Buf, addr: Ipv4Addr) {
-    let in_port = cx.out.in_port;
+    let in_port = cx.out.in_port();
     let pc = &cx.shared.ports[in_port];
     let mac = pc.mac;
     if !pc.has_v4(addr) || !cx.shared.try_defend(in_port, false, cx.now_ms) {
@@ -105,7 +106,7 @@ fn defend_v4(cx: &mut Cx, mut buf: Buf, addr: Ipv4Addr) {
 /// The IPv6 counterpart of [`defend_v4`]: an unsolicited NA (Override)
 /// for `addr` to all-nodes.
 fn defend_v6(cx: &mut Cx, mut buf: Buf, addr: Ipv6Addr) {
-    let in_port = cx.out.in_port;
+    let in_port = cx.out.in_port();
     let pc = &cx.shared.ports[in_port];
     let mac = pc.mac;
     if !pc.has_v6(addr) || !cx.shared.try_defend(in_port, true, cx.now_ms) {
@@ -125,8 +126,9 @@ fn advertise_to_all_nodes(room: &mut [u8], mac: [u8; 6], addr: Ipv6Addr) -> usiz
 }
 
 /// IPv4 to one of the router's addresses.
+#[inline(never)]
 pub(crate) fn v4(cx: &mut Cx, buf: Buf) {
-    let in_port = cx.out.in_port;
+    let in_port = cx.out.in_port();
     let ip = ipv4::Packet::new_unchecked(&cx.out.pool.data(buf)[ETH_LEN..]);
     if ip.is_fragment() {
         // No reassembly for the router's own traffic.
@@ -170,8 +172,9 @@ pub(crate) fn v4(cx: &mut Cx, buf: Buf) {
 
 /// IPv6 to one of the router's addresses (`multicast`: to all-nodes or
 /// to one of our solicited-node groups; only ND is accepted there).
+#[inline(never)]
 pub(crate) fn v6(cx: &mut Cx, mut buf: Buf, multicast: bool) {
-    let in_port = cx.out.in_port;
+    let in_port = cx.out.in_port();
     let eth = ethernet::Frame::new_unchecked(cx.out.pool.data(buf));
     let peer_mac = eth.src_addr().0;
     let ip = ipv6::Packet::new_unchecked(eth.payload());

@@ -11,8 +11,10 @@ use packet::ethernet::{self, Address, ETH_LEN};
 
 /// MAC rewrite and staging of a forwarded packet on `port` to `mac`
 /// (fragmenting IPv4 larger than the MTU; only IPv4 without DF gets here
-/// that large, checked before); counts the packet forwarded.
-#[inline]
+/// that large, checked before); counts the packet forwarded. Inlined into
+/// every caller, with fragmentation out of line (cold): the common path
+/// is a few stores, not a call with fragmentation's stack frame.
+#[inline(always)]
 pub(crate) fn emit(out: &mut Out, ports: &[PortCtx], buf: Buf, port: usize, mac: [u8; 6]) {
     let pc = &ports[port];
     if buf.len as usize > ETH_LEN + pc.mtu as usize {

@@ -187,17 +187,8 @@ impl Worker {
         }
         let t0 = tsc::now();
         if self.holds.active() > 0 {
-            let mut cx = Cx {
-                shared: &self.shared,
-                now_ms: self.now_ms,
-                out: Out {
-                    pool: &mut self.pool,
-                    tx: &mut self.tx,
-                    stats: &self.stats,
-                    in_port: 0,
-                },
-                icmp: &mut self.icmp,
-            };
+            let out = Out::new(&mut self.pool, &mut self.tx, &self.stats, 0);
+            let mut cx = Cx::new(&self.shared, self.now_ms, out, &mut self.icmp);
             self.holds.timers(&mut cx, &self.nh);
         }
         let t1 = tsc::now();
@@ -241,17 +232,8 @@ impl Worker {
             return self.cross_connect(in_port, out, bufs);
         }
 
-        let mut cx = Cx {
-            shared: &self.shared,
-            now_ms: self.now_ms,
-            out: Out {
-                pool: &mut self.pool,
-                tx: &mut self.tx,
-                stats: &self.stats,
-                in_port,
-            },
-            icmp: &mut self.icmp,
-        };
+        let out = Out::new(&mut self.pool, &mut self.tx, &self.stats, in_port);
+        let mut cx = Cx::new(&self.shared, self.now_ms, out, &mut self.icmp);
         let s = &mut *self.scratch;
         // 1. input, the headers of the frame PREFETCH ahead on their way
         // into the cache meanwhile (as l3fwd)
@@ -265,6 +247,9 @@ impl Worker {
             }
             match input::frame(&mut cx, b) {
                 Next::V4 { buf, multi, dst } => {
+                    // A large table's entry misses the cache: fetch it
+                    // while the next frames are checked.
+                    self.lpm4.prefetch(dst);
                     s.dst4[n4] = dst;
                     s.bufs4[n4] = buf;
                     s.multi4[n4] = multi;
@@ -303,12 +288,7 @@ impl Worker {
     /// or written: the cost of the I/O alone.
     fn cross_connect(&mut self, in_port: usize, out: usize, bufs: &[Buf]) {
         let mac = self.shared.ports[out].mac;
-        let mut o = Out {
-            pool: &mut self.pool,
-            tx: &mut self.tx,
-            stats: &self.stats,
-            in_port,
-        };
+        let mut o = Out::new(&mut self.pool, &mut self.tx, &self.stats, in_port);
         for &b in bufs {
             let f = o.pool.data_mut(b);
             if f.len() < ETH_LEN {
@@ -361,16 +341,12 @@ impl Worker {
     /// last time (frames left unread in a ring included) and returns the
     /// pool.
     pub fn shutdown(mut self) -> Pool {
-        let mut out = Out {
-            pool: &mut self.pool,
-            tx: &mut self.tx,
-            stats: &self.stats,
-            in_port: 0,
-        };
+        let mut out = Out::new(&mut self.pool, &mut self.tx, &self.stats, 0);
         self.holds.drain(|h| {
             let buf = hold::unhold(&mut out, h);
             out.drop(buf, DropReason::HeldAtShutdown);
         });
+        drop(out);
         self.tx.drain(&mut self.pool, &self.stats);
         for (_, q) in self.rx.iter_mut() {
             q.release(&mut self.pool);

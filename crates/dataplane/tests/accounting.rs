@@ -331,6 +331,34 @@ fn counts_are_by_input_port() {
     assert_eq!((p[0].tx_packets, p[1].tx_packets), (1, 2));
 }
 
+/// Packets held for one neighbour from two input ports and released in
+/// the same round are counted forwarded on their own input ports: the
+/// worker adds `forwarded` to a port's counter once per burst and when the
+/// input port changes, and a release from the hold queues changes it
+/// between two packets.
+#[test]
+fn released_packets_count_on_their_input_ports() {
+    let host = "198.19.0.7";
+    let hmac = [2, 0, 0, 0, 0, 0x77];
+    let a = udp4(HOST0, MAC0, "198.18.0.2", host, 64, 1, &[0; 18], false);
+    let c = udp4(HOST0, MAC2, "198.18.1.5", host, 64, 2, &[0; 18], false);
+    let echo = echo4(1, OWN4[1], 64);
+    let reply = arp_frame(hmac, MAC1, 2, hmac, host, MAC1, OWN4[1]);
+    let mut r = Rig::new(CONFIG, vec![vec![a], vec![echo, reply], vec![c]]);
+    // One frame per port: p0's and p2's packets wait for the host.
+    r.w().poll_once(1);
+    let s = r.stats();
+    assert_eq!((s.ports[0].held, s.ports[2].held), (1, 1));
+    // The ARP reply, then both released in one round.
+    r.run();
+    let s = r.stats();
+    let p = &s.ports;
+    assert_eq!((p[0].forwarded, p[1].forwarded, p[2].forwarded), (1, 0, 1));
+    assert_eq!((p[0].held, p[2].held), (0, 0));
+    let to_host = r.sent(1).iter().filter(|f| f[..6] == hmac).count();
+    assert_eq!(to_host, 2);
+}
+
 /// Snapshots of a worker running on another thread (what softrouter's
 /// statistics writer takes on SIGUSR1) are consistent: the identity holds
 /// in every one of them, held packets included. A direct read of the

@@ -248,14 +248,21 @@ impl Pool {
     }
 
     /// The byte range of `buf` clamped to its frame: a corrupt descriptor
-    /// can never reach another frame or outside the region.
+    /// can never reach another frame or outside the region (an address
+    /// beyond the region gives an empty range at its end).
+    ///
+    /// On the fast path several times per packet, so in its cheapest form:
+    /// the region is exactly `frames` frames of a power-of-two size, so the
+    /// room left in the frame is the frame size minus the offset in it, and
+    /// the one branch (a descriptor outside the region) is never taken.
     #[inline]
     fn bounds(&self, buf: Buf, len: usize) -> (usize, usize) {
-        let frame_end = ((buf.addr >> self.shift) + 1) << self.shift;
-        let frame_end = (frame_end as usize).min(self.size);
-        let start = (buf.addr as usize).min(frame_end);
-        let end = start.saturating_add(len).min(frame_end);
-        (start, end)
+        if buf.addr >> self.shift >= u64::from(self.frames) {
+            return (self.size, self.size);
+        }
+        let start = buf.addr as usize;
+        let room = (1usize << self.shift) - (start & ((1usize << self.shift) - 1));
+        (start, start + len.min(room))
     }
 
     #[inline]
@@ -299,6 +306,36 @@ mod tests {
         assert_eq!(p.data(big).len(), 2048 - HEADROOM as usize);
         p.room_mut(b)[..4].copy_from_slice(&[1, 2, 3, 4]);
         assert_eq!(p.data(Buf::new(b.addr, 4)), &[1, 2, 3, 4]);
+    }
+
+    /// The fast form of `bounds` gives what the clamping rule says: the
+    /// range from the address to at most the end of its frame, empty at
+    /// the region's end for an address beyond it, for any length.
+    #[test]
+    fn bounds_clamp_to_the_frame_and_the_region() {
+        let p = Pool::new(3, 2048).unwrap();
+        let rule = |addr: u64, len: usize| {
+            let frame_end = (((u128::from(addr) >> 11) + 1) << 11).min(3 * 2048) as usize;
+            let start = (addr as usize).min(frame_end);
+            (start, start.saturating_add(len).min(frame_end))
+        };
+        let addrs = (0..3 * 2048 + 4096).step_by(7).chain([
+            2047,
+            2048,
+            3 * 2048 - 1,
+            3 * 2048,
+            u64::MAX / 2,
+            u64::MAX,
+        ]);
+        for addr in addrs {
+            for len in [0, 1, 60, 2047, 2048, 5000, u32::MAX as usize, usize::MAX] {
+                assert_eq!(
+                    p.bounds(Buf::new(addr, 0), len),
+                    rule(addr, len),
+                    "{addr} {len}"
+                );
+            }
+        }
     }
 
     #[test]

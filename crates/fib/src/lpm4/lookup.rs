@@ -58,6 +58,28 @@ impl Lpm4Reader {
 }
 
 impl Lpm4Reader {
+    /// Asks the CPU to bring the tbl24 entry of `addr` into cache, for a
+    /// lookup a little later: a worker calls it as soon as it has read a
+    /// packet's destination, so that with a large table the entry's cache
+    /// miss overlaps the checks of the following packets instead of
+    /// stalling the burst's bulk lookup. A hint: no fault, no effect on
+    /// the result; nothing on other architectures.
+    #[inline]
+    pub fn prefetch(&self, addr: u32) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            let e: &std::sync::atomic::AtomicU32 = &self.tables.tbl24[(addr >> 8) as usize];
+            // SAFETY: a prefetch of a valid reference never faults nor
+            // changes memory.
+            unsafe {
+                use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+                _mm_prefetch::<_MM_HINT_T0>(e.as_ptr() as *const i8);
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = addr;
+    }
+
     /// [`lookup`](Self::lookup) of an `Ipv4Addr`.
     #[inline]
     pub fn lookup_addr(&self, addr: std::net::Ipv4Addr) -> Option<Target> {
