@@ -438,7 +438,9 @@ impl Generator {
         let mut calls = 0;
         loop {
             let c = self.ctl_ref();
-            let deadline = limit.at(c.shift_ns) + c.stall_ns;
+            // Only the host's pauses move it: a generator that cannot
+            // keep up still runs out of time.
+            let deadline = limit.at(c.shift_ns) + c.long_stall_sum_ns;
             if c.cur_phase as usize >= plan.phases.len() || mono_ns() >= deadline {
                 break;
             }
