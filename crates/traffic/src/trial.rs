@@ -11,7 +11,7 @@ use std::time::Duration;
 use anyhow::{anyhow, bail, Context, Result};
 
 use super::gen::{self, GenJob, GenPhase, GenResult};
-use super::limits::{faults, outcome, Counted, Seen, SendTiming};
+use super::limits::{faults, outcome, pause_fault, Counted, Seen, SendTiming};
 use super::noise::arm_for;
 use super::rx::RxCmd;
 use super::NetTrial;
@@ -104,7 +104,10 @@ impl Trial for NetTrial {
         let seen = Seen {
             dut_ring: g.refused,
             tester_rx: rx_drops,
-            faults: faults(sent_total, planned, g.fell_behind, gen::own_limits(&g)),
+            faults: faults(sent_total, planned, g.fell_behind, gen::own_limits(&g))
+                .into_iter()
+                .chain(pause_fault(spec, &SendTiming::from_gen(&g)))
+                .collect(),
             noise: self
                 .noise
                 .end(spec.rate_fps, rep.lost)

@@ -4,7 +4,7 @@
 
 use anyhow::{Context, Result};
 
-use super::super::limits::{faults, outcome, Counted, Seen, SendTiming};
+use super::super::limits::{faults, outcome, pause_fault, Counted, Seen, SendTiming};
 use super::super::trial::gen_phases;
 use super::super::NetTrial;
 use super::{XdpJob, XdpOut};
@@ -101,7 +101,10 @@ impl NetTrial {
         let seen = Seen {
             dut_ring: out.wire.dut_ring_full,
             tester_rx: out.wire.tester_rx_drops,
-            faults: faults(s.sent, s.planned, false, own.clone()),
+            faults: faults(s.sent, s.planned, false, own.clone())
+                .into_iter()
+                .chain(pause_fault(spec, &timing))
+                .collect(),
             noise: self
                 .noise
                 .end(spec.rate_fps, out.counts.lost)
