@@ -68,6 +68,8 @@ pub(crate) struct Seen {
     /// generator did not send, errors; see [`faults`]): each a
     /// measurement fault.
     pub faults: Vec<String>,
+    /// The host kept the generator off its CPU too long ([`pause_fault`]).
+    pub pause: Option<String>,
     /// Steal and the longest receive gap ([`super::noise`]).
     pub noise: Noise,
 }
@@ -178,6 +180,15 @@ pub(crate) fn outcome(
              receive ring (tx_dropped of the DUT's veth ends): the tester did not keep up"
         ));
     }
+    // A long pause in a trial the tester otherwise held is the host's: a
+    // fault, run again. Beside other limits (its ring overflowing, a
+    // missed rate) the pauses are the tester's own receive work holding
+    // its CPU at a rate it cannot carry: a limit, as the others.
+    match seen.pause {
+        Some(p) if reasons.is_empty() => faults.push(p),
+        Some(p) => reasons.push(p),
+        None => {}
+    }
     let limited = !reasons.is_empty();
     TrialOutcome {
         offered_rate_fps: spec.rate_fps,
@@ -208,7 +219,9 @@ pub(crate) fn outcome(
 /// the host's stall on the tester's CPU, at any rate (seen at 0.93 Mpps,
 /// a fifth of the tester's maximum, where a limit would have ended the
 /// search as "tester-limited"); a tester that cannot hold a rate falls
-/// behind its schedule instead (`fell_behind`, a limit).
+/// behind its schedule instead (`fell_behind`, a limit). [`outcome`]
+/// makes it a limit when the trial has other limits: at its maximum the
+/// tester's own receive work holds its CPU for milliseconds.
 pub(crate) fn pause_fault(spec: &TrialSpec, t: &SendTiming) -> Option<String> {
     (spec.burst.is_none() && t.paused_ns as f64 > t.ideal_ns as f64 * MAX_PAUSED_SHARE).then(|| {
         format!(
@@ -320,6 +333,38 @@ mod tests {
         // The fair server's 7-12 ms a second is noise, not a fault.
         assert_eq!(pause_fault(&spec, &timing(12)), None);
         assert_eq!(pause_fault(&spec, &timing(100)), None);
+    }
+
+    #[test]
+    fn a_pause_beside_other_limits_is_the_testers_limit() {
+        let spec = TrialSpec::constant(
+            4_900_000.0,
+            std::time::Duration::from_secs(1),
+            bench::sizes::FrameSize::Fixed(64),
+        );
+        let counted = || Counted {
+            sent: 1000,
+            received: 1000,
+            lost: 0,
+            reordered: 0,
+            duplicates: 0,
+            non_test: 0,
+            latency: LatencySummary::default(),
+            timeline: None,
+        };
+        let seen = || Seen {
+            pause: Some("paused".into()),
+            ..Seen::default()
+        };
+        // Held otherwise: the host's pause, a fault to run again.
+        let o = outcome(&spec, counted(), 1.0, Vec::new(), seen(), None);
+        assert!(!o.tester_limited);
+        assert_eq!(o.measurement_fault.as_deref(), Some("paused"));
+        // Beside a missed rate: the tester at its limit.
+        let o = outcome(&spec, counted(), 1.0, vec!["missed".into()], seen(), None);
+        assert!(o.tester_limited);
+        assert_eq!(o.tester_limit_reason.as_deref(), Some("missed; paused"));
+        assert_eq!(o.measurement_fault, None);
     }
 
     #[test]

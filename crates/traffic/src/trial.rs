@@ -104,10 +104,8 @@ impl Trial for NetTrial {
         let seen = Seen {
             dut_ring: g.refused,
             tester_rx: rx_drops,
-            faults: faults(sent_total, planned, g.fell_behind, gen::own_limits(&g))
-                .into_iter()
-                .chain(pause_fault(spec, &SendTiming::from_gen(&g)))
-                .collect(),
+            faults: faults(sent_total, planned, g.fell_behind, gen::own_limits(&g)),
+            pause: pause_fault(spec, &SendTiming::from_gen(&g)),
             noise: self
                 .noise
                 .end(spec.rate_fps, rep.lost)

@@ -101,10 +101,8 @@ impl NetTrial {
         let seen = Seen {
             dut_ring: out.wire.dut_ring_full,
             tester_rx: out.wire.tester_rx_drops,
-            faults: faults(s.sent, s.planned, false, own.clone())
-                .into_iter()
-                .chain(pause_fault(spec, &timing))
-                .collect(),
+            faults: faults(s.sent, s.planned, false, own.clone()),
+            pause: pause_fault(spec, &timing),
             noise: self
                 .noise
                 .end(spec.rate_fps, out.counts.lost)
