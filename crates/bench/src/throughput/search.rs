@@ -42,6 +42,8 @@ struct Measured {
     lost: u64,
     /// Of `lost`, what the tester's receive side dropped.
     tester_dropped: u64,
+    /// The rate the tester achieved (per port, as `load`).
+    achieved: f64,
     /// The tester could not hold the load (after the repeats).
     limited: bool,
     /// Its index in the records.
@@ -234,16 +236,30 @@ impl Search<'_> {
             (None, Some(u)) => {
                 let up = &loads[u];
                 // Once, from the maximum load: the forwarding rate measured
-                // there (RFC 2285's FRMOL), where MLRsearch starts.
-                let loss: f64 = self
+                // there (RFC 2285's FRMOL), where MLRsearch starts. Also
+                // when the tester limited that trial (at its maximum it
+                // usually does): the rate it achieved times the share that
+                // came back is still the most the DUT forwarded (the load
+                // asked times that share would overstate it when the
+                // generator fell behind). Only a starting point: the
+                // goals' bounds come from the trials that follow.
+                let fwd: f64 = self
                     .measured
                     .iter()
                     .filter(|m| same_load(m.load, up.fps))
-                    .map(|m| m.ratio(m.lost))
+                    .map(|m| {
+                        // A tester that does not say what it achieved: the load.
+                        let tx = if m.achieved > 0.0 {
+                            m.achieved.min(up.fps)
+                        } else {
+                            up.fps
+                        };
+                        tx * (1.0 - m.ratio(m.lost))
+                    })
                     .sum::<f64>()
                     / up.trials.max(1) as f64;
-                let guess = (up.fps * (1.0 - loss)).max(self.min);
-                if same_load(up.fps, max) && !up.tester && guess < up.fps * (1.0 - w) {
+                let guess = fwd.max(self.min);
+                if same_load(up.fps, max) && guess < up.fps * (1.0 - w) {
                     guess
                 } else {
                     let c = (up.fps * (1.0 - *step)).max(up.fps / 2.0).max(self.min);
@@ -334,6 +350,7 @@ impl Search<'_> {
                 sent: o.sent,
                 lost: o.lost,
                 tester_dropped: o.tester_dropped,
+                achieved: o.achieved_tx_rate_fps,
                 limited: o.tester_limited || o.measurement_fault.is_some(),
                 record: self.records.len(),
             });

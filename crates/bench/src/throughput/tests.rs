@@ -254,6 +254,14 @@ fn a_tester_limit_is_flagged_never_the_dut_throughput() {
     let g = &r.goals[0];
     assert!(!g.tester_limited && g.regular, "{g:?}");
     assert!(r.trials[0].outcome.tester_limited);
+    // The search went from there to what came back per second (15 kfps),
+    // not down in steps from the maximum, and not to the load times the
+    // share received (20 kfps: the tester sent 30 kfps of the 40 asked).
+    let second = r.trials[1].spec.rate_fps;
+    assert!(
+        (second - 15_000.0).abs() < 750.0,
+        "second trial at {second}"
+    );
 }
 
 /// Trials the tester spoiled are run again and counted; the result is
