@@ -317,6 +317,7 @@ impl Trial for SimDut {
                 )
             }),
             tester_dropped: 0,
+            load_held: target <= cfg.tester_max_fps,
             latency: rep.latency,
             timeline,
             sys: None,

@@ -174,10 +174,15 @@ pub(crate) fn outcome(
             split.tester_ring, seen.tester_rx
         ));
     }
-    if refused > 0 {
+    // The load was offered as asked unless the generator failed it; what
+    // the receive side dropped below spoils only the count.
+    let load_held = reasons.is_empty() && seen.pause.is_none();
+    if tester_ring > 0 {
         reasons.push(format!(
-            "{refused} frames forwarded by the DUT were dropped entering the tester's \
-             receive ring (tx_dropped of the DUT's veth ends): the tester did not keep up"
+            "the tester's receive side dropped {tester_ring} frames the DUT forwarded ({} in \
+             its receive ring, {refused} refused entering it: tx_dropped of the DUT's veth \
+             ends): the tester did not keep up",
+            seen.tester_rx
         ));
     }
     // A long pause in a trial the tester otherwise held is the host's: a
@@ -202,6 +207,7 @@ pub(crate) fn outcome(
         tester_limited: limited,
         tester_limit_reason: limited.then(|| reasons.join("; ")),
         tester_dropped: tester_ring.min(c.lost),
+        load_held,
         latency: c.latency,
         timeline: c.timeline,
         sys: sample.as_ref().and_then(|s| s.sys.clone()),

@@ -111,12 +111,7 @@ impl Trial for NetTrial {
                 .end(spec.rate_fps, rep.lost)
                 .with_generator_pauses(g.long_stall_ns, g.long_stalls, g.max_stall_ns),
         };
-        let mut own = gen::own_limits(&g);
-        if rx_drops > 0 {
-            own.push(format!(
-                "tester RX dropped {rx_drops} frames (AF_XDP ring full / no fill buffers)"
-            ));
-        }
+        let own = gen::own_limits(&g);
         let (achieved, reasons) = self.tester_limits(
             spec,
             &phases,

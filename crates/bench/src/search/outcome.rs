@@ -82,6 +82,13 @@ pub struct TrialOutcome {
     /// whatever the tester did.
     #[serde(default)]
     pub tester_dropped: u64,
+    /// The tester offered the load as asked (on schedule, at the rate,
+    /// without a long pause), whatever its receive side dropped: the
+    /// DUT's loss then lies between `lost - tester_dropped` and `lost`,
+    /// and a tester-limited trial still decides every goal for which both
+    /// give the same verdict.
+    #[serde(default)]
+    pub load_held: bool,
     /// Latency of the received test frames.
     pub latency: LatencySummary,
     /// Loss timeline (phased trials).
@@ -259,6 +266,7 @@ pub fn run_checked(
         && !o.tester_limited
     {
         o.tester_limited = true;
+        o.load_held = false;
         o.tester_limit_reason = Some(format!(
             "achieved {:.0} fps of {:.0} fps target (tolerance {}%)",
             o.achieved_tx_rate_fps, target, rate_tolerance_pct

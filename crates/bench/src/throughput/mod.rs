@@ -21,14 +21,17 @@
 //! # Tester limits and measurement faults
 //!
 //! A trial the tester spoiled (`measurement_fault`: frames lost in its
-//! own receive ring, frames its generator did not send) says nothing
-//! about the system under test: it is run again, at most
-//! [`MAX_REPEATS`] times, and the discarded attempts are kept in the
-//! records (`discarded`) and counted (`measurement_repeats`). A trial
-//! still limited by the tester after that (or flagged tester-limited by
-//! the achieved-rate check) counts as high-loss at its load, as the RFC
-//! recommends for an offered load far from the intended one, unless the
-//! DUT's own loss already decided it; such a load is marked
+//! own receive ring, frames its generator did not send, a long host
+//! pause) says nothing about the system under test where the fault could
+//! change a goal's verdict: it is run again, at most [`MAX_REPEATS`]
+//! times, and the discarded attempts are kept in the records
+//! (`discarded`) and counted (`measurement_repeats`). A trial still
+//! limited by the tester after that (or flagged tester-limited by the
+//! achieved-rate check) counts as high-loss at its load, as the RFC
+//! recommends for an offered load far from the intended one, unless its
+//! verdict for the goal is known anyway: the DUT's own loss already made
+//! it high-loss, or the load was offered as asked (`load_held`) and even
+//! the whole loss, the tester's drops included, is low. Such a load is marked
 //! `tester_limited`, and a goal whose relevant upper bound is one is a
 //! lower bound of the DUT's throughput, flagged so.
 

@@ -108,15 +108,6 @@ impl NetTrial {
                 .end(spec.rate_fps, out.counts.lost)
                 .with_generator_pauses(s.long_stall_ns, s.long_stalls, s.max_stall_ns),
         };
-        if out.wire.tester_rx_drops > 0 {
-            own.insert(
-                usize::from(s.errors > 0),
-                format!(
-                    "the tester's receive ends dropped {} frames (veth rx drops)",
-                    out.wire.tester_rx_drops
-                ),
-            );
-        }
         let (achieved, reasons) = self.tester_limits(spec, &phases, per_port, &timing, |_| 1, own);
         if out.counts.clock_errors > 0 {
             tracing::warn!(
