@@ -2,11 +2,13 @@
 //! is [`crate::run`]).
 //!
 //! Every flag has a twin in the experiment file (TOML, see `settings`):
-//! flags are typed by clap with the settings' own parsers, then merged into
-//! the file's table *before* it is parsed, so both go through one parser
-//! with one set of checks and error messages, and the resolved settings
+//! flags are typed by clap with the settings' own parsers, and applied as
+//! a typed overlay over the file's settings in one place
+//! ([`build_settings`]: [`apply_flags`], [`apply_dut_flags`]); the result
+//! goes through the settings' one validator, and the resolved settings
 //! written into the results repeat the run exactly (`--save-experiment`
-//! writes them without running). Not settings: `--experiment`,
+//! writes them without running). A flag added here is a field of
+//! [`BenchArgs`] and one line of the overlay. Not settings: `--experiment`,
 //! `--save-experiment`, `--quiet` and `--softrouter-bin` (a path on this
 //! machine; the DUT's version string is recorded instead).
 //!
@@ -19,12 +21,11 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use clap::Args;
-use toml::{Table, Value};
 
 use crate::run::{self, RunOptions};
 use bench::settings::{
-    DutKind, DutSettings, FastPathMode, IpVersion, Pattern, PortDriver, Preset, RpsMode, Settings,
-    SoftrouterMode, TestKind, TesterBackend,
+    DutKind, DutSettings, FastPathMode, GoalEntry, IpVersion, Pattern, PortDriver, Preset, RpsMode,
+    Settings, SoftrouterMode, TestKind, TesterBackend,
 };
 
 /// Options of `softrouter bench` (all optional; see `--help`).
@@ -264,250 +265,246 @@ fn per_dut_path(path: &Path, kind: &str, n: usize) -> PathBuf {
     path.with_file_name(name)
 }
 
-fn string(v: impl ToString) -> Value {
-    Value::String(v.to_string())
-}
-
-fn strings<T: std::fmt::Display>(v: &[T]) -> Value {
-    Value::Array(v.iter().map(string).collect())
-}
-
 /// `--quick`: the experiment's first frame size only, and short trials,
 /// pauses and drains; each search goal decided by one 0.5 s trial at a
-/// 5 % width (flags merged after this still override it).
-fn quicken(t: &mut Table) {
-    if let Some(Value::Array(sizes)) = t.get_mut("sizes") {
-        sizes.truncate(1);
+/// 5 % width (flags applied after this still override it).
+fn quicken(s: &mut Settings) {
+    s.sizes.truncate(1);
+    let goals = s
+        .goals
+        .get_or_insert_with(|| vec![GoalEntry::named("ndr"), GoalEntry::named("pdr")]);
+    for g in goals {
+        g.final_trial_seconds = Some(0.5);
+        g.initial_trial_seconds = Some(0.5);
+        g.duration_sum_seconds = Some(0.5);
+        g.width_pct = Some(5.0);
     }
-    let goals = match t.get("goals") {
-        Some(Value::Array(a)) => a.clone(),
-        _ => strings(&["ndr", "pdr"])
-            .as_array()
-            .cloned()
-            .unwrap_or_default(),
-    };
-    let goals = goals
-        .into_iter()
-        .map(|g| {
-            let mut e = match g {
-                Value::Table(e) => e,
-                other => Table::from_iter([("name".to_string(), other)]),
-            };
-            for k in [
-                "final_trial_seconds",
-                "initial_trial_seconds",
-                "duration_sum_seconds",
-            ] {
-                e.insert(k.into(), Value::Float(0.5));
-            }
-            e.insert("width_pct".into(), Value::Float(5.0));
-            Value::Table(e)
-        })
-        .collect();
-    t.insert("goals".into(), Value::Array(goals));
-    for (k, v) in [
-        ("trial_seconds", 0.5),
-        ("latency_seconds", 0.5),
-        ("pause_seconds", 0.25),
-        ("drain_seconds", 0.25),
-    ] {
-        t.insert(k.into(), Value::Float(v));
+    s.trial_seconds = Some(0.5);
+    s.latency_seconds = Some(0.5);
+    s.pause_seconds = Some(0.25);
+    s.drain_seconds = Some(0.25);
+}
+
+/// Sets `*to` when the flag was given.
+fn set<T: Clone>(to: &mut T, flag: Option<&T>) {
+    if let Some(v) = flag {
+        *to = v.clone();
     }
 }
 
-/// The flags that are top-level settings, merged into `t`.
-fn merge_flags(args: &BenchArgs, t: &mut Table) -> Result<()> {
-    let mut put = |k: &str, v: Option<Value>| {
-        if let Some(v) = v {
-            t.insert(k.into(), v);
-        }
-    };
-    put(
-        "tests",
-        (!args.test.is_empty()).then(|| strings(&args.test)),
-    );
-    if let Some(s) = &args.sizes {
-        let sizes = bench::sizes::parse_sizes(s).map_err(|e| anyhow::anyhow!("--sizes: {e}"))?;
-        put("sizes", Some(strings(&sizes)));
+/// Sets the `Option` setting `*to` when the flag was given.
+fn set_some<T: Clone>(to: &mut Option<T>, flag: Option<&T>) {
+    if let Some(v) = flag {
+        *to = Some(v.clone());
     }
-    put(
-        "goals",
-        (!args.goals.is_empty()).then(|| strings(&args.goals)),
-    );
-    put("ip", args.ip.map(string));
-    put("pattern", args.pattern.map(string));
-    put("preset", args.preset.map(string));
-    put("tester", args.tester.map(string));
-    put("flows", args.flows.map(|v| Value::Integer(v.into())));
-    put("queues", args.queues.map(|v| Value::Integer(v.into())));
-    put("repeat", args.repeat.map(|v| Value::Integer(v.into())));
-    for (k, v) in [
-        ("trial_seconds", args.trial_seconds),
-        ("pause_seconds", args.pause_seconds),
-        ("drain_seconds", args.drain_seconds),
-        ("latency_seconds", args.latency_seconds),
-        ("max_rate_fps", args.max_rate_fps),
-        ("link_bps", args.link_bps),
-    ] {
-        put(k, v.map(Value::Float));
+}
+
+/// The flags that are top-level settings, applied over `s` (the typed
+/// overlay: a flag given replaces the file's value, one not given leaves
+/// it; the DUT's flags are [`apply_dut_flags`]).
+fn apply_flags(args: &BenchArgs, s: &mut Settings) -> Result<()> {
+    if !args.test.is_empty() {
+        s.tests = args.test.clone();
     }
-    for (k, v) in [
-        ("json", &args.json),
-        ("csv", &args.csv),
-        ("plot", &args.plot),
-        ("report", &args.report),
-    ] {
-        put(k, v.as_ref().map(|p| string(p.display())));
+    if let Some(list) = &args.sizes {
+        s.sizes = bench::sizes::parse_sizes(list).map_err(|e| anyhow::anyhow!("--sizes: {e}"))?;
     }
+    if !args.goals.is_empty() {
+        s.goals = Some(args.goals.iter().map(|g| GoalEntry::named(g)).collect());
+    }
+    set(&mut s.ip, args.ip.as_ref());
+    set(&mut s.pattern, args.pattern.as_ref());
+    set(&mut s.preset, args.preset.as_ref());
+    set(&mut s.tester, args.tester.as_ref());
+    set(&mut s.flows, args.flows.as_ref());
+    set(&mut s.queues, args.queues.as_ref());
+    set(&mut s.repeat, args.repeat.as_ref());
+    set_some(&mut s.trial_seconds, args.trial_seconds.as_ref());
+    set_some(&mut s.pause_seconds, args.pause_seconds.as_ref());
+    set_some(&mut s.drain_seconds, args.drain_seconds.as_ref());
+    set_some(&mut s.latency_seconds, args.latency_seconds.as_ref());
+    set_some(&mut s.max_rate_fps, args.max_rate_fps.as_ref());
+    set_some(&mut s.link_bps, args.link_bps.as_ref());
+    set_some(&mut s.json, args.json.as_ref());
+    set_some(&mut s.csv, args.csv.as_ref());
+    set_some(&mut s.plot, args.plot.as_ref());
+    set_some(&mut s.report, args.report.as_ref());
     if args.no_pin {
-        put("pin_cpus", Some(Value::Boolean(false)));
-        put("soak", Some(Value::Boolean(false)));
+        s.pin_cpus = false;
+        s.soak = false;
     }
     if args.soak {
-        put("soak", Some(Value::Boolean(true)));
+        s.soak = true;
     }
     if args.profile_stages {
-        put("profile_stages", Some(Value::Boolean(true)));
+        s.profile_stages = true;
     }
     Ok(())
 }
 
-/// The flags that are options of a DUT of `kind`, merged into its table.
-fn merge_dut_flags(args: &BenchArgs, kind: DutKind, d: &mut Table) {
-    let mut put = |k: &str, v: Option<Value>| {
-        if let Some(v) = v {
-            d.insert(k.into(), v);
-        }
-    };
-    match kind {
-        DutKind::Softrouter => {
-            put("workers", args.workers.map(|w| Value::Integer(w.into())));
-            put("mode", args.mode.map(string));
-            put("driver", args.driver.map(string));
-            put(
-                "config",
-                args.router_config.as_ref().map(|p| string(p.display())),
-            );
+/// The flags that are options of the DUT `d`, applied over it (flags of
+/// another kind of DUT are not its options and leave it alone).
+fn apply_dut_flags(args: &BenchArgs, d: &mut DutSettings) {
+    match d {
+        DutSettings::Softrouter {
+            config,
+            workers,
+            mode,
+            driver,
+            ..
+        } => {
+            set_some(workers, args.workers.as_ref());
+            set_some(mode, args.mode.as_ref());
+            set_some(driver, args.driver.as_ref());
+            set_some(config, args.router_config.as_ref());
             // Sleeps when idle, works in budgeted rounds under load: the
             // fastest mode on the veth testbed (the DUT CPU also runs its
             // receive softirqs).
-            d.entry("mode")
-                .or_insert_with(|| string(SoftrouterMode::Interrupt));
+            mode.get_or_insert(SoftrouterMode::Interrupt);
         }
-        DutKind::Linux => {
-            put(
-                "napi_budget",
-                args.napi_budget.map(|w| Value::Integer(w.into())),
-            );
-            put("rps", args.rps.as_ref().map(string));
-            put(
-                "napi_defer_hard_irqs",
-                args.napi_defer_hard_irqs.map(|v| Value::Integer(v.into())),
-            );
-            put(
-                "gro_flush_timeout_us",
-                args.gro_flush_timeout_us.map(|v| Value::Integer(v.into())),
-            );
+        DutSettings::Linux {
+            napi_budget,
+            rps,
+            napi_defer_hard_irqs,
+            gro_flush_timeout_us,
+            ..
+        } => {
+            set_some(napi_budget, args.napi_budget.as_ref());
+            set_some(rps, args.rps.as_ref());
+            set_some(napi_defer_hard_irqs, args.napi_defer_hard_irqs.as_ref());
+            set_some(gro_flush_timeout_us, args.gro_flush_timeout_us.as_ref());
         }
-        DutKind::Bridge | DutKind::Ovs | DutKind::Floor => {}
-        DutKind::Command => put("command", args.command.clone().map(Value::String)),
-        DutKind::External => put(
-            "interfaces",
-            (!args.interfaces.is_empty()).then(|| strings(&args.interfaces)),
-        ),
+        DutSettings::Bridge {} | DutSettings::Ovs {} | DutSettings::Floor {} => {}
+        DutSettings::Command { command, .. } => set(command, args.command.as_ref()),
+        DutSettings::External { interfaces, .. } => {
+            if !args.interfaces.is_empty() {
+                *interfaces = args.interfaces.clone();
+            }
+        }
     }
+}
+
+/// A DUT of `kind` with its defaults, for `--dut` when the experiment
+/// file configures another kind (or none); `file` names the settings'
+/// source in the error for a kind whose required option no flag gave.
+fn dut_of(kind: DutKind, args: &BenchArgs, file: &str) -> Result<DutSettings> {
+    let missing = |field: &str, flag: &str| {
+        anyhow::anyhow!("{file}: field `dut.{field}`: missing (give --{flag})")
+    };
+    Ok(match kind {
+        DutKind::Softrouter => DutSettings::default(),
+        DutKind::Linux => DutSettings::Linux {
+            napi_budget: None,
+            rps: None,
+            napi: None,
+            napi_defer_hard_irqs: None,
+            gro_flush_timeout_us: None,
+        },
+        DutKind::Bridge => DutSettings::Bridge {},
+        DutKind::Ovs => DutSettings::Ovs {},
+        DutKind::Floor => DutSettings::Floor {},
+        DutKind::Command => DutSettings::Command {
+            command: args
+                .command
+                .clone()
+                .ok_or_else(|| missing("command", "command"))?,
+            version_command: None,
+            addresses: None,
+            settle_seconds: None,
+        },
+        DutKind::External if args.interfaces.is_empty() => {
+            return Err(missing("interfaces", "interfaces"))
+        }
+        DutKind::External => DutSettings::External {
+            interfaces: args.interfaces.clone(),
+            description: None,
+            peer_macs: None,
+        },
+    })
 }
 
 /// The settings of each DUT run: experiment file + flags (+ the quick
 /// comparison suite's choices when nothing was asked for).
+///
+/// The file is parsed and validated alone first, so its errors name its
+/// lines; the flags are then a typed overlay over its settings (ripgrep's
+/// low-level arguments made into high-level ones), and each run's
+/// settings are validated again, an error located where the file sets
+/// the field.
 pub fn build_settings(args: &BenchArgs) -> Result<Vec<Settings>> {
-    let (mut table, file) = match &args.experiment {
+    let (mut base, text, file) = match &args.experiment {
         Some(p) => {
             let text =
                 std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?;
-            // Parse once as settings for located errors, then as a table to merge into.
-            Settings::from_toml_str(&text, &p.display().to_string()).map_err(anyhow::Error::msg)?;
-            (
-                text.parse::<Table>().context("parsing the experiment")?,
-                p.display().to_string(),
-            )
+            let file = p.display().to_string();
+            let s = Settings::from_toml_str(&text, &file).map_err(anyhow::Error::msg)?;
+            (s, text, file)
         }
-        None => (Table::new(), "command line".to_string()),
+        None => (
+            Settings::default(),
+            String::new(),
+            "command line".to_string(),
+        ),
     };
     if args.is_empty() {
         // The quick comparison suite (README's main job).
-        table.insert("tests".into(), strings(&["throughput", "latency"]));
-        table.insert("sizes".into(), strings(&["64", "512", "1518", "imix"]));
-        table.insert("trial_seconds".into(), Value::Float(1.0));
-        table.insert("pause_seconds".into(), Value::Float(0.5));
-        table.insert("latency_seconds".into(), Value::Float(1.0));
+        base.tests = vec![TestKind::Throughput, TestKind::Latency];
+        base.sizes = bench::sizes::parse_sizes("64,512,1518,imix").map_err(anyhow::Error::msg)?;
+        base.trial_seconds = Some(1.0);
+        base.pause_seconds = Some(0.5);
+        base.latency_seconds = Some(1.0);
         // The drain covers what is still in flight: microseconds on
         // veth, a few ms of a kernel backlog.
-        table.insert("drain_seconds".into(), Value::Float(0.25));
+        base.drain_seconds = Some(0.25);
     }
     if args.quick {
-        quicken(&mut table);
+        quicken(&mut base);
     }
-    merge_flags(args, &mut table)?;
+    apply_flags(args, &mut base)?;
+    let checked = |s: Settings| s.checked(&text, &file).map_err(anyhow::Error::msg);
 
     // `[[duts]]`: several configured DUTs, each run as `[dut]` would be
     // (unless `--dut` names the DUTs).
-    let file_duts: Vec<Table> = match table.remove("duts") {
-        Some(Value::Array(a)) if args.dut.is_empty() => a
-            .into_iter()
-            .filter_map(|v| v.as_table().cloned())
-            .collect(),
-        _ => Vec::new(),
-    };
-    if !file_duts.is_empty() {
+    let file_duts = std::mem::take(&mut base.duts);
+    if !file_duts.is_empty() && args.dut.is_empty() {
         let mut out = Vec::new();
-        for d in file_duts {
-            let kind: DutKind = d
-                .get("kind")
-                .and_then(|k| k.as_str())
-                .unwrap_or("softrouter")
-                .parse()
-                .map_err(anyhow::Error::msg)?;
-            let mut dut = d;
+        for mut dut in file_duts {
             // A router configuration named in the experiment is found
             // next to it, wherever the bench runs from.
-            if let (Some(Value::String(c)), Some(e)) = (dut.get("config"), &args.experiment) {
-                if Path::new(c).is_relative() {
-                    let at = e.parent().unwrap_or(Path::new(".")).join(c);
-                    dut.insert("config".into(), string(at.display()));
+            if let (
+                DutSettings::Softrouter {
+                    config: Some(c), ..
+                },
+                Some(e),
+            ) = (&mut dut, &args.experiment)
+            {
+                if c.is_relative() {
+                    *c = e.parent().unwrap_or(Path::new(".")).join(&*c);
                 }
             }
-            merge_dut_flags(args, kind, &mut dut);
-            let mut t = table.clone();
-            t.insert("dut".into(), Value::Table(dut));
-            let text = toml::to_string(&t).context("merging flags")?;
-            out.push(Settings::from_toml_str(&text, &file).map_err(anyhow::Error::msg)?);
+            apply_dut_flags(args, &mut dut);
+            out.push(checked(Settings {
+                dut,
+                ..base.clone()
+            })?);
         }
         return Ok(out);
     }
-    let file_dut = table.get("dut").and_then(|d| d.as_table()).cloned();
-    let file_kind = file_dut
-        .as_ref()
-        .and_then(|d| d.get("kind"))
-        .and_then(|k| k.as_str())
-        .map(|k| k.parse::<DutKind>().map_err(anyhow::Error::msg))
-        .transpose()?;
     let kinds: Vec<DutKind> = if !args.dut.is_empty() {
         args.dut.clone()
-    } else if let Some(k) = file_kind {
-        vec![k]
     } else if args.is_empty() {
         vec![DutKind::Softrouter, DutKind::Linux]
     } else {
-        vec![DutKind::Softrouter]
+        vec![base.dut.kind()]
     };
     let mut out = Vec::new();
     for kind in kinds {
-        let mut dut = match &file_dut {
-            Some(d) if file_kind == Some(kind) => d.clone(),
-            _ => Table::from_iter([("kind".to_string(), string(kind))]),
+        let mut dut = if base.dut.kind() == kind {
+            base.dut.clone()
+        } else {
+            dut_of(kind, args, &file)?
         };
-        merge_dut_flags(args, kind, &mut dut);
+        apply_dut_flags(args, &mut dut);
         // `--fast-path xdp,off`: one softrouter run per tier.
         let variants: Vec<Option<FastPathMode>> =
             if kind == DutKind::Softrouter && !args.fast_path.is_empty() {
@@ -515,15 +512,15 @@ pub fn build_settings(args: &BenchArgs) -> Result<Vec<Settings>> {
             } else {
                 vec![None]
             };
-        for fast_path in variants {
+        for variant in variants {
             let mut dut = dut.clone();
-            if let Some(f) = fast_path {
-                dut.insert("fast_path".into(), string(f));
+            if let (DutSettings::Softrouter { fast_path, .. }, Some(f)) = (&mut dut, variant) {
+                *fast_path = Some(f);
             }
-            let mut t = table.clone();
-            t.insert("dut".into(), Value::Table(dut));
-            let text = toml::to_string(&t).context("merging flags")?;
-            out.push(Settings::from_toml_str(&text, &file).map_err(anyhow::Error::msg)?);
+            out.push(checked(Settings {
+                dut,
+                ..base.clone()
+            })?);
         }
     }
     Ok(out)
@@ -997,6 +994,25 @@ mod tests {
                 DutSettings::External { interfaces, .. } => assert_eq!(interfaces, &["a", "b"]),
             }
         }
+    }
+
+    /// A flag that makes the experiment invalid is reported against the
+    /// experiment as written: at the line that sets the field if the file
+    /// sets it, else with no line (here the file, under three comment
+    /// lines, only names the DUT), never at a line of a re-serialized text
+    /// the user has not seen.
+    #[test]
+    fn a_flags_error_is_located_in_the_experiment_as_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("x.toml");
+        std::fs::write(&p, "# one\n# two\n# three\n[dut]\nkind = \"linux\"\n").unwrap();
+        let e = p.to_str().unwrap();
+        let args = parse(&["-e", e, "--napi-defer-hard-irqs", "2"]).unwrap();
+        let err = format!("{:#}", build_settings(&args).unwrap_err());
+        assert!(
+            err.starts_with(&format!("{e}: field `dut.napi_defer_hard_irqs`")),
+            "{err}"
+        );
     }
 
     #[test]

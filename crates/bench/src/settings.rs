@@ -220,10 +220,17 @@ impl Settings {
     pub fn from_toml_str(text: &str, file: &str) -> Result<Settings, SettingsError> {
         let s: Settings =
             toml::from_str(text).map_err(|e| SettingsError::from_toml(text, file, &e))?;
-        s.validate().map_err(|(field, message)| {
+        s.checked(text, file)
+    }
+
+    /// Validates settings read from `text` (named `file` in errors) and
+    /// possibly changed since (the command line's flags over an
+    /// experiment file): an error is located where `text` sets the field.
+    pub fn checked(self, text: &str, file: &str) -> Result<Settings, SettingsError> {
+        self.validate().map_err(|(field, message)| {
             SettingsError::from_validation(text, file, field, message)
         })?;
-        Ok(s)
+        Ok(self)
     }
 
     /// Load an experiment file.

@@ -8,21 +8,22 @@
 //! meaning (unique names, addresses, next hops on a connected subnet, ...)
 //! and produces the plain [`Config`] the rest of the router uses.
 //! [`routes_file::check`] checks the routes file a configuration names by
-//! the same rules, streamed, with file:line errors. [`file`] is the file's
-//! own shape as serde types, for programs that write a configuration.
+//! the same rules, streamed, with file:line errors. The file's own shape
+//! as serde types, for programs that write a configuration, is
+//! `schema::config_file`; this crate checks it (tests in `raw.rs`).
 
-mod addr;
 mod error;
-pub mod file;
 mod model;
 mod raw;
 pub mod routes_file;
 pub mod source;
 mod validate;
 
-pub use addr::{excerpt, is_unicast_mac, parse_mac, Cidr, MacAddr, EXCERPT_CHARS};
 pub use error::ConfigError;
 pub use model::*;
+/// The address forms are words of the file too (`schema::addr`, with the
+/// file's model), named here as the validator's.
+pub use schema::addr::{excerpt, is_unicast_mac, parse_mac, Cidr, MacAddr, EXCERPT_CHARS};
 pub use validate::{check_runtime_prefix, check_runtime_route, runtime_neighbor, runtime_route};
 
 use std::path::Path;

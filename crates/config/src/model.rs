@@ -1,7 +1,11 @@
 //! The validated configuration, as the router uses it.
+//!
+//! Its kinds (`Mode`, `Driver`, ...) are words of the file, defined with
+//! the file's model in the `schema` crate and named here too.
+
+pub use schema::config_file::{Driver, FastPath, Forwarding, HugePages, Mode, TxQueues, XdpMode};
 
 use crate::{Cidr, MacAddr};
-use serde::{Deserialize, Serialize};
 use std::net::IpAddr;
 use std::path::PathBuf;
 
@@ -46,75 +50,6 @@ impl Config {
     pub fn port_index(&self, name: &str) -> Option<usize> {
         self.ports.iter().position(|p| p.name == name)
     }
-}
-
-/// How a worker waits for packets (paper 000's reception mechanisms).
-/// Written `poll`, `interrupt`, `adaptive` (serde: the [`crate::file`]
-/// form).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Mode {
-    /// Spin on the queues: lowest latency, one full core per worker.
-    Poll,
-    /// Sleep on the sockets whenever a round found nothing (NAPI analog).
-    Interrupt,
-    /// Poll while traffic flows; sleep after a number of idle rounds.
-    Adaptive,
-}
-
-/// `[router] fast_path`: the tier that forwards the common case before
-/// the workers see it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum FastPath {
-    /// An XDP program on every `afxdp` port forwards what it can in the
-    /// driver and punts the rest to the workers (the default).
-    Xdp,
-    /// The workers forward everything.
-    Off,
-}
-
-/// `[router] hugepages`: which pages the big regions (packet pools and
-/// UMEMs, FIB, next-hop and neighbour tables) are on; see the `hugemem`
-/// crate for the order it tries.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum HugePages {
-    /// Explicit 2 MiB huge pages, else transparent huge pages, else small
-    /// pages (the default; a warning names a large region left on small
-    /// pages).
-    #[default]
-    Auto,
-    /// Explicit 2 MiB huge pages, or the router does not start.
-    Require,
-    /// 4 KiB pages only.
-    Off,
-}
-
-/// `[router] forwarding`: what the workers do with a frame.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Forwarding {
-    /// An IP router (the default).
-    Ip,
-    /// Port to port, no lookup (ports 0<->1, 2<->3, ...): the I/O
-    /// baseline of the papers (DPDK l2fwd's role); only the source MAC is
-    /// rewritten to the output port's.
-    CrossConnect,
-}
-
-/// `[router] tx_queues`: how workers transmit on a port.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum TxQueues {
-    /// Each worker its own TX queue on every port, touched by it alone
-    /// (the default; paper 002's fix).
-    PerWorker,
-    /// One TX path per port that every worker takes in turn, under a
-    /// lock held while it hands over a burst and kicks the queue: the
-    /// standard SMP kernel's shared TX ring, paper 002's bottleneck, kept
-    /// to show it.
-    Shared,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -162,25 +97,6 @@ pub struct QueueMap {
     pub port: usize,
     pub queue: u16,
     pub worker: usize,
-}
-
-/// Written `pcap`, `mem`, `afxdp`, `afpacket`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Driver {
-    Pcap,
-    Mem,
-    AfXdp,
-    AfPacket,
-}
-
-/// Written `auto`, `native`, `generic`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum XdpMode {
-    Auto,
-    Native,
-    Generic,
 }
 
 #[derive(Clone, Debug, PartialEq)]

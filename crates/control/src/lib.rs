@@ -26,7 +26,10 @@ pub mod kernel;
 pub mod kernel_fib;
 pub mod kernel_neigh;
 pub mod metrics;
-pub mod protocol;
+/// The wire format lives in the `schema` crate (`schema::protocol`), so a
+/// client such as the bench's control-latency sampler needs neither the
+/// server nor the datapath; named here as before.
+pub use schema::protocol;
 pub mod serve;
 pub mod server;
 

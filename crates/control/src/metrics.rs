@@ -2,7 +2,7 @@
 //! `[metrics] listen`.
 //!
 //! Every scrape takes one statistics snapshot (the same
-//! [`dataplane::report::Report`] as `--stats-json`: per-worker counters
+//! [`schema::report::Report`] as `--stats-json`: per-worker counters
 //! read with plain loads, no lock the workers take) and encodes it with
 //! `prometheus-client`'s text encoder through a [`Collector`], so nothing
 //! is kept between scrapes and the fast path never knows it was scraped.
@@ -12,12 +12,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use dataplane::report::Report;
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
 use prometheus_client::metrics::counter::ConstCounter;
 use prometheus_client::metrics::gauge::ConstGauge;
 use prometheus_client::registry::Registry;
+use schema::report::Report;
 
 use crate::serve::{Answer, Limits, Parsed, Refusal, Server, Service};
 
@@ -56,18 +56,17 @@ impl Collector for ReportCollector {
             return Ok(());
         };
         let ports = || r.ports.iter();
-        let port_counter =
-            |enc: &mut DescriptorEncoder,
-             name,
-             help,
-             f: fn(&dataplane::stats::PortCounters) -> u64| {
-                counters(
-                    enc,
-                    name,
-                    help,
-                    ports().map(|p| ([("port", p.name.clone())], f(&p.counters))),
-                )
-            };
+        let port_counter = |enc: &mut DescriptorEncoder,
+                            name,
+                            help,
+                            f: fn(&schema::stats::PortCounters) -> u64| {
+            counters(
+                enc,
+                name,
+                help,
+                ports().map(|p| ([("port", p.name.clone())], f(&p.counters))),
+            )
+        };
         port_counter(
             &mut enc,
             "softrouter_port_rx_packets",
@@ -216,7 +215,7 @@ fn gauges<L: prometheus_client::encoding::EncodeLabelSet>(
 /// Routes, neighbours by state, and the kernel mirror.
 fn control_plane(
     enc: &mut DescriptorEncoder,
-    cp: &dataplane::report::ControlPlane,
+    cp: &schema::report::ControlPlane,
 ) -> std::fmt::Result {
     gauges(
         enc,
@@ -268,7 +267,7 @@ fn control_plane(
 
 /// The next-hop table: capacity, use by source and their limits, ids
 /// waiting for a grace period, ECMP groups.
-fn next_hops(enc: &mut DescriptorEncoder, nh: &dataplane::report::NextHopUse) -> std::fmt::Result {
+fn next_hops(enc: &mut DescriptorEncoder, nh: &schema::report::NextHopUse) -> std::fmt::Result {
     gauges(
         enc,
         "softrouter_next_hops",

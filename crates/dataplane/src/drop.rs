@@ -94,14 +94,17 @@ reasons! {
     ReplyNoBuffer => "reply_no_buffer", false;
 }
 
-/// Output drop reason: frames the XDP tier redirected to a port whose
-/// driver dropped them.
-pub const XDP_XMIT_ERRORS: &str = "xdp_xmit_errors";
-/// Output drop reason: the egress device's own `tx_dropped` (softrouter
-/// reads it on ports served by the XDP tier).
-pub const DEVICE_TX_DROPPED: &str = "device_tx_dropped";
-/// The output drop reasons counted by the devices, not the workers.
-pub const DEVICE_DROPS: [&str; 2] = [XDP_XMIT_ERRORS, DEVICE_TX_DROPPED];
+/// The output drop reasons counted by the devices, not the workers
+/// (named with the snapshot's counters in the `schema` crate).
+pub use schema::stats::{DEVICE_DROPS, DEVICE_TX_DROPPED, XDP_XMIT_ERRORS};
+
+/// A reason names its counter, so a snapshot's
+/// `drop_count(DropReason::NoRoute)` reads it.
+impl AsRef<str> for DropReason {
+    fn as_ref(&self) -> &str {
+        self.name()
+    }
+}
 
 #[cfg(test)]
 mod tests {

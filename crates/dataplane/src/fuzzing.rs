@@ -2,7 +2,7 @@
 //! a fixed 2-port router and checks that nothing panics, every buffer comes
 //! back to the pool and the accounting identities hold.
 
-use crate::{Router, Worker};
+use crate::{Router, SnapshotChecks, Worker};
 use netio::pcap::PcapPort;
 use netio::pcap_file::Capture;
 use netio::{Pool, Port};

@@ -78,5 +78,5 @@ pub use drop::DropReason;
 pub use neighbor::NeighLimits;
 pub use router::{Router, RouterPlan, TableSizes};
 pub use shared::{PortCtx, Shared};
-pub use stats::{PortCounters, StageCycles, StatsSnapshot, WorkerStats};
+pub use stats::{PortCounters, SnapshotChecks, StageCycles, StatsSnapshot, WorkerStats};
 pub use worker::Worker;

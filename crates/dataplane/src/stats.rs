@@ -17,18 +17,14 @@
 use crate::accounting::accounting_violations;
 use crate::drop::DropReason;
 use netio::{CounterKind, QueueCounter, QueueCounters};
-use serde::{Deserialize, Serialize};
-use std::borrow::Cow;
-use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Acquire, Ordering::Relaxed};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-/// The name of a drop reason, queue counter or event in a snapshot: the
-/// router's own static name ([`DropReason::name`], [`QueueCounter::name`]),
-/// so counting allocates nothing, or an owned copy when a snapshot is read
-/// back from statistics JSON (the bench reads softrouter's file this way).
-pub type CounterName = Cow<'static, str>;
+/// The snapshot's types are data that crosses to readers without the
+/// datapath (the statistics file): they live in the `schema` crate, and
+/// are named here too so the datapath's paths stay as they were.
+pub use schema::stats::{CounterName, PortCounters, RxQueueReport, StageCycles, StatsSnapshot};
 
 /// How often a worker reads its queues' counters (kernel statistics cost a
 /// system call per queue): at the end of a round, at most this often.
@@ -223,14 +219,14 @@ impl WorkerStats {
                         map.insert(r.name().into(), v);
                     }
                 }
-                pc.add_queue_counters(&queue_counters(&p.tx_queue));
+                add_queue_counters(&mut pc, &queue_counters(&p.tx_queue));
                 pc
             })
             .collect();
         for q in self.rx_queues.iter() {
             let c = queue_counters(&q.counters);
             if let Some(pc) = ports.get_mut(q.port) {
-                pc.add_queue_counters(&c);
+                add_queue_counters(pc, &c);
                 pc.rx_queues.push(RxQueueReport {
                     worker: self.worker,
                     queue: q.queue,
@@ -324,181 +320,37 @@ impl WorkerStats {
     }
 }
 
-/// The counters of one RX queue in a snapshot: non-zero values by name.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct RxQueueReport {
-    pub worker: usize,
-    pub queue: u16,
-    pub counters: BTreeMap<CounterName, u64>,
-}
-
-/// One port in a snapshot (see the module documentation for the meaning
-/// of each field and the identities between them).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct PortCounters {
-    pub rx_packets: u64,
-    pub tx_packets: u64,
-    pub rx_bytes: u64,
-    pub tx_bytes: u64,
-    /// Frames that reached the port: `rx_packets` + port-side input drops.
-    pub received: u64,
-    pub forwarded: u64,
-    pub local: u64,
-    pub held: u64,
-    /// Input drop reasons, the worker's and the port side's (non-zero).
-    pub drops: BTreeMap<CounterName, u64>,
-    /// Output drop reasons (non-zero).
-    pub output_drops: BTreeMap<CounterName, u64>,
-    /// Kernel events that are not frames (non-zero).
-    pub events: BTreeMap<CounterName, u64>,
-    /// Per RX queue detail of the port-side counters.
-    pub rx_queues: Vec<RxQueueReport>,
-}
-
-impl PortCounters {
-    fn add_queue_counters(&mut self, c: &QueueCounters) {
-        for (k, v) in c.iter().filter(|&(_, v)| v > 0) {
-            let map = match k.kind() {
-                CounterKind::RxDrop => {
-                    self.received += v;
-                    &mut self.drops
-                }
-                CounterKind::TxDrop => &mut self.output_drops,
-                CounterKind::Event => &mut self.events,
-            };
-            *map.entry(k.name().into()).or_default() += v;
-        }
-    }
-
-    // Sums wrap rather than panic: a broken gauge (a `held` that went
-    // below zero) must show as a violation of the identity, not a crash.
-    fn merge(&mut self, b: &PortCounters) {
-        self.rx_packets = self.rx_packets.wrapping_add(b.rx_packets);
-        self.tx_packets = self.tx_packets.wrapping_add(b.tx_packets);
-        self.rx_bytes = self.rx_bytes.wrapping_add(b.rx_bytes);
-        self.tx_bytes = self.tx_bytes.wrapping_add(b.tx_bytes);
-        self.received = self.received.wrapping_add(b.received);
-        self.forwarded = self.forwarded.wrapping_add(b.forwarded);
-        self.local = self.local.wrapping_add(b.local);
-        self.held = self.held.wrapping_add(b.held);
-        for (mine, theirs) in [
-            (&mut self.drops, &b.drops),
-            (&mut self.output_drops, &b.output_drops),
-            (&mut self.events, &b.events),
-        ] {
-            for (k, v) in theirs {
-                let e = mine.entry(k.clone()).or_default();
-                *e = e.wrapping_add(*v);
+/// Adds a queue's port-side counters to its port: input drops (which
+/// count as received), output drops and events, non-zero ones by name.
+fn add_queue_counters(pc: &mut PortCounters, c: &QueueCounters) {
+    for (k, v) in c.iter().filter(|&(_, v)| v > 0) {
+        let map = match k.kind() {
+            CounterKind::RxDrop => {
+                pc.received += v;
+                &mut pc.drops
             }
-        }
-        self.rx_queues.extend(b.rx_queues.iter().cloned());
-    }
-
-    pub fn drop_count(&self, name: &str) -> u64 {
-        self.drops
-            .get(name)
-            .or_else(|| self.output_drops.get(name))
-            .copied()
-            .unwrap_or(0)
+            CounterKind::TxDrop => &mut pc.output_drops,
+            CounterKind::Event => &mut pc.events,
+        };
+        *map.entry(k.name().into()).or_default() += v;
     }
 }
 
-/// TSC cycles spent per stage, and the packets they were spent on.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct StageCycles {
-    pub rx: u64,
-    pub process: u64,
-    pub tx: u64,
-    pub packets: u64,
-}
-
-/// The counters of one worker, or summed over workers. Serialized in
-/// softrouter's statistics file ([`crate::report`]) and deserialized from
-/// it by the bench.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct StatsSnapshot {
-    pub ports: Vec<PortCounters>,
-    /// Reason name -> count over all ports (only reasons that occurred):
-    /// input and output reasons, the worker's and the ports' (not events).
-    pub drops: BTreeMap<CounterName, u64>,
-    pub cycles: StageCycles,
-    /// Sums over the ports.
-    pub forwarded: u64,
-    pub local: u64,
-    pub held: u64,
-    pub generated: u64,
-    pub fragmented: u64,
-    pub fragments: u64,
-}
-
-impl StatsSnapshot {
-    /// Recomputes the totals that are sums over ports.
-    fn sum_ports(&mut self) {
-        let sum =
-            |f: fn(&PortCounters) -> u64| self.ports.iter().fold(0u64, |a, p| a.wrapping_add(f(p)));
-        self.forwarded = sum(|p| p.forwarded);
-        self.local = sum(|p| p.local);
-        self.held = sum(|p| p.held);
-        self.drops.clear();
-        for p in &self.ports {
-            for (k, v) in p.drops.iter().chain(&p.output_drops) {
-                let e = self.drops.entry(k.clone()).or_default();
-                *e = e.wrapping_add(*v);
-            }
-        }
-    }
-
-    pub fn merge(&mut self, other: &StatsSnapshot) {
-        if self.ports.len() < other.ports.len() {
-            self.ports
-                .resize(other.ports.len(), PortCounters::default());
-        }
-        for (a, b) in self.ports.iter_mut().zip(&other.ports) {
-            a.merge(b);
-        }
-        self.cycles.rx += other.cycles.rx;
-        self.cycles.process += other.cycles.process;
-        self.cycles.tx += other.cycles.tx;
-        self.cycles.packets += other.cycles.packets;
-        self.generated += other.generated;
-        self.fragmented += other.fragmented;
-        self.fragments += other.fragments;
-        self.sum_ports();
-    }
-
-    /// Cycles per packet in the rx, process and tx stages.
-    pub fn cycles_per_packet(&self) -> (f64, f64, f64) {
-        let n = self.cycles.packets.max(1) as f64;
-        (
-            self.cycles.rx as f64 / n,
-            self.cycles.process as f64 / n,
-            self.cycles.tx as f64 / n,
-        )
-    }
-
-    pub fn rx_packets(&self) -> u64 {
-        self.ports
-            .iter()
-            .fold(0, |a, p| a.wrapping_add(p.rx_packets))
-    }
-
-    pub fn tx_packets(&self) -> u64 {
-        self.ports
-            .iter()
-            .fold(0, |a, p| a.wrapping_add(p.tx_packets))
-    }
-
-    /// Frames that reached the ports, port-side drops included.
-    pub fn received(&self) -> u64 {
-        self.ports.iter().fold(0, |a, p| a.wrapping_add(p.received))
-    }
-
-    pub fn drop_count(&self, r: DropReason) -> u64 {
-        self.drops.get(r.name()).copied().unwrap_or(0)
-    }
-
+/// What the datapath knows about a snapshot and the `schema` crate's
+/// plain data cannot: which reasons are the workers' input reasons, the
+/// ports' queue counters, and the accounting identities.
+pub trait SnapshotChecks {
     /// A port-side counter summed over ports (drops and events).
-    pub fn queue_count(&self, c: QueueCounter) -> u64 {
+    fn queue_count(&self, c: QueueCounter) -> u64;
+    /// Sum of the worker's input drop reasons over all ports.
+    fn input_drops(&self) -> u64;
+    /// Checks the identities (see [`crate::accounting`]) on every port and
+    /// over all ports.
+    fn check_identity(&self) -> Result<(), String>;
+}
+
+impl SnapshotChecks for StatsSnapshot {
+    fn queue_count(&self, c: QueueCounter) -> u64 {
         self.ports
             .iter()
             .map(|p| {
@@ -512,8 +364,7 @@ impl StatsSnapshot {
             .sum()
     }
 
-    /// Sum of the worker's input drop reasons over all ports.
-    pub fn input_drops(&self) -> u64 {
+    fn input_drops(&self) -> u64 {
         DropReason::ALL
             .iter()
             .filter(|r| r.is_input())
@@ -521,9 +372,7 @@ impl StatsSnapshot {
             .sum()
     }
 
-    /// Checks the identities (see [`crate::accounting`]) on every port and
-    /// over all ports.
-    pub fn check_identity(&self) -> Result<(), String> {
+    fn check_identity(&self) -> Result<(), String> {
         let v = serde_json::to_value(self).map_err(|e| e.to_string())?;
         let errors = accounting_violations(&v);
         if errors.is_empty() {

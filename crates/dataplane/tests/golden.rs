@@ -4,7 +4,7 @@
 
 mod common;
 use common::*;
-use dataplane::DropReason;
+use dataplane::{DropReason, SnapshotChecks};
 use etherparse::{Icmpv4Type, Icmpv6Type, NetSlice, SlicedPacket, TransportSlice};
 
 fn icmp4_of(frame: &[u8]) -> (etherparse::Ipv4Header, Icmpv4Type, Vec<u8>) {

@@ -1,6 +1,6 @@
 //! After warm-up, forwarding 100k packets on `mem` ports allocates nothing.
 
-use dataplane::{Router, Worker};
+use dataplane::{Router, SnapshotChecks, Worker};
 use netio::mem::MemPort;
 use netio::pcap_file::Capture;
 use netio::{Pool, Port, PortInfo};

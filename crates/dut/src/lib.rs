@@ -22,8 +22,8 @@
 //! `testbed`'s cleanup registry on signals).
 //!
 //! Why a crate of its own (`softrouter-dut`): the launchers are the only
-//! part of the bench that knows the router (`config` for the file it
-//! writes, `dataplane::report` for the statistics it reads back) and the
+//! part of the bench that knows the router (`schema` for the file it
+//! writes and the statistics it reads back, `config` to validate the file) and the
 //! host's kernel settings; the procedures (`bench`) run without any of it,
 //! and the tester engine (`traffic`) never sees a DUT but through the
 //! [`TrafficPlan`] and [`DutProbe`] contract of `bench::plan`. So cargo

@@ -11,7 +11,7 @@
 //!
 //! Needs root; skipped with a message otherwise.
 
-use dataplane::{assert_accounting, Router, StatsSnapshot, Worker};
+use dataplane::{assert_accounting, Router, SnapshotChecks, StatsSnapshot, Worker};
 use netio::{Pool, Port, QueueCounter};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};

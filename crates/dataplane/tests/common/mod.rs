@@ -1,7 +1,7 @@
 //! A small harness: a router from a config string on in-memory pcap ports.
 #![allow(dead_code)]
 
-use dataplane::{NeighLimits, Router, StatsSnapshot, Worker};
+use dataplane::{NeighLimits, Router, SnapshotChecks, StatsSnapshot, Worker};
 use netio::pcap::PcapPort;
 use netio::pcap_file::{Capture, Writer};
 use netio::{Pool, Port, PortInfo};

@@ -1,5 +1,5 @@
 //! The router's configuration for a run: generated for the testbed, or a
-//! user's file adapted to it, as `config::file::ConfigFile` (see the
+//! user's file adapted to it, as `schema::config_file::ConfigFile` (see the
 //! parent module for why), and its text.
 
 use super::*;
@@ -16,7 +16,7 @@ pub struct Knobs<'a> {
     /// Per-port `xdp_mode` (afxdp).
     pub xdp_mode: Option<XdpMode>,
     /// `[router] fast_path`; `None`: the router's default.
-    pub fast_path: Option<config::FastPath>,
+    pub fast_path: Option<schema::config_file::FastPath>,
 }
 
 /// The bench's name for the router's driver.
@@ -28,10 +28,10 @@ pub(super) fn driver_of(d: PortDriver) -> Driver {
 }
 
 /// The bench's name for the router's XDP tier.
-pub(super) fn fast_path_of(f: FastPathMode) -> config::FastPath {
+pub(super) fn fast_path_of(f: FastPathMode) -> schema::config_file::FastPath {
     match f {
-        FastPathMode::Xdp => config::FastPath::Xdp,
-        FastPathMode::Off => config::FastPath::Off,
+        FastPathMode::Xdp => schema::config_file::FastPath::Xdp,
+        FastPathMode::Off => schema::config_file::FastPath::Off,
     }
 }
 
@@ -143,7 +143,7 @@ pub fn adapt_config(
     mut file: ConfigFile,
     bed: &Bed,
     folder: &Path,
-    fast_path: Option<config::FastPath>,
+    fast_path: Option<schema::config_file::FastPath>,
 ) -> Result<ConfigFile> {
     file.control = Some(dut_control());
     file.metrics = Some(dut_metrics());

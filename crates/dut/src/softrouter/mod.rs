@@ -13,7 +13,7 @@
 //! `routes_file`) keep meaning what they mean next to it, although the
 //! router reads a copy in a private folder.
 //!
-//! Both are the router's own configuration model, `config::file`: the
+//! Both are the router's own configuration model, `schema::config_file`: the
 //! generated one is filled in as a [`ConfigFile`], a user's file is read
 //! into one and adapted field by field, and either is written with
 //! `toml::to_string` and checked with the router's validator
@@ -28,7 +28,7 @@
 //!
 //! Per-trial statistics: the probe sends SIGUSR1 at begin and end, waits
 //! for the statistics file to be rewritten (its `elapsed_s` changes),
-//! reads it as the router's own type (`dataplane::report::Report`) and
+//! reads it as the router's own type (`schema::report::Report`) and
 //! reports the difference ([`TrialStats`]): packets per port, forwarded,
 //! drops by reason, TSC cycles per stage.
 
@@ -39,12 +39,13 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context, Result};
-use config::file::{
-    ConfigFile, ControlTable, MetricsTable, NeighborTable, PortTable, RouteTable, RouterTable,
+use schema::addr::Cidr;
+use schema::config_file::{
+    ConfigFile, ControlTable, Driver, MetricsTable, Mode, NeighborTable, PortTable, RouteTable,
+    RouterTable, XdpMode,
 };
-use config::{Cidr, Driver, Mode, XdpMode};
-use dataplane::report::{Cycles, PortReport, Report};
-use dataplane::StageCycles;
+use schema::report::{Cycles, PortReport, Report};
+use schema::stats::StageCycles;
 use serde::Serialize;
 use serde_json::{json, Value};
 use testbed::link::format_mac;
@@ -235,11 +236,11 @@ impl SoftrouterDut {
         })?;
         // What tables call this DUT: the XDP tier is the router's default,
         // so only a router without it gets another name.
-        let tier = parsed.router.fast_path == config::FastPath::Xdp
+        let tier = parsed.router.fast_path == schema::config_file::FastPath::Xdp
             && parsed.ports.iter().any(|p| p.driver == Driver::AfXdp);
         // A cross-connect switches frames: the tester addresses them to
         // the receiving tester port (an L2 plan), and tables name it.
-        let l2 = parsed.router.forwarding == config::Forwarding::CrossConnect;
+        let l2 = parsed.router.forwarding == schema::config_file::Forwarding::CrossConnect;
         let name = if l2 {
             "softrouter-xc"
         } else if tier {
@@ -437,7 +438,7 @@ impl Drop for SoftrouterDut {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use dataplane::{PortCounters, StatsSnapshot};
+    use schema::stats::{PortCounters, StatsSnapshot};
 
     /// A two-port bed without namespaces: the addressing plan with made-up
     /// interface names and MACs.
@@ -469,7 +470,7 @@ mod tests {
             mode: Some(Mode::Interrupt),
             budget: Some(32),
             xdp_mode: Some(XdpMode::Native),
-            fast_path: Some(config::FastPath::Off),
+            fast_path: Some(schema::config_file::FastPath::Off),
         }
     }
 
@@ -487,7 +488,7 @@ mod tests {
         assert_eq!(c.router.cores, [2, 3]);
         assert_eq!(c.router.mode, Mode::Interrupt);
         assert_eq!(c.router.budget, 32);
-        assert_eq!(c.router.fast_path, config::FastPath::Off);
+        assert_eq!(c.router.fast_path, schema::config_file::FastPath::Off);
         assert_eq!(c.ports.len(), 2);
         assert_eq!(c.routes.len(), 4);
         assert_eq!(c.neighbors.len(), 4);
@@ -596,7 +597,7 @@ port = "out"
         assert_eq!(c.neighbors[0].mac, bed.ports[1].tester_mac);
         assert_eq!(c.ports[0].name, "in");
         assert_eq!(c.router.mode, Mode::Adaptive, "the user's defaults stay");
-        assert_eq!(c.router.fast_path, config::FastPath::Xdp);
+        assert_eq!(c.router.fast_path, schema::config_file::FastPath::Xdp);
         let written = config_text(&file, "# test").unwrap();
         assert!(!written.contains('{'), "{written}");
 
@@ -689,7 +690,7 @@ port = "out"
         // The XDP tier's share, in both files (a counter it reset would
         // count 0, never negative).
         let (mut a, mut b) = (a, b);
-        let tier = |forwarded: u64, ttl: u64| dataplane::report::FastPathPort {
+        let tier = |forwarded: u64, ttl: u64| schema::report::FastPathPort {
             forwarded,
             punted: [("ttl".to_string(), ttl)].into(),
             ..Default::default()

@@ -126,7 +126,7 @@ pub fn stats_delta(a: &Report, b: &Report) -> TrialStats {
             0.0
         }
     };
-    let fast = |r: &Report, f: fn(&dataplane::report::FastPathPort) -> u64| -> u64 {
+    let fast = |r: &Report, f: fn(&schema::report::FastPathPort) -> u64| -> u64 {
         r.ports
             .iter()
             .filter_map(|p| p.fast_path.as_ref())
