@@ -236,7 +236,7 @@ pub fn set_dut_cpus(cpus: &[usize]) {
     *DUT_CPUS.lock().unwrap_or_else(|p| p.into_inner()) = cpus.to_vec();
 }
 
-pub(crate) fn dut_cpus() -> Vec<usize> {
+fn dut_cpus() -> Vec<usize> {
     DUT_CPUS.lock().unwrap_or_else(|p| p.into_inner()).clone()
 }
 

@@ -9,14 +9,6 @@
 //! trial's DUT figures get their count, median, 99th percentile and
 //! maximum. 20 small requests a second cost the router nothing it would
 //! notice; the thread sleeps between them (no busy wait on a shared CPU).
-//!
-//! The client runs beside the tester, not on the DUT's CPUs: its own
-//! kernel work (connects, reads) is the bench's, and on a kernel that never
-//! preempts kernel code it held the DUT's CPU for 100 us inside one of the
-//! DUT's longest receive gaps (`bench/stall` trace at 1.1 Mpps). On the
-//! tester's CPU it runs above the generator (whose catch-up absorbs such
-//! a stint) and below the tester's NAPI threads, so it is never starved
-//! into reporting the tester's load as the router's answer time.
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -49,9 +41,9 @@ pub(super) struct ControlSampler {
 
 impl ControlSampler {
     /// Starts asking `socket` (and `metrics`, scraped from inside the
-    /// namespace `ns`, where it listens), from the CPUs that are not the
-    /// DUT's ([`place_client`]; the router `pid`'s when the split is not
-    /// known).
+    /// namespace `ns`, where it listens), from the CPUs of the router
+    /// `pid`: the client's work is beside the router's, never on the
+    /// tester's CPU, where it would take the generator's time.
     pub(super) fn start(
         socket: PathBuf,
         metrics: Option<SocketAddr>,
@@ -63,7 +55,7 @@ impl ControlSampler {
         let thread = std::thread::Builder::new()
             .name("ctl-latency".into())
             .spawn(move || {
-                place_client(pid);
+                follow_affinity(pid);
                 // The metrics address is the namespace's loopback.
                 let metrics = metrics.filter(|_| ns.as_deref().is_none_or(enter_netns));
                 sample(&socket, metrics, &s)
@@ -165,57 +157,15 @@ fn enter_netns(ns: &str) -> bool {
     unsafe { libc::setns(f.as_raw_fd(), libc::CLONE_NEWNET) == 0 }
 }
 
-/// Real-time priority of the client on the tester's CPUs: above the
-/// generator's (45), below the tester's NAPI threads' (50).
-const CLIENT_PRIO: i32 = 47;
-
-/// Run the calling thread off the DUT's CPUs at [`CLIENT_PRIO`] when the
-/// bench split the CPUs, else on the CPUs process `pid` may use (nothing
-/// happens when they cannot be read or set).
-fn place_client(pid: i32) {
-    let online = (0..crate::linux::online_cpus()).collect::<Vec<_>>();
-    // SAFETY: cpu_set_t and sched_param are plain data; the calls only
-    // read/write them.
+/// Run the calling thread on the CPUs process `pid` may use (nothing
+/// happens when they cannot be read).
+fn follow_affinity(pid: i32) {
+    // SAFETY: cpu_set_t is plain data; both calls only read/write `set`.
     unsafe {
         let mut set: libc::cpu_set_t = std::mem::zeroed();
         let n = std::mem::size_of::<libc::cpu_set_t>();
-        if let Some(cpus) = client_cpus(&online, &crate::probe::dut_cpus()) {
-            for c in cpus {
-                libc::CPU_SET(c, &mut set);
-            }
-            if libc::sched_setaffinity(0, n, &set) == 0 {
-                let p = libc::sched_param {
-                    sched_priority: CLIENT_PRIO,
-                };
-                let _ = libc::sched_setscheduler(0, libc::SCHED_FIFO, &p);
-            }
-        } else if libc::sched_getaffinity(pid, n, &mut set) == 0 {
+        if libc::sched_getaffinity(pid, n, &mut set) == 0 {
             let _ = libc::sched_setaffinity(0, n, &set);
         }
-    }
-}
-
-/// The CPUs the client may use: the online ones that are not the DUT's;
-/// `None` when the split is not known or leaves none.
-fn client_cpus(online: &[usize], dut: &[usize]) -> Option<Vec<usize>> {
-    let rest: Vec<usize> = online
-        .iter()
-        .copied()
-        .filter(|c| !dut.contains(c))
-        .collect();
-    (!dut.is_empty() && !rest.is_empty()).then_some(rest)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::client_cpus;
-
-    #[test]
-    fn the_client_keeps_off_the_duts_cpus() {
-        assert_eq!(client_cpus(&[0, 1], &[0]), Some(vec![1]));
-        assert_eq!(client_cpus(&[0, 1, 2, 3], &[1, 2]), Some(vec![0, 3]));
-        // Not known, or nothing left: the router's CPUs, as before.
-        assert_eq!(client_cpus(&[0, 1], &[]), None);
-        assert_eq!(client_cpus(&[0, 1], &[0, 1]), None);
     }
 }
