@@ -72,6 +72,13 @@ pub struct TrafficPlan {
 /// first frame, end after the receivers drained.
 pub trait DutProbe: Send {
     fn begin(&mut self) -> Result<()>;
+    /// Whether this DUT has a control plane to time under load.
+    fn times_control_plane(&self) -> bool {
+        false
+    }
+    /// Time the control plane from the next [`DutProbe::begin`] to its
+    /// `end` (`TrialSpec::sample_control`).
+    fn sample_control(&mut self, _on: bool) {}
     /// CPU/interrupt figures of the DUT's cores over the trial, and
     /// DUT-specific statistics (softrouter: cycles per stage, drops).
     fn end(&mut self) -> Result<DutSample>;

@@ -62,6 +62,9 @@ impl Trial for Paced<'_> {
     fn verdict(&mut self, text: &str) {
         self.observer.trial_verdict(text);
     }
+    fn times_control_plane(&self) -> bool {
+        self.inner.times_control_plane()
+    }
 }
 
 /// The maximum offered rate for a size: the line rate when the settings

@@ -252,8 +252,23 @@ fn every_test_type_against_softrouter() {
         tr.to_string().contains("cycles"),
         "softrouter stage cycles per trial: {tr}"
     );
-    // The control plane's answer times under the trial's load: each kind
-    // asked several times, every answer whole.
+    // The control plane's answer times under load, in the latency test's
+    // trial of their own (the search's trials run without the asking):
+    // each kind asked several times, every answer whole.
+    assert!(
+        tr.get("control_latency").is_none(),
+        "asked in a search trial: {tr}"
+    );
+    let ctl = r["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["test"] == "latency")
+        .flat_map(|t| t["trials"].as_array().cloned().unwrap_or_default())
+        .find(|t| t["purpose"] == "control plane under load")
+        .expect("the latency test's control-plane trial");
+    assert_eq!(ctl["spec"]["sample_control"], true);
+    let tr = &ctl["outcome"]["dut_stats"];
     for kind in ["route_lookup", "stats", "metrics"] {
         let c = &tr["control_latency"][kind];
         assert!(

@@ -19,6 +19,10 @@ use bench::analyzer::Analyzer;
 use bench::search::{LossTimeline, Trial, TrialOutcome, TrialSpec};
 
 impl Trial for NetTrial {
+    fn times_control_plane(&self) -> bool {
+        self.probe.as_ref().is_some_and(|p| p.times_control_plane())
+    }
+
     fn run(&mut self, spec: &TrialSpec) -> Result<TrialOutcome> {
         if self.learned.is_none() {
             self.learn()?;
@@ -70,6 +74,7 @@ impl Trial for NetTrial {
         let drops_before = self.tester_rx_drops();
         self.noise.begin();
         if let Some(p) = self.probe.as_mut() {
+            p.sample_control(spec.sample_control);
             p.begin().context("DUT probe (begin)")?;
         }
         let (ack_tx, ack_rx) = channel();

@@ -75,6 +75,7 @@ pub fn back_to_back(trial: &mut dyn Trial, cfg: &BackToBackConfig) -> Result<Bac
                 burst: Some(len),
                 phases: Vec::new(),
                 timeline_interval: None,
+                sample_control: false,
             };
             let o = run_checked(trial, &spec, 0.0)?;
             // A burst the tester did not carry in full cannot pass: the

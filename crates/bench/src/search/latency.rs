@@ -78,5 +78,67 @@ pub fn latency(trial: &mut dyn Trial, cfg: &LatencyConfig) -> Result<LatencyResu
     } else {
         LatencySummary::mean_of(&good)
     };
+    // The control plane's answer times under the same load, in a trial of
+    // their own: the asking is the bench's work, kept out of the latency
+    // figures and of the throughput search (at most 10 s: 200 rounds).
+    if trial.times_control_plane() {
+        let mut spec = TrialSpec::constant(
+            cfg.rate_fps,
+            cfg.duration.min(CONTROL_TRIAL),
+            cfg.size.clone(),
+        );
+        spec.sample_control = true;
+        let o = run_checked(trial, &spec, cfg.rate_tolerance_pct)?;
+        let passed = !o.tester_limited;
+        res.trials
+            .push(TrialRecord::new(CONTROL_PURPOSE.into(), spec, o, passed));
+    }
     Ok(res)
+}
+
+/// The longest trial that times the control plane.
+const CONTROL_TRIAL: Duration = Duration::from_secs(10);
+
+/// The purpose of the trial that times the control plane.
+pub const CONTROL_PURPOSE: &str = "control plane under load";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::search::TrialOutcome;
+
+    /// A DUT with a control plane: the latency test's repetitions run
+    /// without the asking, one trial of its own after them with it.
+    #[test]
+    fn the_control_plane_is_timed_in_a_trial_of_its_own() {
+        struct Dut(Vec<bool>);
+        impl Trial for Dut {
+            fn run(&mut self, spec: &TrialSpec) -> Result<TrialOutcome> {
+                self.0.push(spec.sample_control);
+                Ok(TrialOutcome {
+                    sent: 10,
+                    received: 10,
+                    achieved_tx_rate_fps: spec.rate_fps,
+                    ..TrialOutcome::default()
+                })
+            }
+            fn times_control_plane(&self) -> bool {
+                true
+            }
+        }
+        let cfg = LatencyConfig {
+            rate_fps: 1000.0,
+            duration: Duration::from_secs(30),
+            size: FrameSize::Fixed(64),
+            repetitions: 2,
+            rate_tolerance_pct: 1.0,
+        };
+        let mut dut = Dut(Vec::new());
+        let r = latency(&mut dut, &cfg).unwrap();
+        assert_eq!(dut.0, [false, false, true]);
+        assert_eq!(r.repetitions.len(), 2);
+        let last = r.trials.last().unwrap();
+        assert_eq!(last.purpose, CONTROL_PURPOSE);
+        assert_eq!(last.spec.duration, CONTROL_TRIAL, "at most 10 s");
+    }
 }

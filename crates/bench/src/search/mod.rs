@@ -49,7 +49,7 @@ mod recovery;
 mod spec;
 
 pub use back_to_back::{back_to_back, BackToBackConfig, BackToBackResult};
-pub use latency::{latency, LatencyConfig, LatencyResult};
+pub use latency::{latency, LatencyConfig, LatencyResult, CONTROL_PURPOSE};
 pub use loss_series::{loss_series, LossPoint, LossSeriesConfig, LossSeriesResult};
 pub use outcome::{run_checked, LossSplit, LossTimeline, Noise, TrialOutcome, TrialRecord};
 pub use recovery::{recovery, RecoveryConfig, RecoveryResult};
@@ -65,4 +65,9 @@ pub trait Trial {
     /// ndr: low loss`), for progress lines; told by the procedure that
     /// ran it.
     fn verdict(&mut self, _text: &str) {}
+    /// Whether the DUT has a control plane a trial can time
+    /// ([`TrialSpec::sample_control`]; softrouter's `ctl` and metrics).
+    fn times_control_plane(&self) -> bool {
+        false
+    }
 }

@@ -82,6 +82,7 @@ pub fn recovery(trial: &mut dyn Trial, cfg: &RecoveryConfig) -> Result<RecoveryR
                 },
             ],
             timeline_interval: Some(cfg.interval),
+            sample_control: false,
         };
         let o = run_checked(trial, &spec, 0.0)?;
         if o.tester_limited {

@@ -58,6 +58,12 @@ pub struct TrialSpec {
     /// Bucket width of the loss timeline (phases only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeline_interval: Option<Duration>,
+    /// Also time the DUT's control plane over the trial (the bench asks
+    /// what an operator's tools ask, [`super::Trial::times_control_plane`]).
+    /// Only in a trial of its own: the asking is the bench's work and
+    /// would otherwise disturb the trials it does not measure.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub sample_control: bool,
 }
 
 impl TrialSpec {
@@ -70,6 +76,7 @@ impl TrialSpec {
             burst: None,
             phases: Vec::new(),
             timeline_interval: None,
+            sample_control: false,
         }
     }
 

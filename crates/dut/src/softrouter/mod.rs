@@ -381,6 +381,7 @@ impl Dut for SoftrouterDut {
             control_socket: self.dir.join("ctl.sock"),
             metrics: self.metrics,
             sampler: None,
+            sample_control: false,
         })
     }
 

@@ -166,6 +166,8 @@ pub(super) struct SoftrouterProbe {
     pub(super) metrics: Option<std::net::SocketAddr>,
     /// The control plane's answer times over the trial.
     pub(super) sampler: Option<super::control_latency::ControlSampler>,
+    /// Whether the next trial times the control plane.
+    pub(super) sample_control: bool,
 }
 
 impl DutProbe for SoftrouterProbe {
@@ -173,13 +175,23 @@ impl DutProbe for SoftrouterProbe {
         let s = snapshot(self.pid, &self.stats_path)?;
         let c = if_counters(self.ns.as_deref(), &self.ifaces)?;
         self.start = Some((s, c));
-        self.sampler = Some(super::control_latency::ControlSampler::start(
-            self.control_socket.clone(),
-            self.metrics,
-            self.ns.clone(),
-            self.pid,
-        ));
+        self.sampler = self.sample_control.then(|| {
+            super::control_latency::ControlSampler::start(
+                self.control_socket.clone(),
+                self.metrics,
+                self.ns.clone(),
+                self.pid,
+            )
+        });
         self.meter.begin()
+    }
+
+    fn times_control_plane(&self) -> bool {
+        true
+    }
+
+    fn sample_control(&mut self, on: bool) {
+        self.sample_control = on;
     }
 
     fn end(&mut self) -> Result<DutSample> {
@@ -189,23 +201,23 @@ impl DutProbe for SoftrouterProbe {
             .context("softrouter probe: end() without begin()")?;
         let s1 = snapshot(self.pid, &self.stats_path)?;
         let c1 = if_counters(self.ns.as_deref(), &self.ifaces)?;
-        let control = self.sampler.take().map_or(Value::Null, |s| s.finish());
+        let control = self.sampler.take().map(|s| s.finish());
         let sr = stats_delta(&s0, &s1);
         let (sys, cpu) = self
             .meter
             .end(Some((sr.forwarded, "softrouter forwarded")))?;
         let ifs = named_counters(&self.ifaces, &counters_since(&c1, &c0));
-        let stats = merge(
-            json!({
-                "kind": "softrouter",
-                "softrouter": serde_json::to_value(&sr)?,
-                "interfaces": ifs,
-                // Its own drop reasons, every one (ring full, no route...).
-                "dropped": sr.drops.values().sum::<u64>(),
-                "control_latency": control,
-            }),
-            cpu,
-        );
+        let mut own = json!({
+            "kind": "softrouter",
+            "softrouter": serde_json::to_value(&sr)?,
+            "interfaces": ifs,
+            // Its own drop reasons, every one (ring full, no route...).
+            "dropped": sr.drops.values().sum::<u64>(),
+        });
+        if let Some(c) = control {
+            own["control_latency"] = c;
+        }
+        let stats = merge(own, cpu);
         Ok(DutSample {
             sys: Some(sys),
             dut_stats: Some(stats),

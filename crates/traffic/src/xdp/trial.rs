@@ -49,6 +49,7 @@ impl NetTrial {
         let t0 = std::time::Instant::now();
         self.noise.begin();
         if let Some(p) = self.probe.as_mut() {
+            p.sample_control(spec.sample_control);
             p.begin().context("DUT probe (begin)")?;
         }
         let t1 = std::time::Instant::now();
