@@ -41,8 +41,8 @@ for l in sys.stdin:
 {
     echo "# $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- crates || echo +dirty)" \
         "$(date -u +%FT%TZ) load $(cut -d' ' -f1-3 /proc/loadavg)" \
-        "cmd: taskset -c $CORE $BIN --table $TABLE --seconds $SECS --rounds $ROUNDS"
-    taskset -c "$CORE" "$BIN" --table "$TABLE" --seconds "$SECS" --rounds "$ROUNDS"
+        "cmd: taskset -c $CORE $BIN --bench --table $TABLE --seconds $SECS --rounds $ROUNDS"
+    taskset -c "$CORE" "$BIN" --bench --table "$TABLE" --seconds "$SECS" --rounds "$ROUNDS"
 } | tee "$OUT"
 python3 - "$OUT" <<'EOF'
 import statistics, sys

@@ -9,6 +9,11 @@
 //!
 //! `cargo bench -p softrouter-dataplane --bench stages -- [--table full]
 //! [--seconds S] [--rounds R]`
+//!
+//! `cargo test` builds and runs benches too (`--all-targets`), without the
+//! `--bench` argument `cargo bench` passes: then this is a smoke test of
+//! a fraction of a second (one short round, every frame must be
+//! forwarded), so the test suite does not spend seconds measuring.
 
 use dataplane::{Router, Worker};
 use netio::mem::MemPort;
@@ -180,9 +185,15 @@ fn arg(name: &str) -> Option<String> {
 }
 
 fn main() {
+    let bench = std::env::args().any(|a| a == "--bench");
     let full = arg("--table").as_deref() == Some("full");
-    let seconds: f64 = arg("--seconds").and_then(|s| s.parse().ok()).unwrap_or(3.0);
-    let rounds: usize = arg("--rounds").and_then(|s| s.parse().ok()).unwrap_or(3);
+    let (seconds, rounds, warmup) = if bench {
+        let s = arg("--seconds").and_then(|s| s.parse().ok()).unwrap_or(3.0);
+        let r = arg("--rounds").and_then(|s| s.parse().ok()).unwrap_or(3);
+        (s, r, Duration::from_millis(500))
+    } else {
+        (0.05, 1, Duration::from_millis(20))
+    };
     let Some((_router, mut w)) = setup(full) else {
         eprintln!("{TABLE} missing: skipping");
         return;
@@ -200,7 +211,7 @@ fn main() {
     let forwarded = || s.ports.iter().map(|p| p.forwarded.get()).sum::<u64>();
     // Warm-up: caches, branch predictors, the pool's free list.
     let t = Instant::now();
-    while t.elapsed() < Duration::from_millis(500) {
+    while t.elapsed() < warmup {
         w.poll_once(256);
     }
     let table = if full { "full" } else { "small" };
@@ -241,6 +252,11 @@ fn main() {
             per(2),
             per(0) + per(1) + per(2),
             fw as f64 / pk,
+        );
+        assert!(
+            bench || (fw > 0 && fw == c1[3] - c0[3]),
+            "smoke run: {fw} of {} frames forwarded",
+            c1[3] - c0[3]
         );
     }
 }
