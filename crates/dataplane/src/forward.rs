@@ -11,6 +11,7 @@ use crate::drop::DropReason;
 use crate::hold::{self, Holds};
 use crate::icmp;
 use crate::local;
+use crate::output;
 use fib::{HopClass, NextHopId, NextHopReader, Target};
 use netio::Buf;
 use packet::ethernet::ETH_LEN;
@@ -41,6 +42,21 @@ pub(crate) fn v4(
     multi: bool,
     t: Option<Target>,
 ) {
+    if let Some(e) = cx.egress.filter(|e| t == Some(e.route)) {
+        // The burst's common case: the route of the packet before, a
+        // gateway whose neighbour is resolved (see `Egress`). What is left
+        // to check depends on the packet alone; when one of those checks
+        // trips, the full path below decides (and counts) what to do.
+        let f = cx.out.pool.data_mut(buf);
+        let fits = buf.len as usize <= ETH_LEN + usize::from(e.mtu);
+        if let (false, true, Some(ip)) = (multi, fits, f.get_mut(ETH_LEN..)) {
+            let mut ip = ipv4::Packet::new_unchecked(ip);
+            if ip.ttl() > 1 {
+                ip.decrement_ttl_incremental();
+                return output::stage(&mut cx.out, buf, e.port, &e.macs);
+            }
+        }
+    }
     let Some(t) = t else {
         icmp::v4(cx, buf, icmp::V4_NO_ROUTE);
         return cx.out.drop(buf, DropReason::NoRoute);
@@ -85,6 +101,13 @@ pub(crate) fn v4(
     ipv4::Packet::new_unchecked(&mut cx.out.pool.data_mut(buf)[ETH_LEN..])
         .decrement_ttl_incremental();
     hold::send(cx, nh, holds, buf, id, port);
+    if class == HopClass::Gateway && !t.is_group() {
+        // Sent to the resolved neighbour of a plain gateway route: the
+        // next packets of this route go straight there.
+        if let Some(e) = cx.egress.as_mut().filter(|e| e.id == id) {
+            e.route = t;
+        }
+    }
 }
 
 /// Forwards the IPv6 packet `buf` whose lookup gave `t`.
