@@ -116,6 +116,14 @@ impl Out<'_> {
         self.forwarded += 1;
     }
 
+    /// Counts the current frame forwarded and stages it for `port` (its
+    /// MACs rewritten).
+    #[inline]
+    pub fn forward(&mut self, port: usize, buf: Buf) {
+        self.count_forwarded();
+        self.send(port, buf);
+    }
+
     /// Counts the current frame consumed by the router.
     #[inline]
     pub fn count_local(&self) {

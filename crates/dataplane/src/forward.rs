@@ -11,7 +11,6 @@ use crate::drop::DropReason;
 use crate::hold::{self, Holds};
 use crate::icmp;
 use crate::local;
-use crate::output;
 use fib::{HopClass, NextHopId, NextHopReader, Target};
 use netio::Buf;
 use packet::ethernet::ETH_LEN;
@@ -49,11 +48,13 @@ pub(crate) fn v4(
         // trips, the full path below decides (and counts) what to do.
         let f = cx.out.pool.data_mut(buf);
         let fits = buf.len as usize <= ETH_LEN + usize::from(e.mtu);
-        if let (false, true, Some(ip)) = (multi, fits, f.get_mut(ETH_LEN..)) {
+        if let (false, true, Some((eth, ip))) = (multi, fits, f.split_at_mut_checked(ETH_LEN)) {
             let mut ip = ipv4::Packet::new_unchecked(ip);
             if ip.ttl() > 1 {
                 ip.decrement_ttl_incremental();
-                return output::stage(&mut cx.out, buf, e.port, &e.macs);
+                // output::stage, on the frame already in hand.
+                eth[..12].copy_from_slice(&e.macs);
+                return cx.out.forward(e.port, buf);
             }
         }
     }

@@ -43,6 +43,5 @@ pub(crate) fn emit_via(out: &mut Out, ports: &[PortCtx], buf: Buf, e: &Egress) {
 #[inline(always)]
 pub(crate) fn stage(out: &mut Out, buf: Buf, port: usize, macs: &[u8; 12]) {
     out.pool.data_mut(buf)[..12].copy_from_slice(macs);
-    out.count_forwarded();
-    out.send(port, buf);
+    out.forward(port, buf);
 }
