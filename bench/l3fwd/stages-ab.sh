@@ -9,22 +9,26 @@
 #
 # usage: bench/l3fwd/stages-ab.sh BIN_A BIN_B [--table small|full]
 #                                 [--pairs N] [--seconds S] [--core C]
+#                                 [--budget B]   (default 64; builds from
+#                                 before --budget existed use 256)
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 REPO="$(cd "$HERE/../.." && pwd)"
-[ $# -ge 2 ] || { sed -n 2,12p "$0"; exit 2; }
+[ $# -ge 2 ] || { sed -n 2,14p "$0"; exit 2; }
 A="$1"; B="$2"; shift 2
 TABLE=small
 PAIRS=4
 SECS=2
 CORE=1
+BUDGET=64
 while [ $# -gt 0 ]; do
     case "$1" in
         --table) TABLE="$2"; shift 2 ;;
         --pairs) PAIRS="$2"; shift 2 ;;
         --seconds) SECS="$2"; shift 2 ;;
         --core) CORE="$2"; shift 2 ;;
+        --budget) BUDGET="$2"; shift 2 ;;
         *) echo "stages-ab.sh: unknown argument $1" >&2; exit 2 ;;
     esac
 done
@@ -34,11 +38,11 @@ mkdir -p results
 OUT="results/stages-ab-$TABLE-$(date -u +%Y%m%dT%H%M%SZ).txt"
 {
     echo "# $(date -u +%FT%TZ) load $(cut -d' ' -f1-3 /proc/loadavg) A=$A B=$B" \
-        "cmd: taskset -c $CORE BIN --bench --table $TABLE --seconds $SECS --rounds 1"
+        "cmd: taskset -c $CORE BIN --bench --table $TABLE --seconds $SECS --rounds 1 --budget $BUDGET"
     for i in $(seq "$PAIRS"); do
         for side in A B; do
             bin="$A"; [ "$side" = B ] && bin="$B"
-            taskset -c "$CORE" "$bin" --bench --table "$TABLE" --seconds "$SECS" --rounds 1 |
+            taskset -c "$CORE" "$bin" --bench --table "$TABLE" --seconds "$SECS" --rounds 1 --budget "$BUDGET" |
                 sed "s/^stages /ab side=$side pair=$i /"
         done
     done

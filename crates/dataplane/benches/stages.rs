@@ -8,7 +8,12 @@
 //! building the binary and DPDK.
 //!
 //! `cargo bench -p softrouter-dataplane --bench stages -- [--table full]
-//! [--seconds S] [--rounds R]`
+//! [--seconds S] [--rounds R] [--budget B]`
+//!
+//! `--budget` is the frames a poll round may take per RX queue: 64 by
+//! default, the router's default `[router] budget` and so what compare.sh's
+//! softrouter runs with (this bench used 256 until issue 23's third
+//! session, which hid part of a round's fixed cost).
 //!
 //! `cargo test` builds and runs benches too (`--all-targets`), without the
 //! `--bench` argument `cargo bench` passes: then this is a smoke test of
@@ -187,6 +192,7 @@ fn arg(name: &str) -> Option<String> {
 fn main() {
     let bench = std::env::args().any(|a| a == "--bench");
     let full = arg("--table").as_deref() == Some("full");
+    let budget: u32 = arg("--budget").and_then(|s| s.parse().ok()).unwrap_or(64);
     let (seconds, rounds, warmup) = if bench {
         let s = arg("--seconds").and_then(|s| s.parse().ok()).unwrap_or(3.0);
         let r = arg("--rounds").and_then(|s| s.parse().ok()).unwrap_or(3);
@@ -212,7 +218,7 @@ fn main() {
     // Warm-up: caches, branch predictors, the pool's free list.
     let t = Instant::now();
     while t.elapsed() < warmup {
-        w.poll_once(256);
+        w.poll_once(budget);
     }
     let table = if full { "full" } else { "small" };
     for r in 0..rounds {
@@ -225,7 +231,7 @@ fn main() {
         while t0.elapsed().as_secs_f64() < seconds {
             for _ in 0..64 {
                 let t = dataplane::tsc::now();
-                let n = w.poll_once(256);
+                let n = w.poll_once(budget);
                 let c = dataplane::tsc::now() - t;
                 if n > 0 && per_round.len() < per_round.capacity() {
                     per_round.push(c as f64 / n as f64);
