@@ -9,7 +9,8 @@
 # (crates/dataplane/benches/stages.rs); compare.sh stays the reference.
 #
 # usage: bench/l3fwd/stages.sh [--table small|full] [--seconds S]
-#                              [--rounds R] [--core C]
+#                              [--rounds R] [--core C] [--budget B]
+# (--budget: frames per RX queue and poll round, default 64 as the router's)
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -18,13 +19,15 @@ TABLE=small
 SECS=3
 ROUNDS=5
 CORE=1
+BUDGET=64
 while [ $# -gt 0 ]; do
     case "$1" in
         --table) TABLE="$2"; shift 2 ;;
         --seconds) SECS="$2"; shift 2 ;;
         --rounds) ROUNDS="$2"; shift 2 ;;
         --core) CORE="$2"; shift 2 ;;
-        -h|--help) sed -n 2,12p "$0"; exit 0 ;;
+        --budget) BUDGET="$2"; shift 2 ;;
+        -h|--help) sed -n 2,13p "$0"; exit 0 ;;
         *) echo "stages.sh: unknown argument $1" >&2; exit 2 ;;
     esac
 done
@@ -41,8 +44,8 @@ for l in sys.stdin:
 {
     echo "# $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- crates || echo +dirty)" \
         "$(date -u +%FT%TZ) load $(cut -d' ' -f1-3 /proc/loadavg)" \
-        "cmd: taskset -c $CORE $BIN --table $TABLE --seconds $SECS --rounds $ROUNDS"
-    taskset -c "$CORE" "$BIN" --table "$TABLE" --seconds "$SECS" --rounds "$ROUNDS"
+        "cmd: taskset -c $CORE $BIN --bench --table $TABLE --seconds $SECS --rounds $ROUNDS --budget $BUDGET"
+    taskset -c "$CORE" "$BIN" --bench --table "$TABLE" --seconds "$SECS" --rounds "$ROUNDS" --budget "$BUDGET"
 } | tee "$OUT"
 python3 - "$OUT" <<'EOF'
 import statistics, sys

@@ -7,11 +7,12 @@
 //! errors as functions over the context. This module depends on no stage.
 
 use crate::drop::DropReason;
+use crate::shared::PortCtx;
 use crate::shared::Shared;
 use crate::stats::WorkerStats;
 use crate::tokens::TokenBucket;
 use crate::tx::Tx;
-use fib::NextHopId;
+use fib::{NextHopId, Target};
 use netio::{Buf, Pool};
 
 /// What a stage does with frames: reads and writes them in the worker's
@@ -115,6 +116,14 @@ impl Out<'_> {
         self.forwarded += 1;
     }
 
+    /// Counts the current frame forwarded and stages it for `port` (its
+    /// MACs rewritten).
+    #[inline]
+    pub fn forward(&mut self, port: usize, buf: Buf) {
+        self.count_forwarded();
+        self.send(port, buf);
+    }
+
     /// Counts the current frame consumed by the router.
     #[inline]
     pub fn count_local(&self) {
@@ -147,13 +156,11 @@ pub(crate) struct Cx<'a> {
     pub out: Out<'a>,
     /// The ICMP error limiter (see [`crate::icmp`]).
     pub icmp: &'a mut TokenBucket,
-    /// The next hop this context last sent to with its neighbour's MAC
-    /// (`hold::send`): the packets of a burst mostly go to a few next
-    /// hops, and an entry usable for one packet is for the rest of the
-    /// burst (its id is not reused before the worker's quiescent point at
-    /// the end of the round; a new MAC learned meanwhile is used from the
-    /// next burst on, as if it had come a few microseconds later).
-    pub last_hop: Option<(NextHopId, [u8; 6])>,
+    /// Where this context last sent a packet to a resolved neighbour
+    /// (see [`Egress`]): the packets of a burst mostly go to a few next
+    /// hops, and what was right for one packet is for the rest of the
+    /// burst.
+    pub egress: Option<Egress>,
 }
 
 impl<'a> Cx<'a> {
@@ -163,7 +170,51 @@ impl<'a> Cx<'a> {
             now_ms,
             out,
             icmp,
-            last_hop: None,
+            egress: None,
+        }
+    }
+}
+
+/// The next hop a context last sent to with its neighbour's MAC, and
+/// what sending there takes: the egress port, its MTU and the frame's new
+/// MAC pair. `hold::send` reuses it for the next packet to the same next
+/// hop without reading the neighbour entry or the port; `forward::v4`
+/// sends a packet whose route is `route` straight here.
+///
+/// Valid for the rest of the burst: the next hop's id is not reused
+/// before the worker's quiescent point at the end of the round, and a
+/// new MAC learned or a next hop changed meanwhile applies from the next
+/// burst on, as if it had come a few microseconds later (the burst's
+/// routes were looked up at its start anyway).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Egress {
+    pub id: NextHopId,
+    pub port: usize,
+    pub mtu: u16,
+    /// Destination (the neighbour's) and source (the port's) MAC: the
+    /// frame's first 12 bytes, written in one copy.
+    pub macs: [u8; 12],
+    /// The IPv4 route target known to lead to `id` and nothing else: a
+    /// single gateway next hop (not a group, not a connected route, whose
+    /// packets each have their own host entry). [`Egress::NO_ROUTE`] until
+    /// `forward::v4` has seen one.
+    pub route: Target,
+}
+
+impl Egress {
+    /// No route leads here yet: an invalid target, never a lookup result.
+    pub const NO_ROUTE: Target = Target(u32::MAX);
+
+    pub fn new(id: NextHopId, port: usize, pc: &PortCtx, mac: [u8; 6]) -> Egress {
+        let mut macs = [0u8; 12];
+        macs[..6].copy_from_slice(&mac);
+        macs[6..].copy_from_slice(&pc.mac);
+        Egress {
+            id,
+            port,
+            mtu: pc.mtu,
+            macs,
+            route: Egress::NO_ROUTE,
         }
     }
 }

@@ -41,6 +41,23 @@ pub(crate) fn v4(
     multi: bool,
     t: Option<Target>,
 ) {
+    if let Some(e) = cx.egress.filter(|e| t == Some(e.route)) {
+        // The burst's common case: the route of the packet before, a
+        // gateway whose neighbour is resolved (see `Egress`). What is left
+        // to check depends on the packet alone; when one of those checks
+        // trips, the full path below decides (and counts) what to do.
+        let f = cx.out.pool.data_mut(buf);
+        let fits = buf.len as usize <= ETH_LEN + usize::from(e.mtu);
+        if let (false, true, Some((eth, ip))) = (multi, fits, f.split_at_mut_checked(ETH_LEN)) {
+            let mut ip = ipv4::Packet::new_unchecked(ip);
+            if ip.ttl() > 1 {
+                ip.decrement_ttl_incremental();
+                // output::stage, on the frame already in hand.
+                eth[..12].copy_from_slice(&e.macs);
+                return cx.out.forward(e.port, buf);
+            }
+        }
+    }
     let Some(t) = t else {
         icmp::v4(cx, buf, icmp::V4_NO_ROUTE);
         return cx.out.drop(buf, DropReason::NoRoute);
@@ -85,6 +102,13 @@ pub(crate) fn v4(
     ipv4::Packet::new_unchecked(&mut cx.out.pool.data_mut(buf)[ETH_LEN..])
         .decrement_ttl_incremental();
     hold::send(cx, nh, holds, buf, id, port);
+    if class == HopClass::Gateway && !t.is_group() {
+        // Sent to the resolved neighbour of a plain gateway route: the
+        // next packets of this route go straight there.
+        if let Some(e) = cx.egress.as_mut().filter(|e| e.id == id) {
+            e.route = t;
+        }
+    }
 }
 
 /// Forwards the IPv6 packet `buf` whose lookup gave `t`.

@@ -11,7 +11,7 @@
 //! up instead of sending to whoever holds the id now. Everything is
 //! preallocated: holding never allocates.
 
-use crate::cx::{Cx, Out};
+use crate::cx::{Cx, Egress, Out};
 use crate::drop::DropReason;
 use crate::icmp;
 use crate::neighbor::{Use, RESOLVE_WINDOW_MS};
@@ -155,10 +155,8 @@ pub(crate) fn send(
     id: NextHopId,
     port: usize,
 ) {
-    if let Some((last, mac)) = cx.last_hop {
-        if last == id {
-            return output::emit(&mut cx.out, &cx.shared.ports, buf, port, mac);
-        }
+    if let Some(e) = cx.egress.filter(|e| e.id == id) {
+        return output::emit_via(&mut cx.out, &cx.shared.ports, buf, &e);
     }
     resolve_and_send(cx, nh, holds, buf, id, port)
 }
@@ -178,8 +176,9 @@ fn resolve_and_send(
     match e.lookup(now, timeout) {
         Use::Send(mac) => {
             e.touch(now);
-            cx.last_hop = Some((id, mac));
-            output::emit(&mut cx.out, &cx.shared.ports, buf, port, mac)
+            let e = Egress::new(id, port, &cx.shared.ports[port], mac);
+            cx.egress = Some(e);
+            output::emit_via(&mut cx.out, &cx.shared.ports, buf, &e)
         }
         Use::Probe(mac) => {
             e.touch(now);

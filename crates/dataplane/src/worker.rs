@@ -29,7 +29,7 @@ use crate::drop::DropReason;
 use crate::forward;
 use crate::hold::{self, Holds};
 use crate::input::{self, Next};
-use crate::shared::Shared;
+use crate::shared::{PortCtx, Shared};
 use crate::stats::{WorkerStats, PORT_COUNTERS_INTERVAL_MS};
 use crate::tokens::TokenBucket;
 use crate::tsc;
@@ -48,6 +48,9 @@ const PREFETCH: usize = 4;
 /// Per-burst scratch state for the bulk lookups, per family in arrival
 /// order; inline arrays (no allocation).
 struct Scratch {
+    /// The burst being received and processed (kept here: a `Burst` is
+    /// 1 KiB, not to be initialised on the stack every round).
+    rx: Burst,
     bufs4: [Buf; BURST_SIZE],
     multi4: [bool; BURST_SIZE],
     dst4: [u32; BURST_SIZE],
@@ -61,6 +64,7 @@ struct Scratch {
 impl Scratch {
     fn new() -> Box<Scratch> {
         Box::new(Scratch {
+            rx: Burst::new(),
             bufs4: [Buf::EMPTY; BURST_SIZE],
             multi4: [false; BURST_SIZE],
             dst4: [0; BURST_SIZE],
@@ -161,23 +165,28 @@ impl Worker {
         self.update_clock();
         self.icmp.refill(self.now_ms);
         let mut total = 0usize;
-        let mut burst = Burst::new();
         let (mut c_rx, mut c_proc, mut c_tx) = (0u64, 0u64, 0u64);
+        // One time stamp between two steps (each ends where the next
+        // begins): a read of the TSC costs tens of cycles in a VM.
+        let mut t = tsc::now();
         for q in 0..self.rx.len() {
             let port = self.rx[q].0;
             let mut left = budget as usize;
             while left > 0 {
                 let want = left.min(BURST_SIZE);
+                let burst = &mut self.scratch.rx;
                 burst.clear();
-                let t0 = tsc::now();
-                let n = self.rx[q].1.rx_burst(&mut self.pool, &mut burst, want);
+                let n = self.rx[q].1.rx_burst(&mut self.pool, burst, want);
                 let t1 = tsc::now();
-                c_rx += t1 - t0;
+                c_rx += t1 - t;
+                t = t1;
                 if n == 0 {
                     break;
                 }
-                self.process_burst(port, burst.as_slice());
-                c_proc += tsc::now() - t1;
+                self.process_burst(port);
+                let t2 = tsc::now();
+                c_proc += t2 - t;
+                t = t2;
                 total += n;
                 left -= n;
                 if n < want {
@@ -185,7 +194,6 @@ impl Worker {
                 }
             }
         }
-        let t0 = tsc::now();
         if self.holds.active() > 0 {
             let out = Out::new(&mut self.pool, &mut self.tx, &self.stats, 0);
             let mut cx = Cx::new(&self.shared, self.now_ms, out, &mut self.icmp);
@@ -194,7 +202,7 @@ impl Worker {
         let t1 = tsc::now();
         self.tx.flush(&mut self.pool, &self.stats);
         let t2 = tsc::now();
-        c_proc += t1 - t0;
+        c_proc += t1 - t;
         c_tx += t2 - t1;
         self.shared.maybe_gc(self.now_ms);
         self.lpm4.quiescent();
@@ -218,8 +226,11 @@ impl Worker {
         total
     }
 
-    /// Input, bulk lookups and forwarding of one received burst.
-    fn process_burst(&mut self, in_port: usize, bufs: &[Buf]) {
+    /// Input, bulk lookups and forwarding of the burst just received
+    /// (`scratch.rx`).
+    fn process_burst(&mut self, in_port: usize) {
+        let s = &mut *self.scratch;
+        let bufs = s.rx.as_slice();
         let ps = &self.stats.ports[in_port];
         let mut bytes = 0u64;
         for b in bufs {
@@ -228,13 +239,12 @@ impl Worker {
         ps.rx_packets.add(bufs.len() as u64);
         ps.rx_bytes.add(bytes);
         if let Some(xc) = &self.shared.cross_connect {
-            let out = xc[in_port];
-            return self.cross_connect(in_port, out, bufs);
+            let mut o = Out::new(&mut self.pool, &mut self.tx, &self.stats, in_port);
+            return cross_connect(&mut o, &self.shared.ports[xc[in_port]], xc[in_port], bufs);
         }
 
         let out = Out::new(&mut self.pool, &mut self.tx, &self.stats, in_port);
         let mut cx = Cx::new(&self.shared, self.now_ms, out, &mut self.icmp);
-        let s = &mut *self.scratch;
         // 1. input, the headers of the frame PREFETCH ahead on their way
         // into the cache meanwhile (as l3fwd)
         for &b in bufs.iter().take(PREFETCH) {
@@ -280,24 +290,6 @@ impl Worker {
         for k in 0..n6 {
             let (buf, multi, t) = (s.bufs6[k], s.multi6[k], s.res6[k]);
             forward::v6(&mut cx, nh, &mut self.holds, buf, multi, t);
-        }
-    }
-
-    /// `forwarding = "cross-connect"`: every frame out of the paired port,
-    /// its source MAC the output port's (as DPDK l2fwd), nothing else read
-    /// or written: the cost of the I/O alone.
-    fn cross_connect(&mut self, in_port: usize, out: usize, bufs: &[Buf]) {
-        let mac = self.shared.ports[out].mac;
-        let mut o = Out::new(&mut self.pool, &mut self.tx, &self.stats, in_port);
-        for &b in bufs {
-            let f = o.pool.data_mut(b);
-            if f.len() < ETH_LEN {
-                o.drop(b, DropReason::TruncatedFrame);
-                continue;
-            }
-            f[6..12].copy_from_slice(&mac);
-            o.count_forwarded();
-            o.send(out, b);
         }
     }
 
@@ -354,5 +346,21 @@ impl Worker {
         self.refresh_port_counters();
         self.stats.stopped();
         self.pool
+    }
+}
+
+/// `forwarding = "cross-connect"`: every frame of `bufs` out of the paired
+/// port `out` (`pc`), its source MAC the output port's (as DPDK l2fwd),
+/// nothing else read or written: the cost of the I/O alone.
+fn cross_connect(o: &mut Out, pc: &PortCtx, out: usize, bufs: &[Buf]) {
+    for &b in bufs {
+        let f = o.pool.data_mut(b);
+        if f.len() < ETH_LEN {
+            o.drop(b, DropReason::TruncatedFrame);
+            continue;
+        }
+        f[6..12].copy_from_slice(&pc.mac);
+        o.count_forwarded();
+        o.send(out, b);
     }
 }
