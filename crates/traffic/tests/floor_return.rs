@@ -1,0 +1,202 @@
+//! The `xdp` tester with the floor DUT (`dut::floor`: an XDP redirect
+//! with the MAC rewrite and nothing else) as its return path, in the
+//! bench's placement (tester on the last CPU, DUT on the others, the
+//! DUT's CPUs shielded, idle CPUs polling). Root only; skipped otherwise.
+//!
+//! The ignored `floor_ladder` prints what the tester sent, got back and
+//! lost in its own ring at a ladder of rates (`SR_FLOOR_RATES`, frames/s,
+//! comma-separated; `SR_FLOOR_SECONDS` per trial): the diagnosis of issue
+//! 21 item 2, re-run by `bench/floor/keepup.sh`.
+
+use std::time::Duration;
+
+use bench::plan::TesterBackend;
+use bench::search::{Trial, TrialOutcome, TrialSpec};
+use bench::settings::{DutSettings, Pattern};
+use bench::sizes::FrameSize;
+use traffic::{NetTrial, TrafficOptions};
+
+/// The floor DUT on its testbed with the bench's CPU split and a tester
+/// on it; `None` on a single CPU.
+struct FloorBed {
+    trial: NetTrial,
+    _awake: Option<testbed::cpu_latency::Held>,
+    _shield: Option<testbed::shield::Shield>,
+    dut: Option<Box<dyn dut::Dut>>,
+}
+
+impl FloorBed {
+    fn new() -> Option<FloorBed> {
+        let (tester, dut_cpus) = traffic::cpu::split()?;
+        traffic::cpu::set_tester_cpu(Some(tester));
+        let opts = dut::DutOptions {
+            backend: TesterBackend::Xdp,
+            dut_cpus: Some(dut_cpus.clone()),
+            tester_cpu: Some(tester),
+            ..dut::DutOptions::default()
+        };
+        let d = dut::start(&DutSettings::Floor {}, Pattern::OneToOne, &opts).unwrap();
+        // SR_FLOOR_NO_SHIELD: leave the host's threads where they are (on
+        // a shared machine the shield moves every compiler onto the
+        // tester's CPU).
+        let shield = std::env::var_os("SR_FLOOR_NO_SHIELD")
+            .is_none()
+            .then(|| testbed::shield::Shield::raise(&dut_cpus))
+            .flatten();
+        let awake = testbed::cpu_latency::hold();
+        let topts = TrafficOptions {
+            drain_max: Duration::from_secs(1),
+            ..TrafficOptions::default()
+        };
+        let trial = NetTrial::new(d.plan(false, 1), Some(d.probe()), topts).unwrap();
+        Some(FloorBed {
+            trial,
+            _awake: awake,
+            _shield: shield,
+            dut: Some(d),
+        })
+    }
+}
+
+impl Drop for FloorBed {
+    fn drop(&mut self) {
+        if let Some(d) = self.dut.take() {
+            let _ = d.stop();
+        }
+        traffic::cpu::set_tester_cpu(None);
+    }
+}
+
+fn env_f64s(name: &str, default: &str) -> Vec<f64> {
+    std::env::var(name)
+        .unwrap_or_else(|_| default.to_string())
+        .split(',')
+        .map(|s| s.trim().parse().expect(name))
+        .collect()
+}
+
+/// CPU time (ns) so far of the tester ends' NAPI threads by pid
+/// (`/proc/<pid>/schedstat`): what the tester's CPU spent receiving,
+/// whatever else ran beside it. (Threads are recreated when the counter
+/// is reloaded: only pids seen before and after a trial count.)
+fn napi_cpu_ns(ifaces: &[String]) -> std::collections::HashMap<i32, u64> {
+    let mut out = std::collections::HashMap::new();
+    for i in ifaces {
+        for pid in testbed::napi::napi_threads(i).unwrap_or_default() {
+            let ns = std::fs::read_to_string(format!("/proc/{pid}/schedstat"))
+                .ok()
+                .and_then(|s| s.split_whitespace().next()?.parse().ok());
+            if let Some(ns) = ns {
+                out.insert(pid, ns);
+            }
+        }
+    }
+    out
+}
+
+/// A trial, with the tester's receive CPU time per frame received. Run
+/// [`warm_up`] first.
+fn measured(t: &mut NetTrial, ifaces: &[String], rate: f64, secs: f64) -> String {
+    let spec = TrialSpec::constant(rate, Duration::from_secs_f64(secs), FrameSize::Fixed(64));
+    let before = napi_cpu_ns(ifaces);
+    let o = t.run(&spec).unwrap();
+    let after = napi_cpu_ns(ifaces);
+    let napi: u64 = after
+        .iter()
+        .filter_map(|(pid, ns)| Some(ns.saturating_sub(*before.get(pid)?)))
+        .sum();
+    format!(
+        "{} rx_ns_per_frame={:.0}",
+        report(&o),
+        napi as f64 / o.received.max(1) as f64
+    )
+}
+
+/// One trial at the ladder's top rate, unmeasured: it sizes the counter's
+/// bitmap for every later trial (a reload recreates the NAPI threads).
+fn warm_up(t: &mut NetTrial, rates: &[f64], secs: f64) {
+    let top = rates.iter().copied().fold(0.0, f64::max);
+    let spec = TrialSpec::constant(top, Duration::from_secs_f64(secs), FrameSize::Fixed(64));
+    t.run(&spec).unwrap();
+}
+
+/// One line per trial, `key=value` words (bench/floor/keepup.sh parses
+/// them).
+fn report(o: &TrialOutcome) -> String {
+    let split = o.loss_split.as_ref();
+    format!(
+        "offered={:.0} achieved={:.0} sent={} received={} lost={} tester_ring={} dut_ring={} \
+         limited={:?} fault={:?}",
+        o.offered_rate_fps,
+        o.achieved_tx_rate_fps,
+        o.sent,
+        o.received,
+        o.lost,
+        split.map_or(0, |s| s.tester_ring),
+        split.map_or(0, |s| s.dut_ring),
+        o.tester_limit_reason,
+        o.measurement_fault,
+    )
+}
+
+#[test]
+#[ignore]
+fn floor_ladder() {
+    if !testbed::require_root("floor_ladder") {
+        return;
+    }
+    let Some(mut bed) = FloorBed::new() else {
+        eprintln!("SKIP floor_ladder: one CPU");
+        return;
+    };
+    let secs = env_f64s("SR_FLOOR_SECONDS", "1")[0];
+    let ifaces: Vec<String> = bed
+        .dut
+        .as_ref()
+        .unwrap()
+        .plan(false, 1)
+        .ports
+        .iter()
+        .map(|p| p.iface.clone())
+        .collect();
+    let rates = env_f64s("SR_FLOOR_RATES", "1000000,1500000,2000000,2500000,3000000");
+    warm_up(&mut bed.trial, &rates, secs);
+    for rate in rates {
+        println!(
+            "floor_ladder {}",
+            measured(&mut bed.trial, &ifaces, rate, secs)
+        );
+    }
+}
+
+/// The same ladder tester to tester over one veth (both ends' receive on
+/// the tester CPU, as the calibration runs), for comparison.
+#[test]
+#[ignore]
+fn loopback_ladder() {
+    if !testbed::require_root("loopback_ladder") {
+        return;
+    }
+    let Some((tester, _)) = traffic::cpu::split() else {
+        eprintln!("SKIP loopback_ladder: one CPU");
+        return;
+    };
+    traffic::cpu::set_tester_cpu(Some(tester));
+    let ns = testbed::Netns::new("fll").unwrap();
+    let veth = testbed::VethPair::new(&ns, &ns, 1).unwrap();
+    let plan = traffic::wire_plan(&ns, &veth, TesterBackend::Xdp, false, 1).unwrap();
+    let ifaces = vec![veth.a.clone(), veth.b.clone()];
+    let topts = TrafficOptions {
+        drain_max: Duration::from_secs(1),
+        ..TrafficOptions::default()
+    };
+    let mut t = NetTrial::new(plan, None, topts).unwrap();
+    let secs = env_f64s("SR_FLOOR_SECONDS", "1")[0];
+    let rates = env_f64s("SR_FLOOR_RATES", "1000000,1500000,2000000,2500000,3000000");
+    warm_up(&mut t, &rates, secs);
+    for rate in rates {
+        println!("loopback_ladder {}", measured(&mut t, &ifaces, rate, secs));
+    }
+    drop(t);
+    traffic::cpu::set_tester_cpu(None);
+}
