@@ -16,7 +16,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use bench::results::{BenchResults, DutInfo, RunMeta, RunResults};
 use bench::search::{TrialOutcome, TrialSpec};
-use bench::settings::{IpVersion, Settings, TestKind};
+use bench::settings::{DutSettings, IpVersion, Pattern, Settings, TestKind};
 use bench::sizes::FrameSize;
 use bench::suite::{self, Observer};
 use bench::tables;
@@ -66,9 +66,8 @@ pub fn run(runs: &[Settings], opts: &RunOptions) -> Result<BenchResults> {
     // Calibrate once: the tester's own maximum rate and latency floor.
     let mut calibration = Vec::new();
     if first.max_rate_fps.is_none() && first.link_bps.is_none() {
-        eprintln!("softrouter bench: calibrating the tester in loopback ...");
         for v6 in first.ip.versions() {
-            let cal = traffic::calibrate(backend, &first.sizes, v6)?;
+            let cal = calibrate_tester(first, split.as_ref(), v6)?;
             eprint!("{}", describe_calibration(&cal));
             calibration.push(cal);
         }
@@ -270,7 +269,11 @@ fn run_one(
     meta.max_rate_source = match (settings.max_rate_fps, settings.link_bps) {
         (Some(r), _) => format!("set by the user: {r:.0} frames/s"),
         (None, Some(b)) => format!("line rate {:.3} Gb/s", b / 1e9),
-        (None, None) => "tester calibrated maximum in loopback (veth has no line rate)".into(),
+        (None, None) => calibration
+            .iter()
+            .map(traffic::Calibration::max_rate_source)
+            .collect::<Vec<_>>()
+            .join("; "),
     };
     meta.frame_format = "Ethernet II / IPv4 or IPv6 / UDP to port 7 (RFC 2544 Appendix C), \
         test header with signature, stream, sequence and timestamp"
@@ -342,17 +345,66 @@ fn run_one(
 }
 
 /// One line per size: the tester's maximum and latency floor.
+/// The tester's maximum for IP version `v6`: calibrated in loopback and,
+/// with the xdp tester, through the floor DUT; the lower of the two per
+/// size (`traffic::calibrate` says why). A floor that cannot be started
+/// leaves loopback's, and says so.
+fn calibrate_tester(
+    first: &Settings,
+    split: Option<&(usize, Vec<usize>)>,
+    v6: bool,
+) -> Result<traffic::Calibration> {
+    eprintln!("softrouter bench: calibrating the tester in loopback ...");
+    let cal = traffic::calibrate(first.tester, &first.sizes, v6)?;
+    if !first.tester.counts_in_xdp() {
+        return Ok(cal);
+    }
+    eprintln!("softrouter bench: calibrating the tester through the floor DUT ...");
+    let opts = DutOptions {
+        queues: first.queues,
+        backend: first.tester,
+        dut_cpus: split.map(|s| s.1.clone()),
+        tester_cpu: split.map(|s| s.0),
+        ..DutOptions::default()
+    };
+    let floor = dut::start(&DutSettings::Floor {}, Pattern::OneToOne, &opts).and_then(|d| {
+        let c = traffic::calibrate_through(
+            d.plan(v6, 1),
+            Some(d.probe()),
+            &first.sizes,
+            traffic::FLOOR,
+        );
+        d.stop()?;
+        c
+    });
+    match floor {
+        Ok(f) => Ok(cal.lower(&f)),
+        Err(e) => {
+            eprintln!(
+                "softrouter bench: calibration through the floor DUT failed ({e:#}); \
+                 the maximum is loopback's"
+            );
+            Ok(cal)
+        }
+    }
+}
+
 fn describe_calibration(c: &traffic::Calibration) -> String {
     let mut out = String::new();
     for s in &c.sizes {
         out.push_str(&format!(
-            "tester calibration ({:?} via {}, IPv{}): {} B max {:.3} Mpps (generator alone {:.3} Mpps), latency floor min {:.1} µs median {:.1} µs\n",
+            "tester calibration ({:?} via {}, IPv{}): {} B max {:.3} Mpps {} (generator alone {:.3} Mpps{}), latency floor min {:.1} µs median {:.1} µs\n",
             c.backend,
             c.tx_path,
             if c.ipv6 { 6 } else { 4 },
             s.size,
             s.max_rate_fps / 1e6,
+            if s.path == traffic::LOOPBACK { "in loopback".to_string() } else { format!("through the {}", s.path) },
             s.generator_max_fps / 1e6,
+            s.other_paths
+                .iter()
+                .map(|(p, r)| format!("; {p} max {:.3} Mpps", r / 1e6))
+                .collect::<String>(),
             s.latency_floor.min_ns as f64 / 1e3,
             s.latency_floor.median_ns as f64 / 1e3,
         ));

@@ -11,6 +11,17 @@
 //! reachable tells how fast the generator can go; a bisection between 0
 //! and that (3 % resolution, 0.3 s trials) finds the highest rate with no
 //! loss and no tester limit; one trial at a low rate measures the floor.
+//!
+//! Loopback is not the only return path the tester must hold: frames a DUT
+//! sends back from another CPU cost the tester's receive about three times
+//! what its own frames cost in loopback (cache lines the DUT wrote, one
+//! wake-up per DUT flush: `bench/floor/keepup.sh`, ~380-400 vs ~110-140 ns
+//! a frame), so a loopback maximum the tester cannot hold against a fast
+//! DUT made every trial near it a tester fault (issue 21). The bench
+//! therefore also calibrates through the floor DUT ([`calibrate_through`],
+//! the plan of a running DUT) and takes the lower maximum per size
+//! ([`Calibration::lower`]), saying which ([`SizeCalibration::path`],
+//! [`Calibration::max_rate_source`]).
 
 use std::net::{Ipv4Addr, Ipv6Addr};
 use std::time::Duration;
@@ -22,7 +33,7 @@ use testbed::{Netns, VethPair};
 
 use super::{NetTrial, TrafficOptions};
 use bench::analyzer::LatencySummary;
-use bench::plan::{TesterBackend, TesterPort, TrafficPlan};
+use bench::plan::{DutProbe, TesterBackend, TesterPort, TrafficPlan};
 use bench::search::{Trial, TrialSpec};
 use bench::sizes::FrameSize;
 
@@ -40,7 +51,18 @@ pub struct SizeCalibration {
     pub latency_floor: LatencySummary,
     /// Trials run.
     pub trials: u32,
+    /// The return path whose maximum this is ([`LOOPBACK`], or the DUT a
+    /// plan went through, e.g. [`FLOOR`]).
+    pub path: String,
+    /// The other paths calibrated for this size, with their maxima (the
+    /// higher ones, frames/s).
+    pub other_paths: Vec<(String, f64)>,
 }
+
+/// [`SizeCalibration::path`] of the tester-to-tester wire.
+pub const LOOPBACK: &str = "loopback";
+/// [`SizeCalibration::path`] through the floor DUT (`--dut floor`).
+pub const FLOOR: &str = "floor DUT";
 
 /// Result of [`calibrate`].
 #[derive(Debug, Clone, Serialize)]
@@ -60,6 +82,76 @@ impl Calibration {
             .iter()
             .find(|s| s.size == eff)
             .map(|s| s.max_rate_fps)
+    }
+
+    /// Per size, the lower maximum of `self` and `other` (calibrations of
+    /// the same sizes through two return paths): the rate the tester
+    /// holds on both. Sizes `other` lacks keep `self`'s, and so do sizes
+    /// it passed nothing at (a path that does not work is no maximum; it
+    /// is listed with 0). The latency floor
+    /// stays `self`'s (calibrate loopback first: it is the wire's floor,
+    /// without a DUT's own latency).
+    pub fn lower(mut self, other: &Calibration) -> Calibration {
+        for s in &mut self.sizes {
+            let Some(o) = other.sizes.iter().find(|o| o.size == s.size) else {
+                continue;
+            };
+            s.trials += o.trials;
+            if o.max_rate_fps > 0.0 && o.max_rate_fps < s.max_rate_fps {
+                s.other_paths.push((s.path.clone(), s.max_rate_fps));
+                s.max_rate_fps = o.max_rate_fps;
+                s.generator_max_fps = o.generator_max_fps;
+                s.path = o.path.clone();
+            } else {
+                s.other_paths.push((o.path.clone(), o.max_rate_fps));
+            }
+        }
+        self
+    }
+
+    /// Where the 100 % rate comes from, per size (`meta.max_rate_source`):
+    /// "tester calibrated maximum: 64 B 2.10 Mfps through the floor DUT
+    /// (loopback 4.70)".
+    pub fn max_rate_source(&self) -> String {
+        let sizes: Vec<String> = self
+            .sizes
+            .iter()
+            .map(|s| {
+                let others: Vec<String> = s
+                    .other_paths
+                    .iter()
+                    .map(|(p, r)| format!("{p} {:.2}", r / 1e6))
+                    .collect();
+                let others = if others.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", others.join(", "))
+                };
+                let size = match &s.size {
+                    FrameSize::Fixed(b) => format!("{b} B"),
+                    mix => mix.to_string(),
+                };
+                format!(
+                    "{size} {:.2} Mfps {}{others}",
+                    s.max_rate_fps / 1e6,
+                    via(&s.path)
+                )
+            })
+            .collect();
+        format!(
+            "tester calibrated maximum, IPv{}: {}",
+            if self.ipv6 { 6 } else { 4 },
+            sizes.join("; ")
+        )
+    }
+}
+
+/// "in loopback" or "through the floor DUT".
+fn via(path: &str) -> String {
+    if path == LOOPBACK {
+        "in loopback".into()
+    } else {
+        format!("through the {path}")
     }
 }
 
@@ -82,12 +174,27 @@ pub fn calibrate(backend: TesterBackend, sizes: &[FrameSize], ipv6: bool) -> Res
         }
     }
     let plan = wire_plan(&ns, &veth, backend, ipv6, 1)?;
+    let out = calibrate_through(plan, None, sizes, LOOPBACK);
+    drop(veth);
+    drop(ns);
+    out
+}
+
+/// Calibrate the tester for `sizes` on `plan` (a running DUT's, with its
+/// probe: [`FLOOR`] for the floor DUT), its results labelled `path`.
+pub fn calibrate_through(
+    plan: TrafficPlan,
+    probe: Option<Box<dyn DutProbe>>,
+    sizes: &[FrameSize],
+    path: &str,
+) -> Result<Calibration> {
+    let (backend, ipv6) = (plan.backend, plan.ipv6);
     let opts = TrafficOptions {
         drain_max: Duration::from_millis(500),
         learning_timeout: Duration::from_secs(2),
         ..TrafficOptions::default()
     };
-    let mut t = NetTrial::new(plan, None, opts).context("calibration tester")?;
+    let mut t = NetTrial::new(plan, probe, opts).context("calibration tester")?;
     let mut out = Calibration {
         backend,
         ipv6,
@@ -96,12 +203,11 @@ pub fn calibrate(backend: TesterBackend, sizes: &[FrameSize], ipv6: bool) -> Res
     };
     for size in sizes {
         super::supported_size(size, ipv6)?;
-        out.sizes
-            .push(calibrate_size(&mut t, size.effective(ipv6))?);
+        let mut s = calibrate_size(&mut t, size.effective(ipv6))
+            .with_context(|| format!("calibrating {size} {}", via(path)))?;
+        s.path = path.to_string();
+        out.sizes.push(s);
     }
-    drop(t);
-    drop(veth);
-    drop(ns);
     Ok(out)
 }
 
@@ -196,5 +302,76 @@ fn calibrate_size(t: &mut NetTrial, size: FrameSize) -> Result<SizeCalibration> 
         generator_max_fps: gen_max,
         latency_floor: f.latency,
         trials,
+        path: LOOPBACK.to_string(),
+        other_paths: Vec::new(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cal(path: &str, sizes: &[(usize, f64)]) -> Calibration {
+        Calibration {
+            backend: TesterBackend::Xdp,
+            ipv6: false,
+            tx_path: String::new(),
+            sizes: sizes
+                .iter()
+                .map(|&(b, r)| SizeCalibration {
+                    size: FrameSize::Fixed(b),
+                    max_rate_fps: r,
+                    generator_max_fps: r * 1.1,
+                    latency_floor: LatencySummary {
+                        min_ns: 1000,
+                        ..LatencySummary::default()
+                    },
+                    trials: 10,
+                    path: path.to_string(),
+                    other_paths: Vec::new(),
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn the_lower_maximum_wins_per_size_and_says_which() {
+        let lo = cal(LOOPBACK, &[(64, 4.7e6), (1518, 0.8e6), (512, 2e6)]);
+        let mut fl = cal(FLOOR, &[(64, 2.1e6), (1518, 0.9e6)]);
+        fl.sizes[0].latency_floor.min_ns = 9000;
+        let c = lo.lower(&fl);
+        let s64 = &c.sizes[0];
+        assert_eq!((s64.max_rate_fps, s64.path.as_str()), (2.1e6, FLOOR));
+        assert_eq!(s64.generator_max_fps, 2.1e6 * 1.1);
+        assert_eq!(s64.other_paths, vec![(LOOPBACK.to_string(), 4.7e6)]);
+        assert_eq!(s64.latency_floor.min_ns, 1000, "the wire's floor stays");
+        assert_eq!(s64.trials, 20);
+        let s1518 = &c.sizes[1];
+        assert_eq!((s1518.max_rate_fps, s1518.path.as_str()), (0.8e6, LOOPBACK));
+        assert_eq!(s1518.other_paths, vec![(FLOOR.to_string(), 0.9e6)]);
+        // A path that passed nothing is no maximum.
+        let broken = cal(LOOPBACK, &[(64, 4.7e6)]).lower(&cal(FLOOR, &[(64, 0.0)]));
+        assert_eq!(broken.sizes[0].max_rate_fps, 4.7e6);
+        assert_eq!(broken.sizes[0].other_paths, vec![(FLOOR.to_string(), 0.0)]);
+        // A size the other path did not calibrate keeps its own.
+        assert_eq!(
+            (c.sizes[2].max_rate_fps, c.sizes[2].other_paths.len()),
+            (2e6, 0)
+        );
+        let src = c.max_rate_source();
+        assert!(src.contains("calibrated"), "{src}");
+        assert!(
+            src.contains("64 B 2.10 Mfps through the floor DUT (loopback 4.70)"),
+            "{src}"
+        );
+        assert!(
+            src.contains("1518 B 0.80 Mfps in loopback (floor DUT 0.90)"),
+            "{src}"
+        );
+        assert!(
+            src.contains("512 B 2.00 Mfps in loopback;")
+                || src.ends_with("512 B 2.00 Mfps in loopback"),
+            "{src}"
+        );
+    }
 }

@@ -65,7 +65,9 @@ mod threads;
 mod trial;
 mod xdp;
 
-pub use calibrate::{calibrate, wire_plan, Calibration, SizeCalibration};
+pub use calibrate::{
+    calibrate, calibrate_through, wire_plan, Calibration, SizeCalibration, FLOOR, LOOPBACK,
+};
 pub use learning::LearningReport;
 
 use std::sync::atomic::Ordering;

@@ -16,10 +16,9 @@ use bench::settings::{DutSettings, Pattern};
 use bench::sizes::FrameSize;
 use traffic::{NetTrial, TrafficOptions};
 
-/// The floor DUT on its testbed with the bench's CPU split and a tester
-/// on it; `None` on a single CPU.
+/// The floor DUT on its testbed with the bench's CPU split; `None` on a
+/// single CPU.
 struct FloorBed {
-    trial: NetTrial,
     _awake: Option<testbed::cpu_latency::Held>,
     _shield: Option<testbed::shield::Shield>,
     dut: Option<Box<dyn dut::Dut>>,
@@ -43,18 +42,33 @@ impl FloorBed {
             .is_none()
             .then(|| testbed::shield::Shield::raise(&dut_cpus))
             .flatten();
-        let awake = testbed::cpu_latency::hold();
+        Some(FloorBed {
+            _awake: testbed::cpu_latency::hold(),
+            _shield: shield,
+            dut: Some(d),
+        })
+    }
+
+    fn dut(&self) -> &dyn dut::Dut {
+        self.dut.as_deref().expect("running")
+    }
+
+    /// A tester on the floor's plan (IPv4, one flow).
+    fn trial(&self) -> NetTrial {
         let topts = TrafficOptions {
             drain_max: Duration::from_secs(1),
             ..TrafficOptions::default()
         };
-        let trial = NetTrial::new(d.plan(false, 1), Some(d.probe()), topts).unwrap();
-        Some(FloorBed {
-            trial,
-            _awake: awake,
-            _shield: shield,
-            dut: Some(d),
-        })
+        NetTrial::new(self.dut().plan(false, 1), Some(self.dut().probe()), topts).unwrap()
+    }
+
+    fn tester_ifaces(&self) -> Vec<String> {
+        self.dut()
+            .plan(false, 1)
+            .ports
+            .into_iter()
+            .map(|p| p.iface)
+            .collect()
     }
 }
 
@@ -145,28 +159,19 @@ fn floor_ladder() {
     if !testbed::require_root("floor_ladder") {
         return;
     }
-    let Some(mut bed) = FloorBed::new() else {
+    let Some(bed) = FloorBed::new() else {
         eprintln!("SKIP floor_ladder: one CPU");
         return;
     };
+    let mut t = bed.trial();
+    let ifaces = bed.tester_ifaces();
     let secs = env_f64s("SR_FLOOR_SECONDS", "1")[0];
-    let ifaces: Vec<String> = bed
-        .dut
-        .as_ref()
-        .unwrap()
-        .plan(false, 1)
-        .ports
-        .iter()
-        .map(|p| p.iface.clone())
-        .collect();
     let rates = env_f64s("SR_FLOOR_RATES", "1000000,1500000,2000000,2500000,3000000");
-    warm_up(&mut bed.trial, &rates, secs);
+    warm_up(&mut t, &rates, secs);
     for rate in rates {
-        println!(
-            "floor_ladder {}",
-            measured(&mut bed.trial, &ifaces, rate, secs)
-        );
+        println!("floor_ladder {}", measured(&mut t, &ifaces, rate, secs));
     }
+    drop(t);
 }
 
 /// The same ladder tester to tester over one veth (both ends' receive on
@@ -199,4 +204,34 @@ fn loopback_ladder() {
     }
     drop(t);
     traffic::cpu::set_tester_cpu(None);
+}
+
+/// Calibration through the floor DUT: a positive maximum the tester holds
+/// (sent and counted with nothing lost) and labelled with its path, which
+/// the bench sets beside loopback's (`Calibration::lower`).
+#[test]
+fn calibration_through_the_floor() {
+    if !testbed::require_root("calibration_through_the_floor") {
+        return;
+    }
+    let Some(bed) = FloorBed::new() else {
+        eprintln!("SKIP calibration_through_the_floor: one CPU");
+        return;
+    };
+    let d = bed.dut();
+    let c = traffic::calibrate_through(
+        d.plan(false, 1),
+        Some(d.probe()),
+        &[FrameSize::Fixed(64)],
+        traffic::FLOOR,
+    )
+    .unwrap();
+    eprintln!("{}", c.max_rate_source());
+    let s = &c.sizes[0];
+    assert_eq!(s.path, traffic::FLOOR);
+    assert!(
+        s.max_rate_fps > 0.0 && s.generator_max_fps >= s.max_rate_fps,
+        "{s:?}"
+    );
+    assert!(c.max_rate_source().contains("through the floor DUT"));
 }
