@@ -164,7 +164,9 @@ const ABSURD_FPS: f64 = 50_000_000.0;
 /// pair (both ends tester ports); removed again before returning.
 pub fn calibrate(backend: TesterBackend, sizes: &[FrameSize], ipv6: bool) -> Result<Calibration> {
     let ns = Netns::new("cal").context("calibration namespace")?;
-    let veth = VethPair::new(&ns, &ns, 1).context("calibration veth")?;
+    // One queue and one flow per tester CPU (`traffic::xdp`'s spread).
+    let n = super::cpu::tester_cpus().len().max(1);
+    let veth = VethPair::new(&ns, &ns, n as u32).context("calibration veth")?;
     // Both ends are the tester's: their receive work on its CPU, as in
     // the DUT testbeds (the xdp backend threads its ports' NAPI itself,
     // see `traffic::xdp`; the others use RPS, see `testbed::rps`).
@@ -173,7 +175,8 @@ pub fn calibrate(backend: TesterBackend, sizes: &[FrameSize], ipv6: bool) -> Res
             testbed::steer_rps(&ns, end, &[cpu])?;
         }
     }
-    let plan = wire_plan(&ns, &veth, backend, ipv6, 1)?;
+    let mut plan = wire_plan(&ns, &veth, backend, ipv6, n as u32)?;
+    plan.queues = n as u16;
     let out = calibrate_through(plan, None, sizes, LOOPBACK);
     drop(veth);
     drop(ns);

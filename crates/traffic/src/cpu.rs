@@ -6,27 +6,50 @@
 //! the tester one CPU (the last) and the DUT the others, as two boxes
 //! cabled together would have. A process-wide setting, because the
 //! calibration and every `NetTrial` of a run must use the same CPU.
+//!
+//! With the xdp tester the tester may have several CPUs
+//! (`--tester-cpus`): one generator thread and one receive queue per CPU
+//! (`traffic::xdp`); the other threads run on the first.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
 
-static TESTER_CPU: AtomicUsize = AtomicUsize::new(usize::MAX);
+static TESTER_CPUS: Mutex<Vec<usize>> = Mutex::new(Vec::new());
 
 /// Run the tester's threads on `cpu` from now on (`None`: anywhere).
 pub fn set_tester_cpu(cpu: Option<usize>) {
-    TESTER_CPU.store(cpu.unwrap_or(usize::MAX), Ordering::Relaxed);
+    set_tester_cpus(cpu.as_slice());
 }
 
-/// The configured tester CPU.
+/// Give the tester `cpus` (empty: anywhere): the first runs its main
+/// thread, each runs one generator and one receive queue's NAPI thread.
+pub fn set_tester_cpus(cpus: &[usize]) {
+    *TESTER_CPUS.lock().unwrap_or_else(|p| p.into_inner()) = cpus.to_vec();
+}
+
+/// The configured tester CPU (the first of [`tester_cpus`]).
 pub fn tester_cpu() -> Option<usize> {
-    let c = TESTER_CPU.load(Ordering::Relaxed);
-    (c != usize::MAX).then_some(c)
+    tester_cpus().first().copied()
+}
+
+/// The tester's CPUs (empty: not pinned).
+pub fn tester_cpus() -> Vec<usize> {
+    TESTER_CPUS
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .clone()
 }
 
 /// Pins the calling thread to the tester CPU, if one is set. Failure (a
 /// CPU outside the process's set) leaves the thread where it is: pinning
 /// is a measurement aid, not a requirement.
 pub fn pin_tester_thread() {
-    let Some(cpu) = tester_cpu() else { return };
+    if let Some(cpu) = tester_cpu() {
+        pin_to(cpu);
+    }
+}
+
+/// Pins the calling thread to `cpu` (failure leaves it where it is).
+pub fn pin_to(cpu: usize) {
     // SAFETY: cpu_set_t is plain data; the set names one CPU.
     unsafe {
         let mut set: libc::cpu_set_t = std::mem::zeroed();
@@ -52,9 +75,18 @@ pub fn allowed_cpus() -> Vec<usize> {
 /// The split the benchmark uses: the last allowed CPU for the tester, the
 /// others for the DUT; `None` on a single CPU (nothing to split).
 pub fn split() -> Option<(usize, Vec<usize>)> {
-    let mut cpus = allowed_cpus();
-    let tester = cpus.pop()?;
-    (!cpus.is_empty()).then_some((tester, cpus))
+    let (t, d) = split_n(&allowed_cpus(), 1)?;
+    Some((t[0], d))
+}
+
+/// `n` tester CPUs (the last `n` of `allowed`) and the others for the
+/// DUT; `None` unless the DUT keeps at least one.
+pub fn split_n(allowed: &[usize], n: usize) -> Option<(Vec<usize>, Vec<usize>)> {
+    if n == 0 || allowed.len() <= n {
+        return None;
+    }
+    let (dut, tester) = allowed.split_at(allowed.len() - n);
+    Some((tester.to_vec(), dut.to_vec()))
 }
 
 #[cfg(test)]
@@ -69,5 +101,23 @@ mod tests {
         } else {
             assert!(allowed_cpus().len() <= 1);
         }
+    }
+
+    #[test]
+    fn split_n_gives_the_tester_the_last_cpus() {
+        let all = [0, 1, 2, 3];
+        assert_eq!(split_n(&all, 1), Some((vec![3], vec![0, 1, 2])));
+        assert_eq!(split_n(&all, 2), Some((vec![2, 3], vec![0, 1])));
+        assert_eq!(split_n(&all, 4), None, "the DUT keeps one");
+        assert_eq!(split_n(&all, 0), None);
+        assert_eq!(split_n(&[5], 1), None);
+    }
+
+    #[test]
+    fn the_first_tester_cpu_is_the_main_one() {
+        set_tester_cpus(&[3, 1]);
+        assert_eq!((tester_cpu(), tester_cpus()), (Some(3), vec![3, 1]));
+        set_tester_cpu(None);
+        assert_eq!((tester_cpu(), tester_cpus()), (None, vec![]));
     }
 }

@@ -17,6 +17,7 @@
 //! * ARP/ND: non-test frames pass to the kernel, which owns the tester
 //!   addresses in the tester namespace and answers.
 
+mod spread;
 mod trial;
 
 use std::sync::mpsc::{channel, Sender};
@@ -177,13 +178,15 @@ impl Drop for XdpNet {
     }
 }
 
-/// Threaded NAPI for every tester end, pinned to the tester CPU at a
-/// real-time priority; returns a description per end. Without a tester
+/// Threaded NAPI for every tester end, pinned to the tester CPUs at a
+/// real-time priority (each receive queue's thread on the CPU that feeds
+/// it, see [`spread`]); returns a description per end. Without a tester
 /// CPU (no pinning) the threads stay where the kernel puts them.
 fn place_tester_ends(ns: Option<&str>, ifaces: &[String]) -> Result<Vec<String>> {
-    let Some(cpu) = super::cpu::tester_cpu() else {
+    let cpus = super::cpu::tester_cpus();
+    if cpus.is_empty() {
         return Ok(Vec::new());
-    };
+    }
     let Some(ns) = ns else {
         // An external DUT: the tester's ports are real NICs; leave them.
         return Ok(Vec::new());
@@ -193,17 +196,37 @@ fn place_tester_ends(ns: Option<&str>, ifaces: &[String]) -> Result<Vec<String>>
         let pids = testbed::napi::thread_napi_in(
             ns,
             i,
-            &[cpu],
+            &cpus,
             testbed::napi::NapiPolicy::Fifo(TESTER_NAPI_PRIO),
         )
         .with_context(|| format!("threaded NAPI for tester end {i}"))?;
+        // One thread per queue, created in queue order.
+        let mut on = Vec::new();
+        for (q, &pid) in pids.iter().enumerate() {
+            let cpu = spread::napi_cpu(q, pids.len(), &cpus);
+            testbed::napi::pin(pid, &[cpu])
+                .with_context(|| format!("pinning napi thread {pid} of {i}"))?;
+            on.push(cpu);
+        }
         let defer = defer_wakeups(ns, i)?;
         out.push(format!(
-            "{i}: {} NAPI thread(s) on CPU {cpu}, SCHED_FIFO {TESTER_NAPI_PRIO}{defer}",
+            "{i}: {} NAPI thread(s) on CPU(s) {on:?}, SCHED_FIFO {TESTER_NAPI_PRIO}{defer}",
             pids.len()
         ));
     }
     Ok(out)
+}
+
+/// Run `f` (a generator's test run) at [`GENERATOR_PRIO`] when the tester
+/// is pinned, and at the normal policy again after it.
+fn run_realtime<T>(f: impl FnOnce() -> T) -> T {
+    let rt = super::cpu::tester_cpu().is_some()
+        && testbed::napi::schedule(0, testbed::napi::NapiPolicy::Fifo(GENERATOR_PRIO)).is_ok();
+    let r = f();
+    if rt {
+        let _ = testbed::napi::schedule(0, testbed::napi::NapiPolicy::Normal);
+    }
+    r
 }
 
 /// `gro_flush_timeout` (ns) and `napi_defer_hard_irqs` of the tester
@@ -275,6 +298,8 @@ pub(crate) struct Engine {
     gen: Option<Generator>,
     counter: Counter,
     gap: Option<GapArm>,
+    /// Generators on the other tester CPUs (`--tester-cpus`).
+    helpers: Vec<spread::Helper>,
 }
 
 impl Engine {
@@ -299,6 +324,11 @@ impl Engine {
         let rx_ifindex = ifindex.clone();
         let counter = Counter::new(n_streams, 1 << 20, &rx_ifindex)?;
         let placement = place_tester_ends(netns.as_deref(), ifaces)?;
+        let helpers = super::cpu::tester_cpus()
+            .iter()
+            .skip(1)
+            .map(|&cpu| spread::Helper::start(cpu, netns.clone(), n_streams))
+            .collect::<Result<Vec<_>>>()?;
         Ok(Engine {
             netns,
             placement,
@@ -309,6 +339,7 @@ impl Engine {
             gen: None,
             counter,
             gap,
+            helpers,
         })
     }
 
@@ -431,13 +462,11 @@ impl Engine {
         };
         let before = self.veth_drops();
         super::noise::arm_for(self.gap.as_ref(), &job.phases);
-        let rt = super::cpu::tester_cpu().is_some()
-            && testbed::napi::schedule(0, testbed::napi::NapiPolicy::Fifo(GENERATOR_PRIO)).is_ok();
-        let sent = self.gen.as_mut().expect("loaded").run(&plan);
-        if rt {
-            let _ = testbed::napi::schedule(0, testbed::napi::NapiPolicy::Normal);
-        }
-        let sent = sent?;
+        let sent = if self.helpers.is_empty() {
+            run_realtime(|| self.gen.as_mut().expect("loaded").run(&plan))?
+        } else {
+            self.run_spread(&plan, &job)?
+        };
         self.counter.drain(
             sent.sent,
             Duration::from_millis(5),
@@ -446,7 +475,9 @@ impl Engine {
         );
         let wire = self.veth_drops().since(&before);
         let counts = self.counter.read(&sent.stream_frames);
-        let lost_bits = timeline.then(|| {
+        // The timeline maps frames to times by one generator's round
+        // robin: not with several.
+        let lost_bits = (timeline && self.helpers.is_empty()).then(|| {
             sent.stream_frames
                 .iter()
                 .enumerate()
@@ -468,6 +499,42 @@ impl Engine {
 }
 
 impl Engine {
+    /// `plan` over this thread's generator and the helpers', started at
+    /// the same time; their results as one.
+    fn run_spread(&mut self, plan: &Plan, job: &XdpJob) -> Result<Sent> {
+        let parts = spread::split_plan(plan, 1 + self.helpers.len())?;
+        let frames: Vec<(u32, usize, Frame)> = job
+            .templates
+            .iter()
+            .enumerate()
+            .map(|(k, t)| {
+                let f = Frame::from_layout(&t.bytes, &t.layout);
+                ((k / job.nsizes) as u32, k % job.nsizes, f)
+            })
+            .collect();
+        // Time for every helper to write its frames before the start.
+        let start_ns = bpf::mono_ns() + plan.lead.as_nanos() as u64 + 5_000_000;
+        let mut parts = parts.into_iter();
+        let mut own = parts.next().expect("one part per generator");
+        for (h, part) in self.helpers.iter().zip(parts) {
+            h.send(spread::Share {
+                plan: part,
+                frames: frames.clone(),
+                nsizes: job.nsizes,
+                start_ns,
+            })?;
+        }
+        own.lead = Duration::from_nanos(start_ns.saturating_sub(bpf::mono_ns()));
+        let mine = run_realtime(|| self.gen.as_mut().expect("loaded").run(&own));
+        // Every helper's answer, also when this one failed.
+        let theirs: Vec<Result<Sent>> = self.helpers.iter().map(|h| h.wait()).collect();
+        let mut all = vec![mine?];
+        for r in theirs {
+            all.push(r?);
+        }
+        Ok(spread::merge(all))
+    }
+
     /// The tester ends' veth drop counters, summed over ends and queues.
     fn veth_drops(&self) -> WireDrops {
         let mut w = WireDrops::default();
