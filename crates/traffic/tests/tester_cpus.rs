@@ -126,3 +126,35 @@ fn scaling() {
     println!("tcpus ratio={:.2}", max[1] / max[0]);
     traffic::cpu::set_tester_cpu(None);
 }
+
+/// Trials at a ladder of rates (`SR_TCPUS_RATES`, frames/s) in loopback on
+/// the last two CPUs, 64 B, 0.3 s: what limits two tester CPUs (prints).
+#[test]
+#[ignore]
+fn ladder() {
+    if !testbed::require_root("ladder") {
+        return;
+    }
+    let Some(cpus) = two_cpus() else {
+        return;
+    };
+    let _one = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    traffic::cpu::set_tester_cpus(&cpus);
+    let ns = Netns::new("tc4").unwrap();
+    let (veth, plan) = wire(&ns, 2, 2);
+    let mut t = NetTrial::new(plan, None, traffic::TrafficOptions::default()).unwrap();
+    let rates =
+        std::env::var("SR_TCPUS_RATES").unwrap_or_else(|_| "1000000,3000000,6000000".into());
+    for r in rates.split(',') {
+        let rate: f64 = r.parse().unwrap();
+        let spec = TrialSpec::constant(rate, Duration::from_millis(300), FrameSize::Fixed(64));
+        let o = t.run(&spec).unwrap();
+        println!(
+            "tcpus_ladder offered={rate:.0} achieved={:.0} sent={} received={} lost={} limited={:?} fault={:?}",
+            o.achieved_tx_rate_fps, o.sent, o.received, o.lost, o.tester_limit_reason, o.measurement_fault
+        );
+    }
+    drop(t);
+    drop(veth);
+    traffic::cpu::set_tester_cpu(None);
+}

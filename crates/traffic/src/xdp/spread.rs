@@ -62,8 +62,17 @@ pub(crate) fn split_plan(plan: &Plan, n: usize) -> Result<Vec<Plan>> {
 
 /// What `n` generators did, as one: frames summed (each stream counted by
 /// the one generator that sent it), times and pauses the worst of any.
-/// The loss timeline's clocks are the first generator's.
+/// The sending time is the longest of any generator's, from the earliest
+/// first frame: each sent its share over its own span, and a generator
+/// whose call began a few ms after the others (a test run's set-up waits
+/// for the other CPUs) offered its share late, not slower. The loss
+/// timeline's clocks are the first generator's.
 pub(crate) fn merge(parts: Vec<Sent>) -> Sent {
+    let span = parts
+        .iter()
+        .map(|s| s.last_ns.saturating_sub(s.first_ns))
+        .max()
+        .unwrap_or(0);
     let mut it = parts.into_iter();
     let mut m = it.next().unwrap_or_default();
     for s in it {
@@ -95,6 +104,7 @@ pub(crate) fn merge(parts: Vec<Sent>) -> Sent {
         m.last_error = m.last_error.or(s.last_error);
         m.calls += s.calls;
     }
+    m.last_ns = m.first_ns.saturating_add(span);
     m
 }
 
@@ -302,7 +312,24 @@ mod tests {
         assert_eq!((m.sent, m.planned), (19, 20));
         assert_eq!(m.port_frames, [9, 10]);
         assert_eq!(m.stream_frames, [5, 4, 5, 5]);
+        // From the earliest first frame, the longest span (b's 905 ns).
         assert_eq!((m.first_ns, m.last_ns, m.t0_ns), (95, 1000, 90));
+        let late = Sent {
+            first_ns: 400,
+            last_ns: 1100,
+            ..Sent::default()
+        };
+        let early = Sent {
+            first_ns: 100,
+            last_ns: 900,
+            ..Sent::default()
+        };
+        let skewed = merge(vec![late, early]);
+        assert_eq!(
+            (skewed.first_ns, skewed.last_ns),
+            (100, 900),
+            "a late start is no slower rate"
+        );
         assert_eq!((m.max_lag_ns, m.stalls, m.long_stall_ns), (7, 3, 8));
         assert_eq!((m.errors, m.last_error, m.calls), (1, Some("x"), 2));
     }
