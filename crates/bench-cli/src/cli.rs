@@ -93,6 +93,11 @@ pub struct BenchArgs {
     /// medians with their range (default 1).
     #[arg(long, value_name = "N")]
     pub repeat: Option<u32>,
+    /// CPUs for the xdp tester, the last N (default 1): one generator and
+    /// one receive queue each; the DUT keeps the others. Every sending
+    /// port needs a multiple of N flows (--flows).
+    #[arg(long, value_name = "N")]
+    pub tester_cpus: Option<u32>,
     /// The DUT the comparison divides by (its name in the tables, e.g.
     /// linux); default: the last DUT run.
     #[arg(long, value_name = "DUT")]
@@ -319,6 +324,7 @@ fn apply_flags(args: &BenchArgs, s: &mut Settings) -> Result<()> {
     set(&mut s.flows, args.flows.as_ref());
     set(&mut s.queues, args.queues.as_ref());
     set(&mut s.repeat, args.repeat.as_ref());
+    set(&mut s.tester_cpus, args.tester_cpus.as_ref());
     set_some(&mut s.trial_seconds, args.trial_seconds.as_ref());
     set_some(&mut s.pause_seconds, args.pause_seconds.as_ref());
     set_some(&mut s.drain_seconds, args.drain_seconds.as_ref());
@@ -863,6 +869,36 @@ mod tests {
         let err = build_settings(&parse(&["--repeat", "0"]).unwrap()).unwrap_err();
         assert!(format!("{err:#}").contains("repeat"), "{err:#}");
         assert!(parse(&["--repeat", "x"]).is_err());
+    }
+
+    /// `--tester-cpus N` sets the tester's CPUs (default 1), the file's
+    /// `tester_cpus` too; 0, or several with a tester other than xdp or
+    /// without pinning, is refused naming the field.
+    #[test]
+    fn tester_cpus_flag_and_file_key() {
+        let s = build_settings(&parse(&["--dut", "floor,linux", "--tester-cpus", "2"]).unwrap())
+            .unwrap();
+        assert_eq!(s.iter().map(|s| s.tester_cpus).collect::<Vec<_>>(), [2, 2]);
+        let one = build_settings(&parse(&["--dut", "linux"]).unwrap()).unwrap();
+        assert_eq!(one[0].tester_cpus, 1);
+        let dir = tempfile::tempdir().unwrap();
+        let exp = dir.path().join("e.toml");
+        std::fs::write(&exp, "tester_cpus = 3\n").unwrap();
+        let e = exp.to_str().unwrap();
+        let file = build_settings(&parse(&["-e", e]).unwrap()).unwrap();
+        assert_eq!(file[0].tester_cpus, 3);
+        for bad in [
+            &["--tester-cpus", "0"][..],
+            &["--tester-cpus", "2", "--tester", "afxdp"],
+            &["--tester-cpus", "2", "--no-pin"],
+        ] {
+            let err = build_settings(&parse(bad).unwrap()).unwrap_err();
+            assert!(
+                format!("{err:#}").contains("tester_cpus"),
+                "{bad:?}: {err:#}"
+            );
+        }
+        assert!(parse(&["--tester-cpus", "x"]).is_err());
     }
 
     #[test]

@@ -47,14 +47,23 @@ pub fn run(runs: &[Settings], opts: &RunOptions) -> Result<BenchResults> {
     let backend = first.tester;
 
     // Tester and DUT on separate CPUs, as two boxes would be.
-    let split = if first.pin_cpus {
-        traffic::cpu::split()
+    let n = first.tester_cpus.max(1) as usize;
+    let cpus = if first.pin_cpus {
+        traffic::cpu::split_n(&traffic::cpu::allowed_cpus(), n)
     } else {
         None
     };
-    traffic::cpu::set_tester_cpu(split.as_ref().map(|s| s.0));
-    let mut placement = match &split {
-        Some((t, d)) => format!("tester threads on CPU {t}, DUT on CPU(s) {d:?}"),
+    if first.pin_cpus && cpus.is_none() && n > 1 {
+        anyhow::bail!(
+            "tester_cpus = {n}: this machine has {} CPU(s) for the bench, and the DUT needs one",
+            traffic::cpu::allowed_cpus().len()
+        );
+    }
+    traffic::cpu::set_tester_cpus(cpus.as_ref().map_or(&[][..], |c| &c.0[..]));
+    // The DUT launchers place the tester's side by its first CPU.
+    let split = cpus.as_ref().map(|(t, d)| (t[0], d.clone()));
+    let mut placement = match &cpus {
+        Some((t, d)) => format!("tester threads on CPU(s) {t:?}, DUT on CPU(s) {d:?}"),
         None => "CPU placement left to the scheduler".to_string(),
     };
     eprintln!("softrouter bench: {placement}");
@@ -368,8 +377,9 @@ fn calibrate_tester(
         ..DutOptions::default()
     };
     let floor = dut::start(&DutSettings::Floor {}, Pattern::OneToOne, &opts).and_then(|d| {
+        // One flow per tester CPU: each generator sends its own.
         let c = traffic::calibrate_through(
-            d.plan(v6, 1),
+            d.plan(v6, first.tester_cpus.max(1)),
             Some(d.probe()),
             &first.sizes,
             traffic::FLOOR,

@@ -72,6 +72,12 @@ pub struct Settings {
     /// Tester threads on the last CPU, the DUT on the others (default
     /// true; `--no-pin`: placement left to the scheduler).
     pub pin_cpus: bool,
+    /// CPUs for the tester (the last ones; default 1; `--tester-cpus N`):
+    /// with the xdp tester, one generator and one receive queue each
+    /// (`traffic::xdp`), for rates one CPU cannot send and count. The DUT
+    /// keeps at least one CPU; every sending port needs a multiple of N
+    /// flows. Needs `pin_cpus`.
+    pub tester_cpus: u32,
     /// Idle-priority CPU soakers on the DUT's CPUs measure its CPU use
     /// (default false; `--soak`). Needs `pin_cpus`. Off by default: the
     /// kernel's fair server runs them for up to 50 ms of each second a
@@ -169,6 +175,7 @@ impl Default for Settings {
             dut: DutSettings::default(),
             tester: TesterBackend::default(),
             pin_cpus: true,
+            tester_cpus: 1,
             soak: false,
             profile_stages: false,
             tests: vec![TestKind::Throughput, TestKind::Latency],
@@ -338,6 +345,15 @@ impl Settings {
         }
         for (i, p) in self.paper.iter().enumerate() {
             p.validate().map_err(|m| (format!("paper.{i}"), m))?;
+        }
+        if self.tester_cpus == 0 {
+            return bad("tester_cpus", "must be at least 1".into());
+        }
+        if self.tester_cpus > 1 && !(self.pin_cpus && self.tester.counts_in_xdp()) {
+            return bad(
+                "tester_cpus",
+                "several tester CPUs need the xdp tester and pin_cpus = true".into(),
+            );
         }
         if self.soak && !self.pin_cpus {
             return bad(
@@ -685,6 +701,7 @@ interfaces = ["a", "b", "c", "d"]
             },
             tester: TesterBackend::AfXdp,
             pin_cpus: false,
+            tester_cpus: 1,
             soak: false,
             profile_stages: false,
             tests: vec![TestKind::Recovery, TestKind::Loss],
