@@ -265,9 +265,12 @@ fn calibrate_size(t: &mut NetTrial, size: FrameSize) -> Result<SizeCalibration> 
     let (mut lo, mut hi) = (0.0f64, gen_max);
     let mut rate = gen_max * 0.97;
     for _ in 0..8 {
-        let o = run(rate)?;
-        let pass = o.lost == 0 && !o.tester_limited && o.sent > 0;
-        tracing::debug!(rate, pass, lost = o.lost, reason = ?o.tester_limit_reason, "calibration trial");
+        let pass = holds(|| {
+            let o = run(rate)?;
+            let pass = o.lost == 0 && !o.tester_limited && o.sent > 0;
+            tracing::debug!(rate, pass, lost = o.lost, reason = ?o.tester_limit_reason, "calibration trial");
+            Ok(pass)
+        })?;
         if pass {
             lo = rate;
         } else {
@@ -310,9 +313,35 @@ fn calibrate_size(t: &mut NetTrial, size: FrameSize) -> Result<SizeCalibration> 
     })
 }
 
+/// Whether the tester holds a rate: a trial that passes, or, after one
+/// that failed, a second that passes. Why twice: one host stall in a
+/// 300 ms trial fails it at any rate, and a bisection step that believed
+/// it lowered the maximum for good (through the floor DUT three runs gave
+/// 0.88, 1.16 and 1.55 Mfps); a rate beyond the tester fails both.
+fn holds(mut trial: impl FnMut() -> Result<bool>) -> Result<bool> {
+    Ok(trial()? || trial()?)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_failed_trial_is_tried_again_two_decide() {
+        let seq = |answers: &[bool]| {
+            let mut it = answers.iter().copied();
+            let mut n = 0;
+            let r = holds(|| {
+                n += 1;
+                Ok(it.next().unwrap())
+            })
+            .unwrap();
+            (r, n)
+        };
+        assert_eq!(seq(&[true]), (true, 1));
+        assert_eq!(seq(&[false, true]), (true, 2), "a stall once");
+        assert_eq!(seq(&[false, false]), (false, 2), "beyond the tester");
+    }
 
     fn cal(path: &str, sizes: &[(usize, f64)]) -> Calibration {
         Calibration {
