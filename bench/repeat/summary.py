@@ -14,9 +14,15 @@ import statistics
 import sys
 
 out, files = sys.argv[1], sys.argv[2:]
-rates, ratios, medians = {}, {}, {}
+rates, ratios, medians, hosts = {}, {}, {}, []
 for f in files:
     doc = json.load(open(f))
+    # How fast the host was before each DUT's run (absent in older files),
+    # beside the DUT's cost: what moves between runs that no search removes.
+    for run in doc["runs"]:
+        hp = run["meta"].get("host_probe")
+        hosts.append({"file": f, "dut": run["meta"]["dut"].get("name") or run["meta"]["dut"]["kind"],
+                      "round": run["meta"].get("round", 1), "host_probe": hp})
     # `--repeat N` files: the medians of their rounds (`repeats[]`).
     for row in doc.get("repeats") or []:
         for d in row["duts"]:
@@ -79,4 +85,12 @@ if medians:
             print(f"{who:18s} {size:10s} {goal:8s} {shown}  max dev {dev:.1f} %")
         summary["repeat_medians"].append({"who": who, "size": size, "goal": goal, "values": v,
                                           "max_dev_pct": dev})
+probed = [h for h in hosts if h["host_probe"]]
+if probed:
+    print("host probe before each run (ns: ALU step, load within the caches, load beyond them):")
+    for h in probed:
+        p = h["host_probe"]
+        print(f'{h["file"].rsplit("/", 1)[-1]:28s} {h["dut"]:18s} round {h["round"]}  '
+              f'{p["alu_ns"]:.2f}  {p["cache_load_ns"]:.1f}  {p["memory_load_ns"]:.0f}')
+    summary["host_probes"] = probed
 json.dump(summary, open(out, "w"), indent=2)

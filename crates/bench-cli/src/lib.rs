@@ -5,7 +5,8 @@
 //! - [`run`]: one run of the bench as those settings describe it: CPU
 //!   placement, the tester's calibration, each DUT on a fresh testbed with
 //!   its tests, and the outputs (tables, JSON, CSV, chart, HTML report);
-//! - [`report`]: `softrouter report`, the HTML page of results files.
+//! - [`report`]: `softrouter report`, the HTML page of results files;
+//! - `host_probe`: how fast the host was before each DUT's run.
 //!
 //! Why a crate of its own: it is the one part that uses every other part
 //! of the bench, and the one the `softrouter` binary links, behind its
@@ -15,5 +16,6 @@
 //! ([`run::run`]).
 
 pub mod cli;
+mod host_probe;
 pub mod report;
 pub mod run;

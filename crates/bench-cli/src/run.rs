@@ -265,6 +265,9 @@ fn run_one(
     at: &Position,
 ) -> Result<RunResults> {
     let mut meta = RunMeta::now();
+    let probe = crate::host_probe::measure(opts.dut_cpus.as_ref().and_then(|c| c.first().copied()));
+    eprintln!("softrouter bench: {probe}");
+    meta.host_probe = Some(probe);
     let kind = settings.dut.kind();
     eprintln!("softrouter bench: starting DUT {kind} ({at}) ...");
     let dut = dut::start(&settings.dut, settings.pattern, opts)?;

@@ -95,6 +95,36 @@ pub struct RunMeta {
     /// tell two runs' setups apart. Empty in files written before.
     #[serde(default, skip_serializing_if = "Provenance::is_empty")]
     pub provenance: Provenance,
+    /// The host probe timed on the DUT's CPU before this run (absent in
+    /// files written before it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_probe: Option<HostProbe>,
+}
+
+/// A fixed workload timed on one CPU before a run: how fast the host was
+/// (the bench's runner measures it, `bench-cli`'s `host_probe` says why).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct HostProbe {
+    /// The CPU it ran on (the DUT's first), if it was pinned.
+    pub cpu: Option<usize>,
+    /// ns per step of a dependent multiply-add chain: the clock.
+    pub alu_ns: f64,
+    /// ns per load of a dependent walk through 4 MiB (within the caches).
+    pub cache_load_ns: f64,
+    /// ns per load of a dependent walk through 128 MiB (beyond them).
+    pub memory_load_ns: f64,
+}
+
+impl std::fmt::Display for HostProbe {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let on = self.cpu.map_or(String::new(), |c| format!(" on CPU {c}"));
+        write!(
+            f,
+            "host probe{on}: ALU step {:.2} ns, load {:.1} ns within the caches (4 MiB), \
+             {:.0} ns beyond them (128 MiB)",
+            self.alu_ns, self.cache_load_ns, self.memory_load_ns
+        )
+    }
 }
 
 /// The build, machine and command line behind a run.

@@ -1,0 +1,130 @@
+//! A fixed workload timed on the DUT's CPU before each DUT's run: how fast
+//! this host was when the figures beside it were measured.
+//!
+//! Why: on a shared VM the host's own load moves every DUT's cost. Three
+//! quick runs of the same command, minutes apart on an otherwise idle
+//! machine, measured the Linux DUT at 3,086, 3,835 and 6,208 cycles a
+//! packet at its NDR, and the tester's loopback maximum (a fixed program)
+//! at 3.5-5.0 Mfps; a tight ALU loop on the same vCPU kept its best time
+//! throughout, so the clock did not change: what changed is what the
+//! host's other tenants did to its caches, memory and scheduling, which
+//! the guest cannot see (steal time reads 0 here). The probe times what
+//! such a host moves: a dependent walk through memory larger than the
+//! caches, one within them, and the ALU loop as the reference. Reported,
+//! never used to correct or discard a result.
+
+use std::time::Instant;
+
+use bench::results::HostProbe;
+
+/// Dependent loads per walk.
+const STEPS: usize = 1 << 20;
+/// Repetitions of each measure (the median is reported).
+const REPEATS: usize = 3;
+
+/// Time the workload on `cpu` (the calling thread is moved there for the
+/// probe and back after; `None`: wherever it runs).
+pub fn measure(cpu: Option<usize>) -> HostProbe {
+    let moved = cpu.and_then(|c| {
+        let before = testbed::napi::affinity(0).ok()?;
+        testbed::napi::pin(0, &[c]).ok()?;
+        Some(before)
+    });
+    let probe = HostProbe {
+        cpu,
+        alu_ns: median(|| alu_ns_per_step(1 << 20)),
+        cache_load_ns: median(|| walk_ns_per_load(&ring(4 << 20))),
+        memory_load_ns: median(|| walk_ns_per_load(&ring(128 << 20))),
+    };
+    if let Some(before) = moved {
+        let _ = testbed::napi::pin(0, &before);
+    }
+    probe
+}
+
+fn median(mut f: impl FnMut() -> f64) -> f64 {
+    let mut v: Vec<f64> = (0..REPEATS).map(|_| f()).collect();
+    v.sort_by(f64::total_cmp);
+    v[REPEATS / 2]
+}
+
+/// A 64-bit LCG step: one multiply and one add, each depending on the last.
+fn alu_ns_per_step(n: u64) -> f64 {
+    let t = Instant::now();
+    let mut x = 1u64;
+    for _ in 0..n {
+        x = std::hint::black_box(
+            x.wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407),
+        );
+    }
+    std::hint::black_box(x);
+    t.elapsed().as_nanos() as f64 / n as f64
+}
+
+/// One random cycle through `bytes` of `u32` slots, a slot per 64-byte
+/// line (so every load misses the line before it), in a fixed order.
+fn ring(bytes: usize) -> Vec<u32> {
+    let stride = 16; // u32 slots a cache line
+    let lines = bytes / 64;
+    // A fixed permutation of the lines (xorshift Fisher-Yates).
+    let mut order: Vec<u32> = (0..lines as u32).collect();
+    let mut s = 0x9e37_79b9_7f4a_7c15u64;
+    for i in (1..lines).rev() {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        order.swap(i, (s % (i as u64 + 1)) as usize);
+    }
+    let mut v = vec![0u32; lines * stride];
+    for w in 0..lines {
+        let (from, to) = (order[w] as usize, order[(w + 1) % lines] as usize);
+        v[from * stride] = (to * stride) as u32;
+    }
+    v
+}
+
+fn walk_ns_per_load(ring: &[u32]) -> f64 {
+    let mut i = 0usize;
+    // One lap untimed: the walk's pages mapped and its lines where they
+    // settle.
+    for _ in 0..ring.len() / 16 {
+        i = ring[i] as usize;
+    }
+    let t = Instant::now();
+    for _ in 0..STEPS {
+        i = ring[i] as usize;
+    }
+    std::hint::black_box(i);
+    t.elapsed().as_nanos() as f64 / STEPS as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every line is visited once a lap: the walk cannot shortcut through
+    /// a small cycle that stays in the cache.
+    #[test]
+    fn the_ring_is_one_cycle_through_every_line() {
+        let r = ring(64 * 1000);
+        let (mut i, mut seen) = (0usize, std::collections::BTreeSet::new());
+        for _ in 0..1000 {
+            assert!(seen.insert(i), "line {} twice in a lap", i / 16);
+            i = r[i] as usize;
+        }
+        assert_eq!((i, seen.len()), (0, 1000));
+    }
+
+    /// Memory beyond the caches is slower to walk than memory within them,
+    /// and both than an ALU step (orders of magnitude apart on any host,
+    /// so this holds on a noisy one).
+    #[test]
+    fn memory_is_slower_than_cache_and_cache_than_alu() {
+        let p = measure(None);
+        assert!(
+            p.memory_load_ns > p.cache_load_ns && p.cache_load_ns > p.alu_ns && p.alu_ns > 0.0,
+            "{p:?}"
+        );
+    }
+}
