@@ -60,6 +60,7 @@ pub fn run(runs: &[Settings], opts: &RunOptions) -> Result<BenchResults> {
         );
     }
     traffic::cpu::set_tester_cpus(cpus.as_ref().map_or(&[][..], |c| &c.0[..]));
+    traffic::cpu::set_dut_cpus(cpus.as_ref().map_or(&[][..], |c| &c.1[..]));
     // The DUT launchers place the tester's side by its first CPU.
     let split = cpus.as_ref().map(|(t, d)| (t[0], d.clone()));
     let mut placement = match &cpus {

@@ -19,6 +19,8 @@
 //! - [`cpu_latency`]: the CPUs kept out of deep idle for a run (PM QoS).
 //! - [`journal`]: what this process changed (namespaces, global
 //!   settings), on disk, so the next process undoes it after a SIGKILL.
+//! - [`placement`]: how far apart the host placed two CPUs (a cache
+//!   line's round trip), and waiting for the near placement.
 //! - [`napi`]: threaded NAPI: a veth end's receive work in kthreads
 //!   pinned to its owner's CPUs (the tester's at a real-time priority).
 //! - [`rps`]: a veth end's receive processing on its owner's CPUs (so
@@ -32,6 +34,7 @@ pub mod journal;
 pub mod link;
 pub mod napi;
 pub mod netns;
+pub mod placement;
 mod root;
 pub mod rps;
 pub mod shield;

@@ -272,13 +272,18 @@ fn tester_held(o: &bench::search::TrialOutcome, through_dut: bool) -> bool {
 }
 
 fn calibrate_size(t: &mut NetTrial, size: FrameSize, through_dut: bool) -> Result<SizeCalibration> {
-    let mut trials = 0;
-    let mut run = |rate: f64| -> Result<bench::search::TrialOutcome> {
-        trials += 1;
-        t.run(&TrialSpec::constant(rate, TRIAL, size.clone()))
-    };
-    let raw = run(ABSURD_FPS)?;
+    // Far beyond the tester: the generator falls behind by design, so
+    // this first trial is not run again for it.
+    let mut trials = 1;
+    let raw = t.run(&TrialSpec::constant(ABSURD_FPS, TRIAL, size.clone()))?;
     let gen_max = raw.achieved_tx_rate_fps;
+    let mut run = |rate: f64| -> Result<bench::search::TrialOutcome> {
+        run_unfaulted(
+            t,
+            &mut trials,
+            &TrialSpec::constant(rate, TRIAL, size.clone()),
+        )
+    };
     let (mut lo, mut hi) = (0.0f64, gen_max);
     let mut rate = gen_max * 0.97;
     for _ in 0..8 {
@@ -306,8 +311,11 @@ fn calibrate_size(t: &mut NetTrial, size: FrameSize, through_dut: bool) -> Resul
         if lo <= 0.0 {
             break;
         }
-        trials += 1;
-        let o = t.run(&TrialSpec::constant(lo, CONFIRM, size.clone()))?;
+        let o = run_unfaulted(
+            t,
+            &mut trials,
+            &TrialSpec::constant(lo, CONFIRM, size.clone()),
+        )?;
         if tester_held(&o, through_dut) {
             break;
         }
@@ -328,6 +336,26 @@ fn calibrate_size(t: &mut NetTrial, size: FrameSize, through_dut: bool) -> Resul
         path: LOOPBACK.to_string(),
         other_paths: Vec::new(),
     })
+}
+
+/// A calibration trial, run again (at most twice more) while it is a
+/// measurement fault: the host paused the generator, or moved the
+/// tester's and the DUT's CPUs apart meanwhile (`super::noise`); such a
+/// trial says nothing of what the tester holds.
+fn run_unfaulted(
+    t: &mut NetTrial,
+    trials: &mut u32,
+    spec: &TrialSpec,
+) -> Result<bench::search::TrialOutcome> {
+    let mut o = t.run(spec)?;
+    *trials += 1;
+    for _ in 0..2 {
+        let Some(f) = &o.measurement_fault else { break };
+        tracing::debug!(rate = spec.rate_fps, fault = %f, "calibration trial run again");
+        o = t.run(spec)?;
+        *trials += 1;
+    }
+    Ok(o)
 }
 
 /// Whether the tester holds a rate: a trial that passes, or, after one

@@ -26,6 +26,23 @@ pub fn set_tester_cpus(cpus: &[usize]) {
     *TESTER_CPUS.lock().unwrap_or_else(|p| p.into_inner()) = cpus.to_vec();
 }
 
+static DUT_CPUS: Mutex<Vec<usize>> = Mutex::new(Vec::new());
+
+/// The DUT's CPUs (empty: not pinned): where the noise meter probes how
+/// far the host placed them from the tester's (`testbed::placement`).
+pub fn set_dut_cpus(cpus: &[usize]) {
+    *DUT_CPUS.lock().unwrap_or_else(|p| p.into_inner()) = cpus.to_vec();
+}
+
+/// The DUT's first CPU, if the DUT is pinned.
+pub fn dut_cpu() -> Option<usize> {
+    DUT_CPUS
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .first()
+        .copied()
+}
+
 /// The configured tester CPU (the first of [`tester_cpus`]).
 pub fn tester_cpu() -> Option<usize> {
     tester_cpus().first().copied()

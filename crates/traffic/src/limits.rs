@@ -72,6 +72,9 @@ pub(crate) struct Seen {
     pub pause: Option<String>,
     /// Steal and the longest receive gap ([`super::noise`]).
     pub noise: Noise,
+    /// The host moved the tester's and the DUT's CPUs apart during the
+    /// trial ([`super::noise::NoiseMeter::moved_apart`]): a fault.
+    pub moved: Option<String>,
 }
 
 impl SendTiming {
@@ -167,6 +170,7 @@ pub(crate) fn outcome(
     let tester_ring = refused + seen.tester_rx;
     let split = split_loss(c.lost, tester_ring, seen.dut_ring, dut_drops);
     let mut faults = seen.faults;
+    faults.extend(seen.moved);
     if split.tester_ring > 0 {
         faults.push(format!(
             "{} lost frames were lost in the tester's own receive path ({} dropped by its \
@@ -371,6 +375,42 @@ mod tests {
         assert!(o.tester_limited);
         assert_eq!(o.tester_limit_reason.as_deref(), Some("missed; paused"));
         assert_eq!(o.measurement_fault, None);
+    }
+
+    /// A trial during which the host moved the tester's and the DUT's
+    /// CPUs apart is run again, whatever it lost; the load was still
+    /// offered as asked, and the tester did not limit it.
+    #[test]
+    fn cpus_moved_apart_is_a_fault_to_run_again_whatever_the_loss() {
+        let spec = TrialSpec::constant(
+            1_000_000.0,
+            std::time::Duration::from_secs(1),
+            bench::sizes::FrameSize::Fixed(64),
+        );
+        for lost in [0, 5000] {
+            let counted = Counted {
+                sent: 1_000_000,
+                received: 1_000_000 - lost,
+                lost,
+                reordered: 0,
+                duplicates: 0,
+                non_test: 0,
+                latency: LatencySummary::default(),
+                timeline: None,
+            };
+            let seen = Seen {
+                dut_ring: lost,
+                moved: Some("moved apart".into()),
+                ..Seen::default()
+            };
+            let o = outcome(&spec, counted, 1e6, Vec::new(), seen, None);
+            assert_eq!(
+                o.measurement_fault.as_deref(),
+                Some("moved apart"),
+                "lost {lost}"
+            );
+            assert!(o.load_held && !o.tester_limited, "lost {lost}");
+        }
     }
 
     #[test]

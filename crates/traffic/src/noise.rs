@@ -1,6 +1,16 @@
 //! Host noise with every trial (issue 18): steal per CPU and the DUT's
 //! longest receive gap ([`tester::gap`]), and the note on a lossy trial
-//! whose gap exceeded what the DUT's ring holds at the offered rate.
+//! whose gap exceeded what the DUT's ring holds at the offered rate; and
+//! how far apart the host placed the tester's and the DUT's CPUs
+//! ([`testbed::placement`]), before and after the trial.
+//!
+//! The placement is the one figure that acts before a trial: the meter
+//! waits (at most [`PLACEMENT_WAIT_TRIAL`] a trial, [`PLACEMENT_WAIT_RUN`]
+//! in all) for the near placement before the traffic starts, and a trial
+//! during which the host moved the CPUs apart is a measurement fault
+//! ([`NoiseMeter::moved_apart`]), run again: the rule is fixed before the
+//! trial, never looks at its loss, is capped, and both the waits and the
+//! repeats are reported.
 //!
 //! Why here, for every backend and DUT kind: both figures are the host's,
 //! not a DUT's (steal is /proc/stat's; the gap is read on the DUT's veth
@@ -10,6 +20,8 @@
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
+
+use testbed::placement::{self, Placement};
 
 use bench::plan::TrafficPlan;
 use bench::search::Noise;
@@ -28,12 +40,27 @@ const WINDOW_SLACK: Duration = Duration::from_millis(20);
 /// Said once per process when the gap cannot be measured.
 static WARNED: AtomicBool = AtomicBool::new(false);
 
+/// The longest wait for the near placement before one trial.
+pub(crate) const PLACEMENT_WAIT_TRIAL: Duration = Duration::from_secs(20);
+/// The longest wait for it in all, over one DUT's run (a meter's life):
+/// a host that keeps the CPUs apart for minutes slows a run by at most
+/// this, and the trials after it run where they are, reported.
+pub(crate) const PLACEMENT_WAIT_RUN: Duration = Duration::from_secs(60);
+
 /// Steal and receive gaps over one trial.
 pub(crate) struct NoiseMeter {
     gap: Option<GapMeter>,
     /// The DUT's receive ring, frames, when the bench knows it (a veth).
     ring: Option<u64>,
     stat: Option<BTreeMap<u32, CpuTimes>>,
+    /// The tester's and the DUT's CPUs, when both are pinned and there is
+    /// a DUT between them.
+    cpus: Option<(usize, usize)>,
+    /// The placement before the trial, and after it.
+    before: Option<Placement>,
+    after: Option<Duration>,
+    /// Waited for the near placement so far.
+    waited: Duration,
 }
 
 impl NoiseMeter {
@@ -70,10 +97,17 @@ impl NoiseMeter {
                 }
             }
         };
+        let cpus = super::cpu::tester_cpu()
+            .zip(super::cpu::dut_cpu())
+            .filter(|_| !devs.is_empty());
         NoiseMeter {
             gap,
             ring: (!devs.is_empty()).then_some(VETH_RING_FRAMES),
             stat: None,
+            cpus,
+            before: None,
+            after: None,
+            waited: Duration::ZERO,
         }
     }
 
@@ -82,9 +116,44 @@ impl NoiseMeter {
         self.gap.as_ref().map(GapMeter::arm_handle)
     }
 
-    /// Before the trial.
+    /// Before the trial: wait (capped) for the near placement.
     pub(crate) fn begin(&mut self) {
+        self.before =
+            self.cpus.map(|(t, d)| {
+                let cap = PLACEMENT_WAIT_TRIAL.min(PLACEMENT_WAIT_RUN.saturating_sub(self.waited));
+                let p = placement::wait_until_near(t, d, cap);
+                self.waited += p.waited;
+                if p.waited >= Duration::from_secs(1) {
+                    let rt = p
+                        .round_trip
+                        .map_or("?".into(), |r| format!("{} ns", r.as_nanos()));
+                    eprintln!(
+                    "softrouter bench: waited {:.1} s for the host to place CPUs {t} and {d} near \
+                     (round trip now {rt}{})",
+                    p.waited.as_secs_f64(),
+                    if p.near { "" } else { ", still far: running the trial there" }
+                );
+                }
+                p
+            });
+        self.after = None;
         self.stat = read_stat();
+    }
+
+    /// After the traffic: the host moved the tester's and the DUT's CPUs
+    /// apart during the trial (near before, far after), as a measurement
+    /// fault to run again. Call after [`NoiseMeter::end`].
+    pub(crate) fn moved_apart(&self) -> Option<String> {
+        let before = self.before?;
+        let after = self.after?;
+        (before.near && !placement::is_near(after)).then(|| {
+            format!(
+                "the host moved the tester's and the DUT's CPUs apart during the trial (a cache \
+                 line's round trip {} ns before, {} ns after)",
+                before.round_trip.map_or(0, |r| r.as_nanos()),
+                after.as_nanos()
+            )
+        })
     }
 
     /// After the trial: steal since [`NoiseMeter::begin`], the longest gap
@@ -115,6 +184,12 @@ impl NoiseMeter {
         });
         let mut n = noise(steal, gap.map(|g| g.0), self.ring, rate_fps, lost);
         n.longest_rx_gap_at_ms = gap.map(|g| g.1);
+        self.after = self.cpus.and_then(|(t, d)| placement::round_trip(t, d));
+        if let Some(b) = self.before {
+            n.cpu_round_trip_ns = b.round_trip.map(|r| r.as_nanos() as f64);
+            n.placement_wait_ms = Some(b.waited.as_secs_f64() * 1e3);
+        }
+        n.cpu_round_trip_after_ns = self.after.map(|r| r.as_nanos() as f64);
         n
     }
 }
@@ -194,5 +269,56 @@ mod tests {
         assert_eq!(noise(vec![], None, Some(256), 1e6, 5).note, None);
         let n = noise(vec![], Some(1e6), None, 1e6, 5);
         assert_eq!((n.note, n.ring_holds_us), (None, None));
+    }
+
+    fn meter(before: Option<Placement>, after: Option<Duration>) -> NoiseMeter {
+        NoiseMeter {
+            gap: None,
+            ring: None,
+            stat: None,
+            cpus: Some((1, 0)),
+            before,
+            after,
+            waited: Duration::ZERO,
+        }
+    }
+
+    /// Near before and far after is the one case that is a fault; the
+    /// placement reference is a real probe of this machine's CPUs.
+    #[test]
+    fn a_trial_is_moved_apart_only_from_near_to_far() {
+        let cpus = testbed::napi::affinity(0).unwrap_or_default();
+        if cpus.len() < 2 {
+            eprintln!("SKIP a_trial_is_moved_apart_only_from_near_to_far: needs two CPUs");
+            return;
+        }
+        let rt = (0..5)
+            .find_map(|_| placement::round_trip(cpus[0], cpus[1]))
+            .expect("a round trip in five tries");
+        let near = Placement {
+            round_trip: Some(rt),
+            waited: Duration::ZERO,
+            near: true,
+        };
+        let far_rt = rt * 100;
+        let far = Placement {
+            round_trip: Some(far_rt),
+            near: false,
+            ..near
+        };
+        let f = meter(Some(near), Some(far_rt))
+            .moved_apart()
+            .expect("a fault");
+        assert!(
+            f.contains("moved the tester's and the DUT's CPUs apart"),
+            "{f}"
+        );
+        assert_eq!(meter(Some(near), Some(rt)).moved_apart(), None);
+        // Far from the start (the wait was capped): reported, not a fault.
+        assert_eq!(meter(Some(far), Some(far_rt)).moved_apart(), None);
+        assert_eq!(meter(Some(far), Some(rt)).moved_apart(), None);
+        // Not measured.
+        assert_eq!(meter(None, Some(far_rt)).moved_apart(), None);
+        assert_eq!(meter(Some(near), None).moved_apart(), None);
     }
 }

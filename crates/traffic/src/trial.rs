@@ -106,15 +106,17 @@ impl Trial for NetTrial {
         let rep = done.analyzer.finish(&g.sent);
 
         let planned = per_port * self.send_ports.len() as u64;
+        let noise = self
+            .noise
+            .end(spec.rate_fps, rep.lost)
+            .with_generator_pauses(g.long_stall_ns, g.long_stalls, g.max_stall_ns);
         let seen = Seen {
             dut_ring: g.refused,
             tester_rx: rx_drops,
             faults: faults(sent_total, planned, g.fell_behind, gen::own_limits(&g)),
             pause: pause_fault(spec, &SendTiming::from_gen(&g)),
-            noise: self
-                .noise
-                .end(spec.rate_fps, rep.lost)
-                .with_generator_pauses(g.long_stall_ns, g.long_stalls, g.max_stall_ns),
+            noise,
+            moved: self.noise.moved_apart(),
         };
         let own = gen::own_limits(&g);
         let (achieved, reasons) = self.tester_limits(

@@ -174,6 +174,19 @@ pub struct Noise {
     pub generator_pauses: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub generator_longest_pause_us: Option<f64>,
+    /// The round trip of a cache line between the tester's and the DUT's
+    /// CPUs just before the trial's traffic, ns (`testbed::placement`):
+    /// how far apart the host had placed them (here ~50-65 ns when they
+    /// share a cache, ~290-350 when not). `None` when not measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_round_trip_ns: Option<f64>,
+    /// The same just after the traffic.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_round_trip_after_ns: Option<f64>,
+    /// How long the trial waited for the host to place those CPUs near
+    /// before it started, ms.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placement_wait_ms: Option<f64>,
 }
 
 impl Noise {

@@ -99,15 +99,17 @@ impl NetTrial {
                 out.counts.beyond
             ));
         }
+        let noise = self
+            .noise
+            .end(spec.rate_fps, out.counts.lost)
+            .with_generator_pauses(s.long_stall_ns, s.long_stalls, s.max_stall_ns);
         let seen = Seen {
             dut_ring: out.wire.dut_ring_full,
             tester_rx: out.wire.tester_rx_drops,
             faults: faults(s.sent, s.planned, false, own.clone()),
             pause: pause_fault(spec, &timing),
-            noise: self
-                .noise
-                .end(spec.rate_fps, out.counts.lost)
-                .with_generator_pauses(s.long_stall_ns, s.long_stalls, s.max_stall_ns),
+            noise,
+            moved: self.noise.moved_apart(),
         };
         let (achieved, reasons) = self.tester_limits(spec, &phases, per_port, &timing, |_| 1, own);
         if out.counts.clock_errors > 0 {
