@@ -10,4 +10,8 @@ export PATH="$HOME/.cargo/bin:$PATH"
 # (test profile, optimised), not a separate release build.
 # No harness flags: criterion benches (run once each in test mode) reject
 # them; netns tests serialize themselves where they must.
+# The bench's runs in the tests check behaviour, not figures: no waiting
+# for the host to place the tester's and the DUT's CPUs near (up to a
+# minute a DUT's run; `docs/reading-results.md`).
+export SOFTROUTER_PLACEMENT_WAIT=0
 cargo test --locked --workspace --all-targets

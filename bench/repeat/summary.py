@@ -21,8 +21,15 @@ for f in files:
     # beside the DUT's cost: what moves between runs that no search removes.
     for run in doc["runs"]:
         hp = run["meta"].get("host_probe")
+        trials = [tr for t in run["tests"] for tr in t.get("trials", [])]
+        rts = [tr["outcome"].get("noise", {}).get("cpu_round_trip_ns") for tr in trials]
+        rts = [x for x in rts if x]
+        waited = sum(tr["outcome"].get("noise", {}).get("placement_wait_ms") or 0 for tr in trials)
+        moved = sum("CPUs apart" in (tr["outcome"].get("measurement_fault") or "") for tr in trials)
         hosts.append({"file": f, "dut": run["meta"]["dut"].get("name") or run["meta"]["dut"]["kind"],
-                      "round": run["meta"].get("round", 1), "host_probe": hp})
+                      "round": run["meta"].get("round", 1), "host_probe": hp,
+                      "round_trip_ns": [min(rts), statistics.median(rts), max(rts)] if rts else None,
+                      "placement_wait_s": waited / 1e3, "moved_apart_trials": moved})
     # `--repeat N` files: the medians of their rounds (`repeats[]`).
     for row in doc.get("repeats") or []:
         for d in row["duts"]:
@@ -87,10 +94,14 @@ if medians:
                                           "max_dev_pct": dev})
 probed = [h for h in hosts if h["host_probe"]]
 if probed:
-    print("host probe before each run (ns: ALU step, load within the caches, load beyond them):")
+    print("host before each run (probe ns: ALU step, load within the caches, beyond them; "
+          "CPU round trip ns min/median/max over the trials, s waited for the near placement, "
+          "trials run again because the CPUs moved apart):")
     for h in probed:
         p = h["host_probe"]
+        rt = "/".join(f"{x:.0f}" for x in h["round_trip_ns"]) if h["round_trip_ns"] else "-"
         print(f'{h["file"].rsplit("/", 1)[-1]:28s} {h["dut"]:18s} round {h["round"]}  '
-              f'{p["alu_ns"]:.2f}  {p["cache_load_ns"]:.1f}  {p["memory_load_ns"]:.0f}')
+              f'{p["alu_ns"]:.2f}  {p["cache_load_ns"]:.1f}  {p["memory_load_ns"]:.0f}  '
+              f'rt {rt}  waited {h["placement_wait_s"]:.1f} s  moved {h["moved_apart_trials"]}')
     summary["host_probes"] = probed
 json.dump(summary, open(out, "w"), indent=2)

@@ -200,6 +200,15 @@ mod tests {
         assert_eq!(round_trip(a, 1023), None);
     }
 
+    /// With no time to wait it probes once and returns.
+    #[test]
+    fn no_wait_probes_once() {
+        let Some((a, b)) = two_cpus() else { return };
+        let p = wait_until_near(a, b, Duration::ZERO);
+        assert!(p.waited < Duration::from_secs(1), "{p:?}");
+        assert_eq!(p.near, p.round_trip.is_none_or(is_near), "{p:?}");
+    }
+
     /// Far means beyond the factor of the fastest seen; before any probe
     /// everything is near.
     #[test]

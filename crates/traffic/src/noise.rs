@@ -6,7 +6,7 @@
 //!
 //! The placement is the one figure that acts before a trial: the meter
 //! waits (at most [`PLACEMENT_WAIT_TRIAL`] a trial, [`PLACEMENT_WAIT_RUN`]
-//! in all) for the near placement before the traffic starts, and a trial
+//! in all, `SOFTROUTER_PLACEMENT_WAIT` seconds if set) for the near placement before the traffic starts, and a trial
 //! during which the host moved the CPUs apart is a measurement fault
 //! ([`NoiseMeter::moved_apart`]), run again: the rule is fixed before the
 //! trial, never looks at its loss, is capped, and both the waits and the
@@ -45,7 +45,18 @@ pub(crate) const PLACEMENT_WAIT_TRIAL: Duration = Duration::from_secs(20);
 /// The longest wait for it in all, over one DUT's run (a meter's life):
 /// a host that keeps the CPUs apart for minutes slows a run by at most
 /// this, and the trials after it run where they are, reported.
+/// `SOFTROUTER_PLACEMENT_WAIT=<seconds>` sets it (0: never wait; the test
+/// suite does, since it checks behaviour, not figures).
 pub(crate) const PLACEMENT_WAIT_RUN: Duration = Duration::from_secs(60);
+
+/// [`PLACEMENT_WAIT_RUN`], or what `SOFTROUTER_PLACEMENT_WAIT` says.
+fn placement_wait_run() -> Duration {
+    std::env::var("SOFTROUTER_PLACEMENT_WAIT")
+        .ok()
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .filter(|s| s.is_finite() && *s >= 0.0)
+        .map_or(PLACEMENT_WAIT_RUN, Duration::from_secs_f64)
+}
 
 /// Steal and receive gaps over one trial.
 pub(crate) struct NoiseMeter {
@@ -120,7 +131,8 @@ impl NoiseMeter {
     pub(crate) fn begin(&mut self) {
         self.before =
             self.cpus.map(|(t, d)| {
-                let cap = PLACEMENT_WAIT_TRIAL.min(PLACEMENT_WAIT_RUN.saturating_sub(self.waited));
+                let cap =
+                    PLACEMENT_WAIT_TRIAL.min(placement_wait_run().saturating_sub(self.waited));
                 let p = placement::wait_until_near(t, d, cap);
                 self.waited += p.waited;
                 if p.waited >= Duration::from_secs(1) {
