@@ -10,6 +10,7 @@ use std::fmt::Write as _;
 use crate::analyzer::LatencySummary;
 use crate::repeat::RepeatedGoal;
 use crate::results::{BenchResults, Projection, RunResults, TestResult, TestValue};
+use crate::search::TrialRecord;
 use crate::settings::TestKind;
 use crate::throughput::GoalResult;
 
@@ -399,7 +400,56 @@ pub fn render_tables(r: &RunResults) -> String {
         out.push_str(&time_table(title, r).render());
         out.push('\n');
     }
+    let trials: Vec<&TrialRecord> = r.tests.iter().flat_map(|t| &t.trials).collect();
+    if let Some(line) = placement_line(&trials) {
+        out.push_str(&line);
+        out.push('\n');
+    }
     out
+}
+
+/// Where the host had put the tester's and the DUT's CPUs over the run's
+/// trials (`noise.cpu_round_trip_ns`, `docs/reading-results.md`): how many
+/// started near (within twice the run's fastest round trip) and far, the
+/// time spent waiting for near, and the trials run again after a move.
+fn placement_line(trials: &[&TrialRecord]) -> Option<String> {
+    let rts: Vec<f64> = trials
+        .iter()
+        .filter_map(|t| t.outcome.noise.as_ref()?.cpu_round_trip_ns)
+        .collect();
+    let fastest = rts.iter().copied().fold(f64::INFINITY, f64::min);
+    if rts.is_empty() {
+        return None;
+    }
+    let far: Vec<f64> = rts.iter().copied().filter(|&x| x > 2.0 * fastest).collect();
+    let waited: f64 = trials
+        .iter()
+        .filter_map(|t| t.outcome.noise.as_ref()?.placement_wait_ms)
+        .sum::<f64>()
+        / 1e3;
+    let moved = trials
+        .iter()
+        .filter(|t| {
+            t.outcome
+                .measurement_fault
+                .as_deref()
+                .is_some_and(|f| f.contains("CPUs apart"))
+        })
+        .count();
+    let far_text = if far.is_empty() {
+        String::new()
+    } else {
+        let hi = far.iter().copied().fold(0.0, f64::max);
+        let lo = far.iter().copied().fold(f64::INFINITY, f64::min);
+        format!(", far ({lo:.0}-{hi:.0} ns) before {}", far.len())
+    };
+    Some(format!(
+        "CPU placement: tester and DUT near (a cache line's round trip within 2x the fastest, \
+         {fastest:.0} ns) before {} of {} trials{far_text}; {waited:.1} s waited for near; {moved} \
+         trial(s) run again because the host moved them apart",
+        rts.len() - far.len(),
+        rts.len()
+    ))
 }
 
 /// Throughput of every run side by side per size and IP version, a row
@@ -583,4 +633,61 @@ fn repeats_table(r: &BenchResults) -> String {
         "(+ = some round's figure is a lower bound: tester-limited or the maximum rate passed)\n",
     );
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::search::{Noise, TrialOutcome, TrialSpec};
+
+    fn trial(rt: Option<f64>, wait_ms: f64, fault: Option<&str>) -> TrialRecord {
+        TrialRecord {
+            purpose: "search ndr".into(),
+            spec: TrialSpec::constant(
+                1e6,
+                std::time::Duration::from_secs(1),
+                crate::sizes::FrameSize::Fixed(64),
+            ),
+            outcome: TrialOutcome {
+                noise: Some(Noise {
+                    cpu_round_trip_ns: rt,
+                    placement_wait_ms: rt.map(|_| wait_ms),
+                    ..Noise::default()
+                }),
+                measurement_fault: fault.map(str::to_string),
+                ..TrialOutcome::default()
+            },
+            passed: true,
+            bound_for: Vec::new(),
+            discarded: fault.is_some(),
+        }
+    }
+
+    #[test]
+    fn the_placement_line_counts_near_far_waits_and_moves() {
+        let t = [
+            trial(Some(55.0), 0.0, None),
+            trial(Some(60.0), 2500.0, None),
+            trial(Some(110.0), 0.0, None),
+            trial(Some(320.0), 500.0, None),
+            trial(
+                Some(58.0),
+                0.0,
+                Some("the host moved the tester's and the DUT's CPUs apart during the trial"),
+            ),
+            trial(None, 0.0, None),
+        ];
+        let refs: Vec<&TrialRecord> = t.iter().collect();
+        let line = placement_line(&refs).expect("a line");
+        assert!(
+            line.contains("55 ns) before 4 of 5 trials, far (320-320 ns) before 1;"),
+            "{line}"
+        );
+        assert!(
+            line.contains("3.0 s waited for near; 1 trial(s) run again"),
+            "{line}"
+        );
+        // No trial measured it: no line.
+        assert_eq!(placement_line(&refs[5..]), None);
+    }
 }
