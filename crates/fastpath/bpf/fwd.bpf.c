@@ -72,6 +72,15 @@ struct {
 	__type(value, __u32);
 } in_ports SEC(".maps");
 
+/* The same, direct-mapped (fastpath::layout::InSlot says why): read
+ * first, the hash only when the slot holds another interface. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, FP_IN_SLOTS);
+	__type(key, __u32);
+	__type(value, struct fp_in_slot);
+} in_slots SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, FP_MAX_PORTS);
@@ -108,6 +117,23 @@ struct {
 	__type(key, __u32);
 	__type(value, struct fp_identity);
 } identity SEC(".maps");
+
+/* The router port of interface `ifindex`: 0 with it in *port, or -1
+ * when the interface is not the router's. */
+static __always_inline int port_of(__u32 ifindex, __u32 *port)
+{
+	__u32 k = ifindex & (FP_IN_SLOTS - 1);
+	struct fp_in_slot *s = bpf_map_lookup_elem(&in_slots, &k);
+	if (s && s->ifindex == ifindex) {
+		*port = s->port;
+		return 0;
+	}
+	__u32 *p = bpf_map_lookup_elem(&in_ports, &ifindex);
+	if (!p)
+		return -1;
+	*port = *p;
+	return 0;
+}
 
 /* ---- table reads (fib::lpm4 / lpm6 / nexthop, reader side) ---- */
 
@@ -502,11 +528,9 @@ static __always_inline int to_kernel(struct fp_counters *cin)
 SEC("xdp")
 int sr_fwd(struct xdp_md *ctx)
 {
-	__u32 ifindex = ctx->ingress_ifindex;
-	__u32 *pin = bpf_map_lookup_elem(&in_ports, &ifindex);
-	if (!pin)
+	__u32 in_port;
+	if (port_of(ctx->ingress_ifindex, &in_port))
 		return XDP_PASS;
-	__u32 in_port = *pin;
 	struct fp_counters *cin = bpf_map_lookup_elem(&counters, &in_port);
 	struct fp_port *p = bpf_map_lookup_elem(&ports, &in_port);
 	if (!cin || !p)
