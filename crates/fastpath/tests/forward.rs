@@ -855,3 +855,32 @@ fn an_interface_that_lost_its_cache_slot_is_still_served() {
     .join()
     .unwrap();
 }
+
+/// The program reads the coarse clock once a jiffy per CPU and keeps it
+/// between (`coarse_ns` in `bpf/fwd.bpf.c`): frames a second apart still
+/// see a second pass (the neighbour entry's `used_ms` moves on by it).
+#[test]
+fn the_programs_clock_moves_between_frames() {
+    if !root("the_programs_clock_moves_between_frames") {
+        return;
+    }
+    let mut b = Bed::new(16, 64);
+    let id = b.gateway(1, STATE_STATIC);
+    b.w4.insert(p4("198.19.0.0/16"), Target::next_hop(id))
+        .unwrap();
+    let f = v4(Ipv4Addr::new(198, 19, 1, 2), 1000, 64, 18, 0);
+    b.fp.set_clock(Clock {
+        epoch_ns: Clock::monotonic_ns() - 5_000_000_000,
+        offset_ms: 0,
+        reachable_ms: 30_000,
+    });
+    assert_eq!(b.run(&f).0, bpf::XDP_REDIRECT);
+    let first = b.neigh[id.0 as usize].used_ms.load(Relaxed);
+    std::thread::sleep(std::time::Duration::from_millis(1_300));
+    assert_eq!(b.run(&f).0, bpf::XDP_REDIRECT);
+    let second = b.neigh[id.0 as usize].used_ms.load(Relaxed);
+    assert!(
+        (1_200..5_000).contains(&(second - first)),
+        "used_ms {first} then {second}, 1.3 s later"
+    );
+}
