@@ -256,19 +256,22 @@ static __always_inline __u32 resolve(__u32 target, __u32 hash, int *bad)
 
 /* ---- packet helpers ---- */
 
+/* Big-endian words of the frame, one load each (the verifier allows
+ * unaligned packet loads where the CPU does them; the JIT makes the
+ * byte swap one instruction). */
 static __always_inline __u16 load16(const __u8 *p)
 {
-	return (__u16)p[0] << 8 | p[1];
+	return bpf_ntohs(*(const __u16 *)p);
 }
 
 static __always_inline __u32 load32(const __u8 *p)
 {
-	return (__u32)p[0] << 24 | (__u32)p[1] << 16 | (__u32)p[2] << 8 | p[3];
+	return bpf_ntohl(*(const __u32 *)p);
 }
 
 static __always_inline __u64 load64(const __u8 *p)
 {
-	return (__u64)load32(p) << 32 | load32(p + 4);
+	return bpf_be64_to_cpu(*(const __u64 *)p);
 }
 
 static __always_inline int mac_eq(const __u8 *a, const __u8 *b)
@@ -395,11 +398,15 @@ static __always_inline int forward_v4(struct xdp_md *ctx, struct fp_counters *ci
 	/* Version 4 without options; options are the workers'. */
 	if (ip[IPV4_VER_IHL] != IPV4_VER_IHL_PLAIN)
 		return punt(ctx, cin, in_port, FP_PUNT_HEADER);
-	__u32 sum = 0;
+	/* RFC 1071: the sum in any byte order folds to 0xffff; five 32-bit
+	 * words of a 64-bit sum fold as the ten 16-bit ones. */
+	__u64 sum = 0;
 #pragma unroll
-	for (int i = 0; i < IPV4_LEN; i += 2)
-		sum += load16(ip + i);
-	if (csum_fold(sum) != 0xffff)
+	for (int i = 0; i < IPV4_LEN; i += 4)
+		sum += *(const __u32 *)(ip + i);
+	sum = (sum & 0xffffffff) + (sum >> 32);
+	sum = (sum & 0xffffffff) + (sum >> 32);
+	if (csum_fold((__u32)sum) != 0xffff)
 		return punt(ctx, cin, in_port, FP_PUNT_HEADER);
 	__u32 total = load16(ip + IPV4_TOT_LEN);
 	if (total < IPV4_LEN || (void *)ip + total > end)
