@@ -204,7 +204,9 @@ static __always_inline __u32 lookup4(__u32 dst, int *bad)
 	return e;
 }
 
-/* Multibit trie (fib::lpm6::lookup): tbl24, then one byte per level. */
+/* Multibit trie (fib::lpm6::lookup): tbl24, then one byte per level;
+ * `d` is the destination in the frame (the caller checked the header's
+ * bounds), read where the walk needs it rather than copied. */
 static __always_inline __u32 lookup6(const __u8 *d, int *bad)
 {
 	__u32 e = u32_at(&lpm6_tbl24, (__u32)d[0] << 16 | (__u32)d[1] << 8 | d[2], bad);
@@ -490,10 +492,8 @@ static __always_inline int forward_v6(struct xdp_md *ctx, struct fp_counters *ci
 		  rotl(mix(d_lo ^ K4), 48);
 	__u32 hash = mix(h ^ hash_ports(next, sp, dp)) >> 32;
 
-	__u8 d[16];
-	__builtin_memcpy(d, ip + IPV6_DADDR, 16);
 	int bad = 0;
-	__u32 e = lookup6(d, &bad);
+	__u32 e = lookup6(ip + IPV6_DADDR, &bad);
 	struct verdict v = {};
 	int r = bad ? FP_PUNT_TABLE : next_hop(e, hash, &v);
 	if (r >= 0)
@@ -552,10 +552,8 @@ static __always_inline int kernel_v6(void *data, void *end)
 		return 0;
 	if (ip[IPV6_DADDR] == 0xff || (ip[IPV6_DADDR] == 0xfe && (ip[IPV6_DADDR + 1] & 0xc0) == 0x80))
 		return 1;
-	__u8 d[16];
-	__builtin_memcpy(d, ip + IPV6_DADDR, 16);
 	int bad = 0;
-	__u32 e = lookup6(d, &bad);
+	__u32 e = lookup6(ip + IPV6_DADDR, &bad);
 	if (bad || !is_local(e))
 		return 0;
 	return ip[IPV6_NEXTHDR] != PROTO_ICMPV6 || ip[IPV6_LEN + ICMPV6_TYPE] != ICMPV6_ECHO_REQUEST;
