@@ -283,8 +283,15 @@ static __always_inline int mac_eq(const __u8 *a, const __u8 *b)
 }
 
 /* A punt: to the worker's socket on this port and queue, or to the stack
- * if there is none (as without this tier). */
-static __always_inline int punt(struct xdp_md *ctx, struct fp_counters *cin, __u32 in_port,
+ * if there is none (as without this tier).
+ *
+ * A function of its own (a BPF-to-BPF call), so that its redirect and
+ * send()'s are two call sites, each with one map: clang merges two
+ * inlined bpf_redirect_map calls into one, and the verifier, seeing two
+ * maps there, cannot bind the call to the map's own redirect; the
+ * generic helper's indirect call cost ~18 ns a forwarded frame here
+ * (tests/tier_cost.rs). */
+static __attribute__((noinline)) int punt(struct xdp_md *ctx, struct fp_counters *cin, __u32 in_port,
 				int reason)
 {
 	if (reason >= 0 && reason < FP_NCOUNTERS)
