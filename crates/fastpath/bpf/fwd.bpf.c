@@ -243,6 +243,14 @@ static __always_inline __u64 rotl(__u64 x, int r)
 	return x << r | x >> (64 - r);
 }
 
+/* The LPM entry's target is an ECMP group: only then does the member
+ * depend on the flow hash, so only then is it computed (a route to one
+ * next hop, the common case, skips it). */
+static __always_inline int is_group(__u32 entry)
+{
+	return (entry & ENTRY_VALID) && (entry & ENTRY_PAYLOAD & TARGET_GROUP);
+}
+
 /* fib::nexthop::NextHopReader::resolve: the member for `hash`. */
 static __always_inline __u32 resolve(__u32 target, __u32 hash, int *bad)
 {
@@ -428,20 +436,23 @@ static __always_inline int forward_v4(struct xdp_md *ctx, struct fp_counters *ci
 	if (ip[IPV4_TTL] <= 1)
 		return punt(ctx, cin, in_port, FP_PUNT_TTL);
 
-	/* ECMP key (dataplane::forward::flow_hash_v4): ports of unfragmented TCP/UDP. */
-	__u8 proto = ip[IPV4_PROTOCOL];
-	__u16 sp = 0, dp = 0;
-	if ((proto == PROTO_TCP || proto == PROTO_UDP) &&
-	    !(load16(ip + IPV4_FRAG_OFF) & (IP_MF | IP_OFFSET)) && total >= IPV4_LEN + 4 &&
-	    (void *)(ip + IPV4_LEN + 4) <= end) {
-		sp = load16(ip + IPV4_LEN + L4_SPORT);
-		dp = load16(ip + IPV4_LEN + L4_DPORT);
-	}
-	__u64 a = (__u64)src << 32 | dst;
-	__u32 hash = mix(mix(a ^ K1) ^ hash_ports(proto, sp, dp) ^ K2) >> 32;
-
 	int bad = 0;
 	__u32 e = lookup4(dst, &bad);
+	__u32 hash = 0;
+	if (is_group(e)) {
+		/* ECMP key (dataplane::forward::flow_hash_v4): ports of
+		 * unfragmented TCP/UDP. */
+		__u8 proto = ip[IPV4_PROTOCOL];
+		__u16 sp = 0, dp = 0;
+		if ((proto == PROTO_TCP || proto == PROTO_UDP) &&
+		    !(load16(ip + IPV4_FRAG_OFF) & (IP_MF | IP_OFFSET)) && total >= IPV4_LEN + 4 &&
+		    (void *)(ip + IPV4_LEN + 4) <= end) {
+			sp = load16(ip + IPV4_LEN + L4_SPORT);
+			dp = load16(ip + IPV4_LEN + L4_DPORT);
+		}
+		__u64 a = (__u64)src << 32 | dst;
+		hash = mix(mix(a ^ K1) ^ hash_ports(proto, sp, dp) ^ K2) >> 32;
+	}
 	struct verdict v = {};
 	int r = bad ? FP_PUNT_TABLE : next_hop(e, hash, &v);
 	if (r >= 0)
@@ -488,19 +499,22 @@ static __always_inline int forward_v6(struct xdp_md *ctx, struct fp_counters *ci
 	if (ip[IPV6_HOP_LIMIT] <= 1)
 		return punt(ctx, cin, in_port, FP_PUNT_TTL);
 
-	/* ECMP key (dataplane::forward::flow_hash_v6): ports when TCP/UDP follows. */
-	__u16 sp = 0, dp = 0;
-	if ((next == PROTO_TCP || next == PROTO_UDP) && plen >= 4 &&
-	    (void *)(ip + IPV6_LEN + 4) <= end) {
-		sp = load16(ip + IPV6_LEN + L4_SPORT);
-		dp = load16(ip + IPV6_LEN + L4_DPORT);
-	}
-	__u64 h = mix(s_hi ^ K1) ^ rotl(mix(s_lo ^ K2), 16) ^ rotl(mix(d_hi ^ K3), 32) ^
-		  rotl(mix(d_lo ^ K4), 48);
-	__u32 hash = mix(h ^ hash_ports(next, sp, dp)) >> 32;
-
 	int bad = 0;
 	__u32 e = lookup6(ip + IPV6_DADDR, &bad);
+	__u32 hash = 0;
+	if (is_group(e)) {
+		/* ECMP key (dataplane::forward::flow_hash_v6): ports when
+		 * TCP/UDP follows. */
+		__u16 sp = 0, dp = 0;
+		if ((next == PROTO_TCP || next == PROTO_UDP) && plen >= 4 &&
+		    (void *)(ip + IPV6_LEN + 4) <= end) {
+			sp = load16(ip + IPV6_LEN + L4_SPORT);
+			dp = load16(ip + IPV6_LEN + L4_DPORT);
+		}
+		__u64 h = mix(s_hi ^ K1) ^ rotl(mix(s_lo ^ K2), 16) ^
+			  rotl(mix(d_hi ^ K3), 32) ^ rotl(mix(d_lo ^ K4), 48);
+		hash = mix(h ^ hash_ports(next, sp, dp)) >> 32;
+	}
 	struct verdict v = {};
 	int r = bad ? FP_PUNT_TABLE : next_hop(e, hash, &v);
 	if (r >= 0)
