@@ -131,6 +131,7 @@
 #define FP_MAX_PORTS 64
 #define FP_MAX_QUEUES 64
 #define FP_TABLE_VALUE 64
+#define FP_IN_SLOTS 256
 #define FP_PORT_XDP_TX 1u
 #define FP_PORT_KERNEL_LOCAL 2u
 #define FP_PORT_SIZE 16
@@ -144,6 +145,9 @@
 #define FP_IDENTITY_SIZE 8
 #define FP_IDENTITY_OFF_PROG_ID 0
 #define FP_IDENTITY_OFF_TX_MAP_ID 4
+#define FP_IN_SLOT_SIZE 8
+#define FP_IN_SLOT_OFF_IFINDEX 0
+#define FP_IN_SLOT_OFF_PORT 4
 #define FP_COUNTERS_SIZE 144
 
 /* fastpath::layout::Counter: the counters' indices (see its documentation) */

@@ -72,6 +72,15 @@ struct {
 	__type(value, __u32);
 } in_ports SEC(".maps");
 
+/* The same, direct-mapped (fastpath::layout::InSlot says why): read
+ * first, the hash only when the slot holds another interface. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, FP_IN_SLOTS);
+	__type(key, __u32);
+	__type(value, struct fp_in_slot);
+} in_slots SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, FP_MAX_PORTS);
@@ -109,6 +118,58 @@ struct {
 	__type(value, struct fp_identity);
 } identity SEC(".maps");
 
+/* The router port of interface `ifindex`: 0 with it in *port, or -1
+ * when the interface is not the router's. */
+static __always_inline int port_of(__u32 ifindex, __u32 *port)
+{
+	__u32 k = ifindex & (FP_IN_SLOTS - 1);
+	struct fp_in_slot *s = bpf_map_lookup_elem(&in_slots, &k);
+	if (s && s->ifindex == ifindex) {
+		*port = s->port;
+		return 0;
+	}
+	__u32 *p = bpf_map_lookup_elem(&in_ports, &ifindex);
+	if (!p)
+		return -1;
+	*port = *p;
+	return 0;
+}
+
+/* Per CPU: the coarse clock as read at jiffy `jiffies` (the program's
+ * own, user space never reads it). */
+struct fp_now {
+	__u64 jiffies;
+	__u64 mono_ns;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct fp_now);
+} now_cache SEC(".maps");
+
+/* CLOCK_MONOTONIC, coarse: bpf_ktime_get_coarse_ns() read once a jiffy
+ * per CPU. Why: the helper costs ~17 ns a call here (tier_cost), the
+ * jiffies counter one load (the verifier inlines bpf_jiffies64), and the
+ * coarse clock moves only at a tick anyway. The cost: a CPU that reads
+ * the new jiffy just before the tick updates the clock keeps the old
+ * value until the next jiffy, so this clock lags by up to two ticks
+ * instead of one (8 ms at HZ 250), against a reachable time of seconds. */
+static __always_inline __u64 coarse_ns(void)
+{
+	__u32 zero = 0;
+	struct fp_now *c = bpf_map_lookup_elem(&now_cache, &zero);
+	__u64 j = bpf_jiffies64();
+	if (!c)
+		return bpf_ktime_get_coarse_ns();
+	if (c->jiffies != j) {
+		c->jiffies = j;
+		c->mono_ns = bpf_ktime_get_coarse_ns();
+	}
+	return c->mono_ns;
+}
+
 /* ---- table reads (fib::lpm4 / lpm6 / nexthop, reader side) ---- */
 
 /* Entry i of a u32 table; 0 ("no route") beyond its end. */
@@ -143,7 +204,9 @@ static __always_inline __u32 lookup4(__u32 dst, int *bad)
 	return e;
 }
 
-/* Multibit trie (fib::lpm6::lookup): tbl24, then one byte per level. */
+/* Multibit trie (fib::lpm6::lookup): tbl24, then one byte per level;
+ * `d` is the destination in the frame (the caller checked the header's
+ * bounds), read where the walk needs it rather than copied. */
 static __always_inline __u32 lookup6(const __u8 *d, int *bad)
 {
 	__u32 e = u32_at(&lpm6_tbl24, (__u32)d[0] << 16 | (__u32)d[1] << 8 | d[2], bad);
@@ -180,6 +243,14 @@ static __always_inline __u64 rotl(__u64 x, int r)
 	return x << r | x >> (64 - r);
 }
 
+/* The LPM entry's target is an ECMP group: only then does the member
+ * depend on the flow hash, so only then is it computed (a route to one
+ * next hop, the common case, skips it). */
+static __always_inline int is_group(__u32 entry)
+{
+	return (entry & ENTRY_VALID) && (entry & ENTRY_PAYLOAD & TARGET_GROUP);
+}
+
 /* fib::nexthop::NextHopReader::resolve: the member for `hash`. */
 static __always_inline __u32 resolve(__u32 target, __u32 hash, int *bad)
 {
@@ -195,19 +266,22 @@ static __always_inline __u32 resolve(__u32 target, __u32 hash, int *bad)
 
 /* ---- packet helpers ---- */
 
+/* Big-endian words of the frame, one load each (the verifier allows
+ * unaligned packet loads where the CPU does them; the JIT makes the
+ * byte swap one instruction). */
 static __always_inline __u16 load16(const __u8 *p)
 {
-	return (__u16)p[0] << 8 | p[1];
+	return bpf_ntohs(*(const __u16 *)p);
 }
 
 static __always_inline __u32 load32(const __u8 *p)
 {
-	return (__u32)p[0] << 24 | (__u32)p[1] << 16 | (__u32)p[2] << 8 | p[3];
+	return bpf_ntohl(*(const __u32 *)p);
 }
 
 static __always_inline __u64 load64(const __u8 *p)
 {
-	return (__u64)load32(p) << 32 | load32(p + 4);
+	return bpf_be64_to_cpu(*(const __u64 *)p);
 }
 
 static __always_inline int mac_eq(const __u8 *a, const __u8 *b)
@@ -217,8 +291,15 @@ static __always_inline int mac_eq(const __u8 *a, const __u8 *b)
 }
 
 /* A punt: to the worker's socket on this port and queue, or to the stack
- * if there is none (as without this tier). */
-static __always_inline int punt(struct xdp_md *ctx, struct fp_counters *cin, __u32 in_port,
+ * if there is none (as without this tier).
+ *
+ * A function of its own (a BPF-to-BPF call), so that its redirect and
+ * send()'s are two call sites, each with one map: clang merges two
+ * inlined bpf_redirect_map calls into one, and the verifier, seeing two
+ * maps there, cannot bind the call to the map's own redirect; the
+ * generic helper's indirect call cost ~18 ns a forwarded frame here
+ * (tests/tier_cost.rs). */
+static __attribute__((noinline)) int punt(struct xdp_md *ctx, struct fp_counters *cin, __u32 in_port,
 				int reason)
 {
 	if (reason >= 0 && reason < FP_NCOUNTERS)
@@ -274,7 +355,7 @@ static __always_inline int next_hop(__u32 entry, __u32 hash, struct verdict *v)
 		return FP_PUNT_TABLE;
 	__u64 w = *(volatile __u64 *)&ne->word;
 	__u64 state = (w >> NEIGH_STATE_SHIFT) & NEIGH_STATE_MASK;
-	__u64 mono = bpf_ktime_get_coarse_ns();
+	__u64 mono = coarse_ns();
 	__u64 now_ms = (mono > clk->epoch_ns ? (mono - clk->epoch_ns) / 1000000 : 0) +
 		       clk->offset_ms;
 	if (state == NEIGH_STATE_REACHABLE) {
@@ -334,11 +415,15 @@ static __always_inline int forward_v4(struct xdp_md *ctx, struct fp_counters *ci
 	/* Version 4 without options; options are the workers'. */
 	if (ip[IPV4_VER_IHL] != IPV4_VER_IHL_PLAIN)
 		return punt(ctx, cin, in_port, FP_PUNT_HEADER);
-	__u32 sum = 0;
+	/* RFC 1071: the sum in any byte order folds to 0xffff; five 32-bit
+	 * words of a 64-bit sum fold as the ten 16-bit ones. */
+	__u64 sum = 0;
 #pragma unroll
-	for (int i = 0; i < IPV4_LEN; i += 2)
-		sum += load16(ip + i);
-	if (csum_fold(sum) != 0xffff)
+	for (int i = 0; i < IPV4_LEN; i += 4)
+		sum += *(const __u32 *)(ip + i);
+	sum = (sum & 0xffffffff) + (sum >> 32);
+	sum = (sum & 0xffffffff) + (sum >> 32);
+	if (csum_fold((__u32)sum) != 0xffff)
 		return punt(ctx, cin, in_port, FP_PUNT_HEADER);
 	__u32 total = load16(ip + IPV4_TOT_LEN);
 	if (total < IPV4_LEN || (void *)ip + total > end)
@@ -351,20 +436,23 @@ static __always_inline int forward_v4(struct xdp_md *ctx, struct fp_counters *ci
 	if (ip[IPV4_TTL] <= 1)
 		return punt(ctx, cin, in_port, FP_PUNT_TTL);
 
-	/* ECMP key (dataplane::forward::flow_hash_v4): ports of unfragmented TCP/UDP. */
-	__u8 proto = ip[IPV4_PROTOCOL];
-	__u16 sp = 0, dp = 0;
-	if ((proto == PROTO_TCP || proto == PROTO_UDP) &&
-	    !(load16(ip + IPV4_FRAG_OFF) & (IP_MF | IP_OFFSET)) && total >= IPV4_LEN + 4 &&
-	    (void *)(ip + IPV4_LEN + 4) <= end) {
-		sp = load16(ip + IPV4_LEN + L4_SPORT);
-		dp = load16(ip + IPV4_LEN + L4_DPORT);
-	}
-	__u64 a = (__u64)src << 32 | dst;
-	__u32 hash = mix(mix(a ^ K1) ^ hash_ports(proto, sp, dp) ^ K2) >> 32;
-
 	int bad = 0;
 	__u32 e = lookup4(dst, &bad);
+	__u32 hash = 0;
+	if (is_group(e)) {
+		/* ECMP key (dataplane::forward::flow_hash_v4): ports of
+		 * unfragmented TCP/UDP. */
+		__u8 proto = ip[IPV4_PROTOCOL];
+		__u16 sp = 0, dp = 0;
+		if ((proto == PROTO_TCP || proto == PROTO_UDP) &&
+		    !(load16(ip + IPV4_FRAG_OFF) & (IP_MF | IP_OFFSET)) && total >= IPV4_LEN + 4 &&
+		    (void *)(ip + IPV4_LEN + 4) <= end) {
+			sp = load16(ip + IPV4_LEN + L4_SPORT);
+			dp = load16(ip + IPV4_LEN + L4_DPORT);
+		}
+		__u64 a = (__u64)src << 32 | dst;
+		hash = mix(mix(a ^ K1) ^ hash_ports(proto, sp, dp) ^ K2) >> 32;
+	}
 	struct verdict v = {};
 	int r = bad ? FP_PUNT_TABLE : next_hop(e, hash, &v);
 	if (r >= 0)
@@ -411,21 +499,22 @@ static __always_inline int forward_v6(struct xdp_md *ctx, struct fp_counters *ci
 	if (ip[IPV6_HOP_LIMIT] <= 1)
 		return punt(ctx, cin, in_port, FP_PUNT_TTL);
 
-	/* ECMP key (dataplane::forward::flow_hash_v6): ports when TCP/UDP follows. */
-	__u16 sp = 0, dp = 0;
-	if ((next == PROTO_TCP || next == PROTO_UDP) && plen >= 4 &&
-	    (void *)(ip + IPV6_LEN + 4) <= end) {
-		sp = load16(ip + IPV6_LEN + L4_SPORT);
-		dp = load16(ip + IPV6_LEN + L4_DPORT);
-	}
-	__u64 h = mix(s_hi ^ K1) ^ rotl(mix(s_lo ^ K2), 16) ^ rotl(mix(d_hi ^ K3), 32) ^
-		  rotl(mix(d_lo ^ K4), 48);
-	__u32 hash = mix(h ^ hash_ports(next, sp, dp)) >> 32;
-
-	__u8 d[16];
-	__builtin_memcpy(d, ip + IPV6_DADDR, 16);
 	int bad = 0;
-	__u32 e = lookup6(d, &bad);
+	__u32 e = lookup6(ip + IPV6_DADDR, &bad);
+	__u32 hash = 0;
+	if (is_group(e)) {
+		/* ECMP key (dataplane::forward::flow_hash_v6): ports when
+		 * TCP/UDP follows. */
+		__u16 sp = 0, dp = 0;
+		if ((next == PROTO_TCP || next == PROTO_UDP) && plen >= 4 &&
+		    (void *)(ip + IPV6_LEN + 4) <= end) {
+			sp = load16(ip + IPV6_LEN + L4_SPORT);
+			dp = load16(ip + IPV6_LEN + L4_DPORT);
+		}
+		__u64 h = mix(s_hi ^ K1) ^ rotl(mix(s_lo ^ K2), 16) ^
+			  rotl(mix(d_hi ^ K3), 32) ^ rotl(mix(d_lo ^ K4), 48);
+		hash = mix(h ^ hash_ports(next, sp, dp)) >> 32;
+	}
 	struct verdict v = {};
 	int r = bad ? FP_PUNT_TABLE : next_hop(e, hash, &v);
 	if (r >= 0)
@@ -484,10 +573,8 @@ static __always_inline int kernel_v6(void *data, void *end)
 		return 0;
 	if (ip[IPV6_DADDR] == 0xff || (ip[IPV6_DADDR] == 0xfe && (ip[IPV6_DADDR + 1] & 0xc0) == 0x80))
 		return 1;
-	__u8 d[16];
-	__builtin_memcpy(d, ip + IPV6_DADDR, 16);
 	int bad = 0;
-	__u32 e = lookup6(d, &bad);
+	__u32 e = lookup6(ip + IPV6_DADDR, &bad);
 	if (bad || !is_local(e))
 		return 0;
 	return ip[IPV6_NEXTHDR] != PROTO_ICMPV6 || ip[IPV6_LEN + ICMPV6_TYPE] != ICMPV6_ECHO_REQUEST;
@@ -502,11 +589,9 @@ static __always_inline int to_kernel(struct fp_counters *cin)
 SEC("xdp")
 int sr_fwd(struct xdp_md *ctx)
 {
-	__u32 ifindex = ctx->ingress_ifindex;
-	__u32 *pin = bpf_map_lookup_elem(&in_ports, &ifindex);
-	if (!pin)
+	__u32 in_port;
+	if (port_of(ctx->ingress_ifindex, &in_port))
 		return XDP_PASS;
-	__u32 in_port = *pin;
 	struct fp_counters *cin = bpf_map_lookup_elem(&counters, &in_port);
 	struct fp_port *p = bpf_map_lookup_elem(&ports, &in_port);
 	if (!cin || !p)

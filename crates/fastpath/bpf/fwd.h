@@ -91,4 +91,15 @@ _Static_assert(__builtin_offsetof(struct fp_identity, prog_id) == FP_IDENTITY_OF
 _Static_assert(__builtin_offsetof(struct fp_identity, tx_map_id) == FP_IDENTITY_OFF_TX_MAP_ID,
 	       "Identity");
 
+/* fastpath::layout::InSlot: the ingress port cache's slot of an
+ * interface (slot ifindex % FP_IN_SLOTS; ifindex 0: empty). */
+struct fp_in_slot {
+	__u32 ifindex;
+	__u32 port;
+};
+_Static_assert(sizeof(struct fp_in_slot) == FP_IN_SLOT_SIZE, "InSlot");
+_Static_assert(__builtin_offsetof(struct fp_in_slot, ifindex) == FP_IN_SLOT_OFF_IFINDEX, "InSlot");
+_Static_assert(__builtin_offsetof(struct fp_in_slot, port) == FP_IN_SLOT_OFF_PORT, "InSlot");
+_Static_assert((FP_IN_SLOTS & (FP_IN_SLOTS - 1)) == 0, "IN_SLOTS is a power of two");
+
 #endif

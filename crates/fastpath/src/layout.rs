@@ -12,6 +12,25 @@ pub const MAX_PORTS: usize = 64;
 /// RX queues per port the program punts to (`FP_MAX_QUEUES`).
 pub const MAX_QUEUES: usize = 64;
 
+/// Slots of the ingress port cache (`FP_IN_SLOTS`, a power of two): an
+/// interface's [`InSlot`] is slot `ifindex % IN_SLOTS`.
+pub const IN_SLOTS: usize = 256;
+
+/// `struct fp_in_slot`: which router port an interface is, in the
+/// direct-mapped cache the program reads first for every frame. Why: the
+/// hash of ifindexes (`in_ports`, which holds them all) costs a helper
+/// call and a jhash per frame, about 30 ns on this machine (issue 21's
+/// `tests/tier_cost.rs`); an array slot costs a load. Two interfaces
+/// whose ifindexes share a slot: the last written has it, the other is
+/// found in the hash.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct InSlot {
+    /// 0: empty (no interface has ifindex 0).
+    pub ifindex: u32,
+    pub port: u32,
+}
+
 /// Bytes of one value of the shared table maps (`struct u32x16` /
 /// `struct u64x8`): 64, so the mapped array is contiguous.
 pub const TABLE_VALUE: usize = 64;
@@ -172,10 +191,15 @@ pub struct Identity {
 
 // SAFETY: two integers.
 unsafe impl aya::Pod for Identity {}
+// SAFETY: two integers.
+unsafe impl aya::Pod for InSlot {}
 // SAFETY: plain integers, any bit pattern valid (read from the kernel).
 unsafe impl aya::Pod for Counters {}
 // SAFETY: plain integers and bytes, no padding holes that matter.
 unsafe impl aya::Pod for PortSlot {}
+
+// The program takes the slot with a mask.
+const _: () = assert!(IN_SLOTS.is_power_of_two());
 
 // `Counter::ALL` lists each counter at its index.
 const _: () = {

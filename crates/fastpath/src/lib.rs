@@ -125,6 +125,12 @@ impl FastPath {
             .map_err(|e| anyhow!("tx_ports map, port {port} -> ifindex {ifindex}: {e}"))?;
         let mut inp: BpfHashMap<_, u32, u32> = self.map("in_ports")?;
         inp.insert(ifindex, port, 0).context("in_ports map")?;
+        // The hash first: an interface the cache loses stays found there.
+        let mut cache: aya::maps::Array<_, layout::InSlot> = self.map("in_slots")?;
+        let slot = ifindex % layout::IN_SLOTS as u32;
+        cache
+            .set(slot, layout::InSlot { ifindex, port }, 0)
+            .context("in_slots map")?;
         Ok(())
     }
 

@@ -800,3 +800,87 @@ fn damaged_frames_are_punted_or_forwarded_correctly() {
         "{forwarded} forwarded, {punted} punted"
     );
 }
+
+/// The ingress port cache (`in_slots`, one slot per ifindex modulo
+/// `IN_SLOTS`) loses an interface to another whose ifindex shares its
+/// slot; that interface's frames are still the router's (found in the
+/// hash), forwarded and counted on its port. In a network namespace of
+/// this thread's own, where a veth end takes ifindex 1 + IN_SLOTS
+/// beside loopback's 1.
+#[test]
+fn an_interface_that_lost_its_cache_slot_is_still_served() {
+    if !root("an_interface_that_lost_its_cache_slot_is_still_served") {
+        return;
+    }
+    std::thread::spawn(|| {
+        // SAFETY: plain syscall; the namespace is this thread's alone and
+        // goes with it.
+        assert_eq!(unsafe { libc::unshare(libc::CLONE_NEWNET) }, 0);
+        let other = 1 + fastpath::layout::IN_SLOTS as u32;
+        let ok = std::process::Command::new("ip")
+            .args([
+                "link",
+                "add",
+                "srslot",
+                "index",
+                &other.to_string(),
+                "type",
+                "veth",
+                "peer",
+                "srslot-p",
+            ])
+            .status()
+            .expect("ip");
+        assert!(ok.success(), "ip link add ... index {other} type veth");
+        let mut b = Bed::new(16, 64);
+        let id = b.gateway(2, STATE_REACHABLE);
+        b.w4.insert(p4("198.19.0.0/16"), Target::next_hop(id))
+            .unwrap();
+        let f = v4(Ipv4Addr::new(198, 19, 1, 2), 1000, 64, 18, 0);
+        assert_eq!(b.run(&f).0, bpf::XDP_REDIRECT, "port 0 in its slot");
+        // Port 1 on the other interface takes slot 1 from loopback (port 0).
+        let slot = PortSlot {
+            mac: port_mac(1),
+            mtu: MTU,
+            flags: PORT_XDP_TX,
+            _pad: 0,
+        };
+        b.fp.set_port(1, other, slot).unwrap();
+        let (act, out) = b.run(&f);
+        assert_eq!(act, bpf::XDP_REDIRECT, "port 0 without its slot");
+        assert_eq!(out[6..12], port_mac(2), "through port 2");
+        assert_eq!(b.counters(0).get(Counter::RxForwarded), 2);
+        assert_eq!(b.counters(1).get(Counter::RxForwarded), 0);
+    })
+    .join()
+    .unwrap();
+}
+
+/// The program reads the coarse clock once a jiffy per CPU and keeps it
+/// between (`coarse_ns` in `bpf/fwd.bpf.c`): frames a second apart still
+/// see a second pass (the neighbour entry's `used_ms` moves on by it).
+#[test]
+fn the_programs_clock_moves_between_frames() {
+    if !root("the_programs_clock_moves_between_frames") {
+        return;
+    }
+    let mut b = Bed::new(16, 64);
+    let id = b.gateway(1, STATE_STATIC);
+    b.w4.insert(p4("198.19.0.0/16"), Target::next_hop(id))
+        .unwrap();
+    let f = v4(Ipv4Addr::new(198, 19, 1, 2), 1000, 64, 18, 0);
+    b.fp.set_clock(Clock {
+        epoch_ns: Clock::monotonic_ns() - 5_000_000_000,
+        offset_ms: 0,
+        reachable_ms: 30_000,
+    });
+    assert_eq!(b.run(&f).0, bpf::XDP_REDIRECT);
+    let first = b.neigh[id.0 as usize].used_ms.load(Relaxed);
+    std::thread::sleep(std::time::Duration::from_millis(1_300));
+    assert_eq!(b.run(&f).0, bpf::XDP_REDIRECT);
+    let second = b.neigh[id.0 as usize].used_ms.load(Relaxed);
+    assert!(
+        (1_200..5_000).contains(&(second - first)),
+        "used_ms {first} then {second}, 1.3 s later"
+    );
+}

@@ -219,11 +219,12 @@ macro_rules! layout {
 fn fast_path(h: &mut Header) {
     use fastpath::layout::*;
     h.section("fastpath::layout: map sizes and values");
-    define!(h, len, "FP_", MAX_PORTS, MAX_QUEUES, TABLE_VALUE);
+    define!(h, len, "FP_", MAX_PORTS, MAX_QUEUES, TABLE_VALUE, IN_SLOTS);
     define!(h, dec, "FP_", PORT_XDP_TX, PORT_KERNEL_LOCAL);
     layout!(h, "FP_PORT", PortSlot: mac, mtu, flags);
     layout!(h, "FP_CLOCK", Clock: epoch_ns, offset_ms, reachable_ms);
     layout!(h, "FP_IDENTITY", Identity: prog_id, tx_map_id);
+    layout!(h, "FP_IN_SLOT", InSlot: ifindex, port);
     layout!(h, "FP_COUNTERS", Counters:);
 
     h.section("fastpath::layout::Counter: the counters' indices (see its documentation)");
