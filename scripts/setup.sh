@@ -10,6 +10,7 @@ packages=(
     iputils-ping traceroute      # integration tests use the tools people use
     netcat-openbsd socat         # TCP/UDP transfers through the router
     tcpdump                      # debugging captures of the testbed
+    bpftool                      # bench/floor/tier.sh --stats: the programs' run-time stats (optional)
     linux-perf                   # perf stat for DUT cycle figures (optional)
     curl ca-certificates         # rustup, when the machine has no Rust yet
     python3                      # bench/ scripts summarise their JSON
