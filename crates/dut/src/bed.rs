@@ -352,30 +352,8 @@ pub fn ip_in(ns: Option<&str>, args: &[&str]) -> Result<String> {
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
-/// Kernel counters of one interface.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
-pub struct IfCounters {
-    pub rx_packets: u64,
-    pub tx_packets: u64,
-    pub rx_bytes: u64,
-    pub tx_bytes: u64,
-    pub rx_dropped: u64,
-    pub tx_dropped: u64,
-}
-
-impl IfCounters {
-    /// `self - earlier`, saturating.
-    pub fn since(&self, e: &IfCounters) -> IfCounters {
-        IfCounters {
-            rx_packets: self.rx_packets.saturating_sub(e.rx_packets),
-            tx_packets: self.tx_packets.saturating_sub(e.tx_packets),
-            rx_bytes: self.rx_bytes.saturating_sub(e.rx_bytes),
-            tx_bytes: self.tx_bytes.saturating_sub(e.tx_bytes),
-            rx_dropped: self.rx_dropped.saturating_sub(e.rx_dropped),
-            tx_dropped: self.tx_dropped.saturating_sub(e.tx_dropped),
-        }
-    }
-}
+/// Kernel counters of one interface, as the results record them.
+pub use schema::dut_sample::IfCounters;
 
 /// Counters of `ifaces` (in that order) in namespace `ns`, from one
 /// `ip -s -j link show`.

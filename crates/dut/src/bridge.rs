@@ -12,6 +12,7 @@
 //! a veth only through NAPI; as for the Linux DUT).
 
 use anyhow::{bail, Context, Result};
+use schema::dut_sample::DutStats;
 use serde_json::{json, Value};
 use testbed::link::format_mac;
 use testbed::RouterMode;
@@ -175,18 +176,13 @@ impl DutProbe for PortCountersProbe {
         let fwd: u64 = d.iter().map(|c| c.tx_packets).sum();
         let what = format!("{} ports' tx packets", self.kind);
         let (sys, cpu) = self.meter.end(Some((fwd, &what)))?;
-        let mut stats = merge(
-            json!({
-                "kind": self.kind,
-                "forwarded": fwd,
-                "interfaces": named_counters(&self.ifaces, &d),
-                "dropped": rx_dropped(&d),
-            }),
-            cpu,
-        );
-        if let Some(p) = self.stages.as_mut() {
-            stats["stages"] = p.end_or_error(&stats["cpu"]);
-        }
+        let stats = DutStats {
+            forwarded: Some(fwd),
+            interfaces: Some(named_counters(&self.ifaces, &d)),
+            dropped: Some(rx_dropped(&d)),
+            stages: self.stages.as_mut().map(|p| p.end_or_error(&cpu.cpu)),
+            ..DutStats::new(self.kind, cpu)
+        };
         Ok(DutSample {
             sys: Some(sys),
             dut_stats: Some(stats),

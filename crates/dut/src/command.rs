@@ -27,6 +27,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
+use schema::dut_sample::DutStats;
 use serde_json::{json, Value};
 use testbed::link::format_mac;
 use testbed::RouterMode;
@@ -290,11 +291,14 @@ impl DutProbe for CommandProbe {
         let d = counters_since(&c1, &c0);
         let fwd = d.iter().map(|c| c.tx_packets).sum::<u64>();
         let (sys, cpu) = self.meter.end(Some((fwd, "DUT interface TX packets")))?;
-        let ifs = named_counters(&self.ifaces, &d);
-        let stats = json!({ "kind": "command", "interfaces": ifs, "dropped": rx_dropped(&d) });
+        let stats = DutStats {
+            interfaces: Some(named_counters(&self.ifaces, &d)),
+            dropped: Some(rx_dropped(&d)),
+            ..DutStats::new("command", cpu)
+        };
         Ok(DutSample {
             sys: Some(sys),
-            dut_stats: Some(merge(stats, cpu)),
+            dut_stats: Some(stats),
         })
     }
 }

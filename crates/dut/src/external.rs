@@ -14,6 +14,7 @@
 //! counters and no CPU figures (the host's CPUs are not the DUT's).
 
 use anyhow::{bail, Context, Result};
+use schema::dut_sample::DutStats;
 use serde_json::{json, Value};
 use testbed::link::{format_mac, parse_mac, read_mac};
 
@@ -159,11 +160,15 @@ impl DutProbe for ExternalProbe {
         let ifs = named_counters(&self.ifaces, &counters_since(&c1, &c0));
         Ok(DutSample {
             sys: None,
-            dut_stats: Some(json!({
-                "kind": "external",
-                "note": "no internal measurements of an external device; counters are the tester's interfaces",
-                "tester_interfaces": ifs,
-            })),
+            dut_stats: Some(DutStats {
+                kind: "external".into(),
+                note: Some(
+                    "no internal measurements of an external device; counters are the tester's interfaces"
+                        .into(),
+                ),
+                tester_interfaces: Some(ifs),
+                ..DutStats::default()
+            }),
         })
     }
 }

@@ -57,6 +57,7 @@ use bench::settings::{DutSettings, Pattern};
 
 use bed::IfCounters;
 pub use bed::{pairs, ping_through, Bed, BedPort, Detour, RxMechanism, RxPlacement};
+use schema::dut_sample::NamedCounters;
 
 /// How to start a DUT, beyond its own settings.
 #[derive(Debug, Clone)]
@@ -262,12 +263,15 @@ pub(crate) fn rx_dropped(counters: &[IfCounters]) -> u64 {
     counters.iter().map(|c| c.rx_dropped).sum()
 }
 
-/// Interface counters as JSON objects carrying the interface's name.
-pub(crate) fn named_counters(ifaces: &[String], counters: &[IfCounters]) -> Vec<Value> {
+/// Interface counters with the interface's name.
+pub(crate) fn named_counters(ifaces: &[String], counters: &[IfCounters]) -> Vec<NamedCounters> {
     ifaces
         .iter()
         .zip(counters)
-        .map(|(n, c)| probe::merge(serde_json::json!({ "name": n }), serde_json::json!(c)))
+        .map(|(n, c)| NamedCounters {
+            name: n.clone(),
+            counters: *c,
+        })
         .collect()
 }
 

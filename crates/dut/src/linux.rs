@@ -82,6 +82,7 @@
 use std::collections::BTreeMap;
 
 use anyhow::{bail, Context, Result};
+use schema::dut_sample::{DutStats, KernelTrial};
 use serde_json::{json, Value};
 use testbed::RouterMode;
 
@@ -508,19 +509,16 @@ impl DutProbe for LinuxProbe {
         let fwd = forwarded(&k1).saturating_sub(forwarded(&k0));
         let (sys, cpu) = self.meter.end(Some((fwd, "kernel ForwDatagrams")))?;
         let d = counters_since(&c1, &c0);
-        let ifs = named_counters(&self.ifaces, &d);
-        let mut stats = merge(
-            json!({
-                "kind": "linux",
-                "kernel": { "forwarded": fwd, "counters": counters_delta(&k0, &k1) },
-                "interfaces": ifs,
-                "dropped": rx_dropped(&d),
+        let stats = DutStats {
+            kernel: Some(KernelTrial {
+                forwarded: fwd,
+                counters: counters_delta(&k0, &k1),
             }),
-            cpu,
-        );
-        if let Some(p) = self.stages.as_mut() {
-            stats["stages"] = p.end_or_error(&stats["cpu"]);
-        }
+            interfaces: Some(named_counters(&self.ifaces, &d)),
+            dropped: Some(rx_dropped(&d)),
+            stages: self.stages.as_mut().map(|p| p.end_or_error(&cpu.cpu)),
+            ..DutStats::new("linux", cpu)
+        };
         Ok(DutSample {
             sys: Some(sys),
             dut_stats: Some(stats),

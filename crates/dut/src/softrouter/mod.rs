@@ -29,10 +29,9 @@
 //! Per-trial statistics: the probe sends SIGUSR1 at begin and end, waits
 //! for the statistics file to be rewritten (its `elapsed_s` changes),
 //! reads it as the router's own type (`schema::report::Report`) and
-//! reports the difference ([`TrialStats`]): packets per port, forwarded,
-//! drops by reason, TSC cycles per stage.
+//! reports the difference (`schema::dut_sample::SoftrouterTrial`): packets
+//! per port, forwarded, drops by reason, TSC cycles per stage.
 
-use std::collections::BTreeMap;
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -44,9 +43,9 @@ use schema::config_file::{
     ConfigFile, ControlTable, Driver, MetricsTable, Mode, NeighborTable, PortTable, RouteTable,
     RouterTable, XdpMode,
 };
+use schema::dut_sample::{DutStats, PortTraffic, SoftrouterTrial};
 use schema::report::{Cycles, PortReport, Report};
 use schema::stats::StageCycles;
-use serde::Serialize;
 use serde_json::{json, Value};
 use testbed::link::format_mac;
 use testbed::RouterMode;
@@ -66,8 +65,8 @@ mod stats_file;
 
 pub use config_file::{adapt_config, generate_config, Knobs};
 use config_file::{config_text, driver_of, fast_path_of, mode_of};
+pub use stats_file::stats_delta;
 use stats_file::SoftrouterProbe;
-pub use stats_file::{stats_delta, PortTraffic, TrialStats};
 
 /// A running softrouter on its testbed.
 pub struct SoftrouterDut {
