@@ -45,8 +45,10 @@ pub struct DutInfo {
     pub name: String,
     /// Its version string (softrouter --version, kernel release, ...).
     pub version: String,
-    /// Its configuration (router config, sysctls, command line).
-    pub config: serde_json::Value,
+    /// Its configuration (router config, sysctls, command line, the
+    /// testbed) as its launcher described it, and its final counters;
+    /// `None` (`null`) before the DUT started.
+    pub config: Option<schema::dut_description::DutDescription>,
 }
 
 impl DutInfo {

@@ -1,9 +1,10 @@
 //! Every results file kept in the tree (`experiments/results/`,
 //! `bench/repeat/results/`, `bench/floor/results/`) of the current schema
-//! reads into the typed results, and each trial's DUT figures
-//! (`schema::dut_sample::DutStats`) written again are the JSON the file
-//! holds: the typed form reads what the launchers wrote before it and
-//! writes the same shape (`docs/bench-results.md`).
+//! reads into the typed results, and each run's DUT description
+//! (`meta.dut.config`, `schema::dut_description::DutDescription`) and each
+//! trial's DUT figures (`schema::dut_sample::DutStats`) written again are
+//! the JSON the file holds: the typed form reads what the launchers wrote
+//! before it and writes the same shape (`docs/bench-results.md`).
 //!
 //! Files of an older schema (`softrouter report` refuses them) and the
 //! `--repeat` summaries (no trials) are named and left out.
@@ -33,10 +34,12 @@ fn json_files(dir: &Path, out: &mut Vec<PathBuf>) {
     out.sort();
 }
 
-/// Each trial's `outcome.dut_stats` in file order, `Null` where absent.
-fn raw_dut_stats(v: &Value) -> Vec<Value> {
+/// Each run's `meta.dut.config`, then each trial's `outcome.dut_stats`,
+/// in file order, `Null` where absent.
+fn raw_dut_records(v: &Value) -> Vec<Value> {
     let mut out = Vec::new();
     for run in v["runs"].as_array().into_iter().flatten() {
+        out.push(run["meta"]["dut"]["config"].clone());
         for test in run["tests"].as_array().into_iter().flatten() {
             for tr in test["trials"].as_array().into_iter().flatten() {
                 out.push(tr["outcome"]["dut_stats"].clone());
@@ -47,7 +50,7 @@ fn raw_dut_stats(v: &Value) -> Vec<Value> {
 }
 
 #[test]
-fn every_kept_results_file_reads_typed_and_writes_the_same_dut_figures() {
+fn every_kept_results_file_reads_typed_and_writes_the_same_dut_records() {
     let mut files = Vec::new();
     for dir in [
         "experiments/results",
@@ -76,27 +79,26 @@ fn every_kept_results_file_reads_typed_and_writes_the_same_dut_figures() {
             }
         };
         read += 1;
-        let again: Vec<Value> = typed
-            .runs
-            .iter()
-            .flat_map(|r| &r.tests)
-            .flat_map(|t| &t.trials)
-            .map(|tr| serde_json::to_value(&tr.outcome.dut_stats).unwrap())
-            .collect();
-        let before = raw_dut_stats(&raw);
+        let mut again = Vec::new();
+        for r in &typed.runs {
+            again.push(serde_json::to_value(&r.meta.dut.config).unwrap());
+            let trials = r.tests.iter().flat_map(|t| &t.trials);
+            again.extend(trials.map(|tr| serde_json::to_value(&tr.outcome.dut_stats).unwrap()));
+        }
+        let before = raw_dut_records(&raw);
         assert_eq!(again.len(), before.len(), "{}", f.display());
         for (i, (a, b)) in again.iter().zip(&before).enumerate() {
             samples += usize::from(!b.is_null());
             if a != b {
                 problems.push(format!(
-                    "{} trial {i}: written again as\n{a:#}\nthe file holds\n{b:#}",
+                    "{} record {i}: written again as\n{a:#}\nthe file holds\n{b:#}",
                     f.display()
                 ));
                 break;
             }
         }
     }
-    eprintln!("{read} files, {samples} trials with DUT figures");
+    eprintln!("{read} files, {samples} DUT records");
     assert!(problems.is_empty(), "{}", problems.join("\n"));
     // The tree holds softrouter, linux, bridge, ovs and floor runs.
     assert!(

@@ -13,6 +13,7 @@ use std::net::{Ipv4Addr, Ipv6Addr};
 use std::process::{Command, Stdio};
 
 use anyhow::{anyhow, bail, Context, Result};
+use schema::dut_description::PortDescription;
 use serde::Serialize;
 use serde_json::Value;
 use testbed::link::{format_mac, read_mac};
@@ -139,6 +140,16 @@ pub struct RxPlacement {
 pub enum RxMechanism {
     ThreadedNapi,
     Rps,
+}
+
+impl RxMechanism {
+    /// As the results name it (`receive_cpus.mechanism`).
+    pub fn name(self) -> &'static str {
+        match self {
+            RxMechanism::ThreadedNapi => "threaded-napi",
+            RxMechanism::Rps => "rps",
+        }
+    }
 }
 
 impl Bed {
@@ -308,9 +319,24 @@ impl Bed {
         }
     }
 
-    /// JSON for `describe()`: the ports with interfaces, MACs, addresses.
-    pub fn describe_ports(&self) -> Value {
-        serde_json::to_value(&self.ports).unwrap_or(Value::Null)
+    /// For `describe()`: the ports with interfaces, MACs, addresses.
+    pub fn describe_ports(&self) -> Vec<PortDescription> {
+        self.ports
+            .iter()
+            .map(|p| PortDescription {
+                index: p.index,
+                tester_if: p.tester_if.clone(),
+                dut_if: p.dut_if.clone(),
+                tester_mac: format_mac(&p.tester_mac),
+                dut_mac: format_mac(&p.dut_mac),
+                tester_v4: p.tester_v4,
+                tester_v6: p.tester_v6,
+                dut_v4: p.dut_v4,
+                dut_v6: p.dut_v6,
+                dest_v4: p.dest_v4,
+                dest_v6: p.dest_v6,
+            })
+            .collect()
     }
 }
 

@@ -12,13 +12,14 @@
 //! a veth only through NAPI; as for the Linux DUT).
 
 use anyhow::{bail, Context, Result};
+use schema::dut_description::{self as description, DutDescription, FinalStats};
 use schema::dut_sample::DutStats;
-use serde_json::{json, Value};
+use serde_json::Value;
 use testbed::link::format_mac;
 use testbed::RouterMode;
 
 use super::bed::{if_counters, Bed, IfCounters};
-use super::probe::{merge, CpuMeter, Direct};
+use super::probe::{CpuMeter, Direct};
 use super::stages::StageProfiler;
 use super::{counters_since, describe_bed, dut_ns, named_counters, rx_dropped, Dut, DutOptions};
 use bench::plan::{DutProbe, DutSample, TesterBackend, TrafficPlan};
@@ -116,30 +117,29 @@ impl Dut for BridgeDut {
         })
     }
 
-    fn describe(&self) -> Value {
-        let own = json!({
-            "kind": "bridge",
-            "version": format!("Linux {} bridge", super::kernel_release()),
-            "bridge": BRIDGE,
-            "stp": false,
-            "fdb": "static, one entry per tester port",
-            "stage_profiler": self.stages.as_ref().map(StageProfiler::source),
-        });
-        merge(own, describe_bed(&self.bed))
+    fn describe(&self) -> DutDescription {
+        DutDescription::Bridge(description::Bridge {
+            version: format!("Linux {} bridge", super::kernel_release()),
+            bridge: BRIDGE.into(),
+            stp: false,
+            fdb: "static, one entry per tester port".into(),
+            stage_profiler: self.stages.as_ref().map(StageProfiler::source),
+            testbed: describe_bed(&self.bed),
+            final_stats: None,
+        })
     }
 
     fn bed(&self) -> &Bed {
         &self.bed
     }
 
-    fn stop(self: Box<Self>) -> Result<Value> {
+    fn stop(self: Box<Self>) -> Result<FinalStats> {
         let ns = dut_ns(&self.bed).unwrap_or_default();
         let ifaces = self.bed.dut_ifaces();
         let ifs = if_counters(Some(&ns), &ifaces).ok();
-        Ok(json!({
-            "kind": "bridge",
-            "interfaces": ifs.map(|c| named_counters(&ifaces, &c)),
-        }))
+        Ok(FinalStats::Bridge {
+            interfaces: ifs.map(|c| named_counters(&ifaces, &c)),
+        })
     }
 }
 

@@ -14,8 +14,9 @@
 //! counters and no CPU figures (the host's CPUs are not the DUT's).
 
 use anyhow::{bail, Context, Result};
+use schema::dut_description::{self as description, DutDescription, FinalStats};
 use schema::dut_sample::DutStats;
-use serde_json::{json, Value};
+use serde_json::Value;
 use testbed::link::{format_mac, parse_mac, read_mac};
 
 use super::bed::{if_counters, ip_in, Bed, BedPort, IfCounters};
@@ -118,16 +119,24 @@ impl Dut for ExternalDut {
         })
     }
 
-    fn describe(&self) -> Value {
-        json!({
-            "kind": "external",
-            "version": self.description.clone().unwrap_or_else(|| "unknown (no description)".into()),
-            "interfaces": self.bed.ports.iter().map(|p| p.tester_if.clone()).collect::<Vec<_>>(),
-            "peer_macs": self.bed.ports.iter().map(|p| format_mac(&p.dut_mac)).collect::<Vec<_>>(),
-            "peer_mac_source": self.mac_source,
-            "isolation": "asserted by the user (RFC 6815)",
-            "pattern": String::from(self.bed.pattern),
-            "ports": self.bed.describe_ports(),
+    fn describe(&self) -> DutDescription {
+        DutDescription::External(description::External {
+            version: self
+                .description
+                .clone()
+                .unwrap_or_else(|| "unknown (no description)".into()),
+            interfaces: self.bed.ports.iter().map(|p| p.tester_if.clone()).collect(),
+            peer_macs: self
+                .bed
+                .ports
+                .iter()
+                .map(|p| format_mac(&p.dut_mac))
+                .collect(),
+            peer_mac_source: self.mac_source.into(),
+            isolation: "asserted by the user (RFC 6815)".into(),
+            pattern: String::from(self.bed.pattern),
+            ports: self.bed.describe_ports(),
+            final_stats: None,
         })
     }
 
@@ -135,8 +144,8 @@ impl Dut for ExternalDut {
         &self.bed
     }
 
-    fn stop(self: Box<Self>) -> Result<Value> {
-        Ok(json!({ "kind": "external" }))
+    fn stop(self: Box<Self>) -> Result<FinalStats> {
+        Ok(FinalStats::External {})
     }
 }
 

@@ -82,12 +82,14 @@
 use std::collections::BTreeMap;
 
 use anyhow::{bail, Context, Result};
+use schema::dut_description::{
+    self as description, DutDescription, FinalStats, GlobalSysctls, NapiCoalescing, NetdevBudget,
+};
 use schema::dut_sample::{DutStats, KernelTrial};
-use serde_json::{json, Value};
 use testbed::RouterMode;
 
 use super::bed::{if_counters, ping_from_tester, Bed, IfCounters};
-use super::probe::{merge, CpuMeter, Direct};
+use super::probe::{CpuMeter, Direct};
 use super::stages::StageProfiler;
 use super::{counters_since, describe_bed, dut_ns, named_counters, rx_dropped, Dut, DutOptions};
 use bench::plan::{DutProbe, DutSample, TesterBackend, TrafficPlan};
@@ -241,7 +243,7 @@ pub struct LinuxDut {
     napi: Option<bool>,
     /// Per DUT end: `napi_defer_hard_irqs` and `gro_flush_timeout` (ns)
     /// as read back from sysfs after start.
-    coalescing: BTreeMap<String, Value>,
+    coalescing: BTreeMap<String, NapiCoalescing>,
     restored: bool,
     /// Per-trial stage profiling (`DutOptions::profile_stages`).
     stages: Option<StageProfiler>,
@@ -381,10 +383,10 @@ impl LinuxDut {
             let v: Vec<Option<u64>> = out.split_whitespace().map(|w| w.parse().ok()).collect();
             dut.coalescing.insert(
                 p.dut_if.clone(),
-                json!({
-                    "napi_defer_hard_irqs": v.first().copied().flatten(),
-                    "gro_flush_timeout_ns": v.get(1).copied().flatten(),
-                }),
+                NapiCoalescing {
+                    napi_defer_hard_irqs: v.first().copied().flatten(),
+                    gro_flush_timeout_ns: v.get(1).copied().flatten(),
+                },
             );
         }
         Ok(dut)
@@ -429,43 +431,45 @@ impl Dut for LinuxDut {
         })
     }
 
-    fn describe(&self) -> Value {
-        let own = json!({
-            "kind": "linux",
-            "version": format!("Linux {}", super::kernel_release()),
-            "sysctls_in_dut_namespace": self.sysctls,
-            "netdev_budget": self.budget.as_ref().map(|(old, new)| json!({"before": old, "set": new})),
-            "global": {
-                "net.core.netdev_budget": read_global(NETDEV_BUDGET),
-                "net.core.netdev_budget_usecs": read_global("/proc/sys/net/core/netdev_budget_usecs"),
-                "net.core.dev_weight": read_global("/proc/sys/net/core/dev_weight"),
+    fn describe(&self) -> DutDescription {
+        DutDescription::Linux(description::Linux {
+            version: format!("Linux {}", super::kernel_release()),
+            sysctls_in_dut_namespace: self.sysctls.clone(),
+            netdev_budget: self.budget.as_ref().map(|(old, new)| NetdevBudget {
+                before: old.clone(),
+                set: *new,
+            }),
+            global: GlobalSysctls {
+                netdev_budget: read_global(NETDEV_BUDGET),
+                netdev_budget_usecs: read_global("/proc/sys/net/core/netdev_budget_usecs"),
+                dev_weight: read_global("/proc/sys/net/core/dev_weight"),
             },
-            "rps": self.rps_mode,
-            "rps_cpus": self.rps,
-            "veth_napi_gro": self.napi,
-            "napi_coalescing": self.coalescing,
-            "online_cpus": online_cpus(),
-            "stage_profiler": self.stages.as_ref().map(StageProfiler::source),
-        });
-        merge(own, describe_bed(&self.bed))
+            rps: self.rps_mode.clone(),
+            rps_cpus: self.rps.clone(),
+            veth_napi_gro: self.napi,
+            napi_coalescing: self.coalescing.clone(),
+            online_cpus: online_cpus(),
+            stage_profiler: self.stages.as_ref().map(StageProfiler::source),
+            testbed: describe_bed(&self.bed),
+            final_stats: None,
+        })
     }
 
     fn bed(&self) -> &Bed {
         &self.bed
     }
 
-    fn stop(mut self: Box<Self>) -> Result<Value> {
+    fn stop(mut self: Box<Self>) -> Result<FinalStats> {
         let ns = dut_ns(&self.bed).unwrap_or_default();
         let counters = kernel_counters(&ns).ok();
         let ifs = if_counters(Some(&ns), &self.bed.dut_ifaces()).ok();
         let restored = self.restore();
-        let v = json!({
-            "kind": "linux",
-            "forwarded": counters.as_ref().map(forwarded),
-            "kernel_counters": counters,
-            "interfaces": ifs.map(|c| self.bed.dut_ifaces().into_iter().zip(c).collect::<BTreeMap<_, _>>()),
-            "netdev_budget_restored": self.budget.as_ref().map(|b| b.0.clone()),
-        });
+        let v = FinalStats::Linux {
+            forwarded: counters.as_ref().map(forwarded),
+            kernel_counters: counters,
+            interfaces: ifs.map(|c| self.bed.dut_ifaces().into_iter().zip(c).collect()),
+            netdev_budget_restored: self.budget.as_ref().map(|b| b.0.clone()),
+        };
         restored?;
         Ok(v)
     }

@@ -378,14 +378,6 @@ impl CpuMeter {
     }
 }
 
-/// Merge `extra`'s keys into the object `base`.
-pub fn merge(mut base: serde_json::Value, extra: serde_json::Value) -> serde_json::Value {
-    if let (Some(b), serde_json::Value::Object(e)) = (base.as_object_mut(), extra) {
-        b.extend(e);
-    }
-    base
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

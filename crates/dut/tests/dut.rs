@@ -101,7 +101,7 @@ fn stop_and_check_removed(d: Box<dyn Dut>) -> serde_json::Value {
     let names = d.bed().namespaces();
     assert_eq!(names.len(), 2);
     assert!(names.iter().all(|n| ns_exists(n)));
-    let v = d.stop().unwrap();
+    let v = serde_json::to_value(d.stop().unwrap()).unwrap();
     for n in &names {
         assert!(!ns_exists(n), "namespace {n} left behind");
     }
@@ -135,7 +135,7 @@ fn linux_one_to_one_with_budget_and_rps() {
     ping_through(d.bed(), 0, 1, false).unwrap();
     ping_through(d.bed(), 1, 0, false).unwrap();
     ping_through(d.bed(), 0, 1, true).unwrap();
-    let desc = d.describe();
+    let desc = serde_json::to_value(d.describe()).unwrap();
     assert!(
         desc["version"].as_str().unwrap().starts_with("Linux "),
         "{desc}"
@@ -194,7 +194,7 @@ fn softrouter_mesh3() {
     ping_through(d.bed(), 0, 2, false).unwrap();
     ping_through(d.bed(), 2, 1, false).unwrap();
     ping_through(d.bed(), 1, 2, true).unwrap();
-    let desc = d.describe();
+    let desc = serde_json::to_value(d.describe()).unwrap();
     assert!(
         desc["version"].as_str().unwrap().contains("softrouter"),
         "{desc}"
@@ -251,7 +251,7 @@ fn command_gets_env_and_forwards_with_the_kernel() {
         assert!(env.lines().any(|l| l == want), "{want:?} not in\n{env}");
     }
     ping_through(d.bed(), 0, 1, false).unwrap();
-    let desc = d.describe();
+    let desc = serde_json::to_value(d.describe()).unwrap();
     assert_eq!(desc["version"], "kernel-forwarder 1.0");
     assert_eq!(desc["ip_forward"], "1");
     let s = probe_around_pings(d.as_ref(), 0, 1);
@@ -355,7 +355,7 @@ port = "out"
         ..DutOptions::default()
     };
     let d = dut::start(&settings, Pattern::OneToOne, &opts).unwrap();
-    let desc = d.describe();
+    let desc = serde_json::to_value(d.describe()).unwrap();
     assert_eq!(desc["config_source"], cfg.display().to_string());
     let text = desc["config"].as_str().unwrap();
     assert!(
@@ -431,7 +431,7 @@ fn flood_examples() {
             serde_json::to_value(sample.dut_stats.unwrap()).unwrap(),
             serde_json::to_string(&sample.sys).unwrap()
         );
-        let fin = d.stop().unwrap();
+        let fin = serde_json::to_value(d.stop().unwrap()).unwrap();
         if fin["kind"] == "softrouter" {
             dataplane::assert_accounting(&fin["stats"]);
         }

@@ -13,7 +13,9 @@
 //!   `config` crate validates it;
 //! * [`dut_sample`]: what the bench's DUT probes measured over a trial
 //!   (CPU, stage split, softrouter's counters, control latency), written
-//!   by the launchers (`dut`) and read by the bench's report.
+//!   by the launchers (`dut`) and read by the bench's report;
+//! * [`dut_description`]: what a launcher says about the DUT it started
+//!   and its final counters (a run's `meta.dut.config`).
 //!
 //! Why a crate of its own: a reader of one of these documents should not
 //! link the part that writes it. The bench's DUT launchers read the
@@ -23,6 +25,7 @@
 
 pub mod addr;
 pub mod config_file;
+pub mod dut_description;
 pub mod dut_sample;
 pub mod protocol;
 pub mod report;

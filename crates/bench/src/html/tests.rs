@@ -3,8 +3,6 @@
 
 use std::time::Duration;
 
-use serde_json::json;
-
 use super::*;
 use crate::results::{DutInfo, RunMeta, RunResults, TestResult};
 use crate::search::TrialSpec;
@@ -186,7 +184,7 @@ fn run(name: &str, ndr: f64, limited: bool) -> RunResults {
                 kind: "softrouter".into(),
                 name: name.into(),
                 version: "0.1.0 <b>bold</b>".into(),
-                config: json!({}),
+                config: None,
             },
             notes: vec!["note with <i>markup</i> & ampersand".into()],
             ..RunMeta::default()
