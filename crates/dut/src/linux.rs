@@ -127,17 +127,17 @@ impl RpsMask for RpsMode {
     }
 }
 
-/// A CPU list as a kernel bitmap: hex, 32-bit groups separated by commas.
+/// A CPU list as the kernel prints a bitmap (`rps_cpus`): hex, 32-bit
+/// groups separated by commas, the leading group without zero padding.
+/// The bits are `testbed::rps::cpu_mask_hex`'s, the one formatter; only
+/// the padding differs, kept because the mask is recorded in the results
+/// (`rps`, `rps_cpus`) as the kernel reads it back.
 pub fn cpu_mask(cpus: &[usize]) -> String {
-    let top = cpus.iter().copied().max().unwrap_or(0);
-    let mut words = vec![0u32; top / 32 + 1];
-    for &c in cpus {
-        words[c / 32] |= 1 << (c % 32);
+    let padded = testbed::rps::cpu_mask_hex(cpus);
+    match padded.trim_start_matches('0') {
+        "" => "0".into(),
+        m => m.into(),
     }
-    let mut s: Vec<String> = words.iter().rev().map(|w| format!("{w:08x}")).collect();
-    // Leading group without zero padding, as the kernel prints it.
-    s[0] = format!("{:x}", words[words.len() - 1]);
-    s.join(",")
 }
 
 /// Online CPUs.
@@ -548,6 +548,8 @@ mod tests {
         assert!(RpsMode::parse("most").is_err());
         assert!(RpsMode::parse("1,zz").is_err());
         assert_eq!(cpu_mask(&[0, 33]), "2,00000001");
+        assert_eq!(cpu_mask(&[1, 3]), "a");
+        assert_eq!(cpu_mask(&[]), "0");
     }
 
     #[test]
