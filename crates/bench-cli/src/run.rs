@@ -275,9 +275,9 @@ fn run_one(
     let d = dut.describe();
     meta.dut = DutInfo {
         kind: kind.to_string(),
-        name: d["name"].as_str().unwrap_or(kind.name()).to_string(),
-        version: d["version"].as_str().unwrap_or_default().to_string(),
-        config: d,
+        name: d.name().unwrap_or(kind.name()).to_string(),
+        version: d.version().to_string(),
+        config: Some(d),
     };
     meta.max_rate_source = match (settings.max_rate_fps, settings.link_bps) {
         (Some(r), _) => format!("set by the user: {r:.0} frames/s"),
@@ -345,10 +345,8 @@ fn run_one(
     if let Some(e) = failure {
         return Err(e.context(format!("benchmark of DUT {kind}")));
     }
-    if let Ok(v) = final_stats {
-        if let Some(obj) = meta.dut.config.as_object_mut() {
-            obj.insert("final_stats".into(), v);
-        }
+    if let (Ok(v), Some(d)) = (final_stats, meta.dut.config.as_mut()) {
+        d.set_final_stats(v);
     }
     Ok(RunResults {
         meta,

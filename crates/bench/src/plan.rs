@@ -88,5 +88,5 @@ pub trait DutProbe: Send {
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct DutSample {
     pub sys: Option<SysStats>,
-    pub dut_stats: Option<serde_json::Value>,
+    pub dut_stats: Option<schema::dut_sample::DutStats>,
 }

@@ -45,8 +45,10 @@ pub struct DutInfo {
     pub name: String,
     /// Its version string (softrouter --version, kernel release, ...).
     pub version: String,
-    /// Its configuration (router config, sysctls, command line).
-    pub config: serde_json::Value,
+    /// Its configuration (router config, sysctls, command line, the
+    /// testbed) as its launcher described it, and its final counters;
+    /// `None` (`null`) before the DUT started.
+    pub config: Option<schema::dut_description::DutDescription>,
 }
 
 impl DutInfo {
@@ -271,9 +273,7 @@ pub struct Projection {
 /// The busy share of the DUT's CPUs in a trial, % (`dut_stats.cpu.soak[]`,
 /// mean of `busy_pct`; `None` without soakers).
 pub fn dut_busy_pct(tr: &TrialRecord) -> Option<f64> {
-    let soak = tr.outcome.dut_stats.as_ref()?["cpu"]["soak"].as_array()?;
-    let busy: Vec<f64> = soak.iter().filter_map(|c| c["busy_pct"].as_f64()).collect();
-    (!busy.is_empty()).then(|| busy.iter().sum::<f64>() / busy.len() as f64)
+    tr.outcome.dut_stats.as_ref()?.busy_pct()
 }
 
 /// The [`Projection`] of a throughput test whose first goal is a lower
@@ -773,12 +773,7 @@ pub fn trial_at_throughput(t: &TestResult) -> Option<&TrialRecord> {
 pub fn dut_cycles_at_throughput(t: &TestResult) -> Option<f64> {
     trial_at_throughput(t)
         .and_then(|tr| tr.outcome.dut_stats.as_ref())
-        .and_then(|d| {
-            let c = &d["cpu"];
-            c["soak_cycles_per_packet"]
-                .as_f64()
-                .or_else(|| c["dut_cycles_per_packet"].as_f64())
-        })
+        .and_then(|d| d.cycles_per_packet())
 }
 
 /// One CSV row per trial of `r`.
@@ -933,6 +928,7 @@ mod tests {
     use crate::sim::{SimConfig, SimDut};
     use crate::tables::{comparison_table, render_tables, Table};
     use crate::throughput::{throughput, ThroughputConfig};
+    use schema::dut_sample::{CpuBusy, CpuFigures, DutStats};
     use std::time::Duration;
 
     /// An NDR and a 0.1 % PDR of 0.1 s trials, decided by three of them.
@@ -1245,10 +1241,14 @@ mod tests {
             .filter(|t| t.test == TestKind::Throughput)
         {
             for tr in &mut t.trials {
-                tr.outcome.dut_stats = Some(serde_json::json!({"cpu": {
-                    "soak": [{"cpu": 1, "busy_pct": busy_pct}],
-                    "soak_cycles_per_packet": cycles,
-                }}));
+                tr.outcome.dut_stats = Some(DutStats {
+                    cpu: Some(CpuFigures {
+                        soak: Some(vec![CpuBusy { cpu: 1, busy_pct }]),
+                        soak_cycles_per_packet: Some(cycles),
+                        ..CpuFigures::default()
+                    }),
+                    ..DutStats::default()
+                });
             }
             t.project();
         }

@@ -92,15 +92,50 @@ fn normalize(p: &Path) -> PathBuf {
     out
 }
 
+/// The whole file: each section by its own function, in the order an
+/// error is reported (ports first: the routes, neighbours and queues name
+/// them).
 pub fn validate(raw: RawConfig, text: &str, path: &Path) -> Result<Config, ConfigError> {
     let cx = Ctx { text, path };
+    let ports = ports(&cx, &raw.port)?;
+    let port_of = |name: &S<String>, what: &str| port_index(&cx, &ports, name, what);
+    let routes = routes(&cx, &raw.route, &ports)?;
+    let neighbors = neighbors(&cx, &raw.neighbor, &ports, &port_of)?;
+    let router = router(
+        &cx,
+        raw.router.as_ref().map(|r| r.get_ref()),
+        &raw.queue,
+        &port_of,
+    )?;
+    check_cross_connect(&cx, &raw, &router, ports.len())?;
+    let routes_file = routes_file(&cx, &raw)?;
+    let control = control(&cx, raw.control.as_ref().map(|c| c.get_ref()))?;
+    let metrics = metrics(&cx, &raw)?;
+    let kernel_routes = kernel_routes(&cx, &raw)?;
+    let kernel_local = kernel_local(&cx, &raw, &router, &ports)?;
+    Ok(Config {
+        source: path.to_path_buf(),
+        router,
+        ports,
+        routes,
+        neighbors,
+        routes_file,
+        control,
+        metrics,
+        kernel_routes,
+        kernel_local,
+    })
+}
+
+/// `[[port]]`: each port, their names unique, at least one, subnets that
+/// do not overlap, capture files not shared.
+fn ports(cx: &Ctx, raw: &[S<RawPort>]) -> Result<Vec<Port>, ConfigError> {
     let ports = raw
-        .port
         .iter()
-        .map(|p| port(&cx, p))
+        .map(|p| port(cx, p))
         .collect::<Result<Vec<_>, _>>()?;
     let mut names = HashSet::new();
-    for (p, raw_p) in ports.iter().zip(&raw.port) {
+    for (p, raw_p) in ports.iter().zip(raw) {
         if !names.insert(p.name.clone()) {
             return cx.err(
                 raw_p.get_ref().name.span(),
@@ -114,31 +149,46 @@ pub fn validate(raw: RawConfig, text: &str, path: &Path) -> Result<Config, Confi
             "no [[port]] defined: a router needs at least one port",
         );
     }
-    check_overlapping_subnets(&cx, &ports, &raw.port)?;
-    check_capture_files(&cx, &ports, &raw.port)?;
+    check_overlapping_subnets(cx, &ports, raw)?;
+    check_capture_files(cx, &ports, raw)?;
+    Ok(ports)
+}
 
-    let port_of = |name: &S<String>, what: &str| -> Result<usize, ConfigError> {
-        ports
-            .iter()
-            .position(|p| &p.name == name.get_ref())
-            .map_or_else(
-                || {
-                    cx.err(
-                        name.span(),
-                        format!("{what}: no port is named {}", excerpt(name.get_ref())),
-                    )
-                },
-                Ok,
-            )
-    };
+/// The index of the port `name` names (`what` says where, for the error).
+fn port_index(
+    cx: &Ctx,
+    ports: &[Port],
+    name: &S<String>,
+    what: &str,
+) -> Result<usize, ConfigError> {
+    ports
+        .iter()
+        .position(|p| &p.name == name.get_ref())
+        .map_or_else(
+            || {
+                cx.err(
+                    name.span(),
+                    format!("{what}: no port is named {}", excerpt(name.get_ref())),
+                )
+            },
+            Ok,
+        )
+}
 
-    // Where each route and neighbor was first given: (index, byte offset);
-    // the line is counted only for an error.
-    let line_at = |offset: usize| ConfigError::at(path, text, offset..offset, "").line;
+/// Line of byte `offset`, for an error that points back at an earlier
+/// definition.
+fn line_at(cx: &Ctx, offset: usize) -> usize {
+    ConfigError::at(cx.path, cx.text, offset..offset, "").line
+}
+
+/// `[[route]]`: each route; one given twice is kept once, one given again
+/// with other next hops is an error naming the first.
+fn routes(cx: &Ctx, raw: &[S<RawRoute>], ports: &[Port]) -> Result<Vec<Route>, ConfigError> {
+    // Where each route was first given: (index, byte offset).
     let mut routes: Vec<Route> = Vec::new();
     let mut first_route: HashMap<Cidr, (usize, usize)> = HashMap::new();
-    for r in &raw.route {
-        let route = route(&cx, r.get_ref(), &ports)?;
+    for r in raw {
+        let route = route(cx, r.get_ref(), ports)?;
         let at = r.get_ref().prefix.span();
         if let Some(&(i, offset)) = first_route.get(&route.prefix) {
             if routes[i].via != route.via {
@@ -147,7 +197,7 @@ pub fn validate(raw: RawConfig, text: &str, path: &Path) -> Result<Config, Confi
                     format!(
                         "route {}: prefix: defined again with other next hops (first at line {})",
                         route.prefix,
-                        line_at(offset)
+                        line_at(cx, offset)
                     ),
                 );
             }
@@ -156,10 +206,20 @@ pub fn validate(raw: RawConfig, text: &str, path: &Path) -> Result<Config, Confi
         first_route.insert(route.prefix, (routes.len(), at.start));
         routes.push(route);
     }
+    Ok(routes)
+}
 
+/// `[[neighbor]]`: each static neighbour; as routes, one given twice is
+/// kept once, one given again otherwise is an error naming the first.
+fn neighbors(
+    cx: &Ctx,
+    raw: &[S<RawNeighbor>],
+    ports: &[Port],
+    port_of: &PortLookup,
+) -> Result<Vec<Neighbor>, ConfigError> {
     let mut neighbors: Vec<Neighbor> = Vec::new();
     let mut first_neighbor: HashMap<IpAddr, (usize, usize)> = HashMap::new();
-    for n in &raw.neighbor {
+    for n in raw {
         let n = n.get_ref();
         let address: IpAddr = n.address.get_ref().parse().or_else(|_| {
             cx.err(
@@ -171,21 +231,20 @@ pub fn validate(raw: RawConfig, text: &str, path: &Path) -> Result<Config, Confi
             )
         })?;
         let port = port_of(&n.port, &format!("neighbor {address}: port"))?;
-        let this =
-            judge_neighbor(&ports, address, n.mac.get_ref(), port).or_else(|(part, m)| {
-                let span = match part {
-                    NeighborPart::Mac => n.mac.span(),
-                    NeighborPart::Address => n.address.span(),
-                };
-                cx.err(span, m)
-            })?;
+        let this = judge_neighbor(ports, address, n.mac.get_ref(), port).or_else(|(part, m)| {
+            let span = match part {
+                NeighborPart::Mac => n.mac.span(),
+                NeighborPart::Address => n.address.span(),
+            };
+            cx.err(span, m)
+        })?;
         if let Some(&(i, offset)) = first_neighbor.get(&address) {
             if neighbors[i] != this {
                 return cx.err(
                     n.address.span(),
                     format!(
                         "neighbor {address}: address: defined again with another mac or port (first at line {})",
-                        line_at(offset)
+                        line_at(cx, offset)
                     ),
                 );
             }
@@ -194,15 +253,18 @@ pub fn validate(raw: RawConfig, text: &str, path: &Path) -> Result<Config, Confi
         first_neighbor.insert(address, (neighbors.len(), n.address.span().start));
         neighbors.push(this);
     }
+    Ok(neighbors)
+}
 
-    let router = router(
-        &cx,
-        raw.router.as_ref().map(|r| r.get_ref()),
-        &raw.queue,
-        &port_of,
-    )?;
-
-    if router.forwarding == Forwarding::CrossConnect && ports.len() % 2 != 0 {
+/// `[router] forwarding = "cross-connect"` pairs ports 0-1, 2-3...: an
+/// even number of them.
+fn check_cross_connect(
+    cx: &Ctx,
+    raw: &RawConfig,
+    router: &Router,
+    ports: usize,
+) -> Result<(), ConfigError> {
+    if router.forwarding == Forwarding::CrossConnect && !ports.is_multiple_of(2) {
         let span = raw
             .router
             .as_ref()
@@ -211,74 +273,62 @@ pub fn validate(raw: RawConfig, text: &str, path: &Path) -> Result<Config, Confi
         return cx.err(
             span,
             format!(
-                "router: forwarding: a cross-connect pairs ports 0-1, 2-3, ...; {} ports cannot be paired",
-                ports.len()
+                "router: forwarding: a cross-connect pairs ports 0-1, 2-3, ...; {ports} ports cannot be paired"
             ),
         );
     }
+    Ok(())
+}
 
-    let routes_file = raw
-        .routes_file
-        .as_ref()
-        .map(|f| cx.path(f.get_ref().path.get_ref()));
-    if let (Some(p), Some(f)) = (&routes_file, &raw.routes_file) {
-        if !p.is_file() {
-            return cx.err(
-                f.get_ref().path.span(),
-                format!(
-                    "routes_file: path: {} does not exist or is not a file",
-                    p.display()
-                ),
-            );
-        }
+/// `[routes_file] path`: relative to the configuration file; it must be
+/// a file.
+fn routes_file(cx: &Ctx, raw: &RawConfig) -> Result<Option<PathBuf>, ConfigError> {
+    let Some(f) = &raw.routes_file else {
+        return Ok(None);
+    };
+    let p = cx.path(f.get_ref().path.get_ref());
+    if !p.is_file() {
+        return cx.err(
+            f.get_ref().path.span(),
+            format!(
+                "routes_file: path: {} does not exist or is not a file",
+                p.display()
+            ),
+        );
     }
+    Ok(Some(p))
+}
 
-    let control = control(&cx, raw.control.as_ref().map(|c| c.get_ref()))?;
-    let metrics = match &raw.metrics {
-        None => None,
-        Some(m) => {
-            let l = &m.get_ref().listen;
-            match l.get_ref().parse::<std::net::SocketAddr>() {
-                Ok(a) => Some(a),
-                Err(_) => {
-                    return cx.err(
-                        l.span(),
-                        format!(
-                        "metrics: listen: {} is not an address and port (e.g. \"127.0.0.1:9469\")",
-                        excerpt(l.get_ref())
-                    ),
-                    )
-                }
-            }
-        }
+/// `[metrics] listen`: an address and port.
+fn metrics(cx: &Ctx, raw: &RawConfig) -> Result<Option<std::net::SocketAddr>, ConfigError> {
+    let Some(m) = &raw.metrics else {
+        return Ok(None);
     };
+    let l = &m.get_ref().listen;
+    match l.get_ref().parse::<std::net::SocketAddr>() {
+        Ok(a) => Ok(Some(a)),
+        Err(_) => cx.err(
+            l.span(),
+            format!(
+                "metrics: listen: {} is not an address and port (e.g. \"127.0.0.1:9469\")",
+                excerpt(l.get_ref())
+            ),
+        ),
+    }
+}
 
-    let kernel_routes = match &raw.kernel {
-        None => None,
-        Some(k) => {
-            let k = k.get_ref();
-            let table = cx.int(&k.table, "kernel: table", 1..=0xffff_fffe, 254)? as u32;
-            k.routes
-                .as_ref()
-                .is_some_and(|r| *r.get_ref())
-                .then_some(table)
-        }
+/// `[kernel] table` and `routes`: the kernel table to mirror routes into,
+/// when `routes` is on.
+fn kernel_routes(cx: &Ctx, raw: &RawConfig) -> Result<Option<u32>, ConfigError> {
+    let Some(k) = &raw.kernel else {
+        return Ok(None);
     };
-
-    let kernel_local = kernel_local(&cx, &raw, &router, &ports)?;
-
-    Ok(Config {
-        source: path.to_path_buf(),
-        router,
-        ports,
-        routes,
-        neighbors,
-        routes_file,
-        control,
-        metrics,
-        kernel_routes,
-        kernel_local,
-    })
+    let k = k.get_ref();
+    let table = cx.int(&k.table, "kernel: table", 1..=0xffff_fffe, 254)? as u32;
+    Ok(k.routes
+        .as_ref()
+        .is_some_and(|r| *r.get_ref())
+        .then_some(table))
 }
 
 /// `[kernel] local`: the XDP program is what hands the router's own

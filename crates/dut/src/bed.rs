@@ -13,6 +13,7 @@ use std::net::{Ipv4Addr, Ipv6Addr};
 use std::process::{Command, Stdio};
 
 use anyhow::{anyhow, bail, Context, Result};
+use schema::dut_description::PortDescription;
 use serde::Serialize;
 use serde_json::Value;
 use testbed::link::{format_mac, read_mac};
@@ -139,6 +140,16 @@ pub struct RxPlacement {
 pub enum RxMechanism {
     ThreadedNapi,
     Rps,
+}
+
+impl RxMechanism {
+    /// As the results name it (`receive_cpus.mechanism`).
+    pub fn name(self) -> &'static str {
+        match self {
+            RxMechanism::ThreadedNapi => "threaded-napi",
+            RxMechanism::Rps => "rps",
+        }
+    }
 }
 
 impl Bed {
@@ -308,9 +319,24 @@ impl Bed {
         }
     }
 
-    /// JSON for `describe()`: the ports with interfaces, MACs, addresses.
-    pub fn describe_ports(&self) -> Value {
-        serde_json::to_value(&self.ports).unwrap_or(Value::Null)
+    /// For `describe()`: the ports with interfaces, MACs, addresses.
+    pub fn describe_ports(&self) -> Vec<PortDescription> {
+        self.ports
+            .iter()
+            .map(|p| PortDescription {
+                index: p.index,
+                tester_if: p.tester_if.clone(),
+                dut_if: p.dut_if.clone(),
+                tester_mac: format_mac(&p.tester_mac),
+                dut_mac: format_mac(&p.dut_mac),
+                tester_v4: p.tester_v4,
+                tester_v6: p.tester_v6,
+                dut_v4: p.dut_v4,
+                dut_v6: p.dut_v6,
+                dest_v4: p.dest_v4,
+                dest_v6: p.dest_v6,
+            })
+            .collect()
     }
 }
 
@@ -352,30 +378,8 @@ pub fn ip_in(ns: Option<&str>, args: &[&str]) -> Result<String> {
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
-/// Kernel counters of one interface.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
-pub struct IfCounters {
-    pub rx_packets: u64,
-    pub tx_packets: u64,
-    pub rx_bytes: u64,
-    pub tx_bytes: u64,
-    pub rx_dropped: u64,
-    pub tx_dropped: u64,
-}
-
-impl IfCounters {
-    /// `self - earlier`, saturating.
-    pub fn since(&self, e: &IfCounters) -> IfCounters {
-        IfCounters {
-            rx_packets: self.rx_packets.saturating_sub(e.rx_packets),
-            tx_packets: self.tx_packets.saturating_sub(e.tx_packets),
-            rx_bytes: self.rx_bytes.saturating_sub(e.rx_bytes),
-            tx_bytes: self.tx_bytes.saturating_sub(e.tx_bytes),
-            rx_dropped: self.rx_dropped.saturating_sub(e.rx_dropped),
-            tx_dropped: self.tx_dropped.saturating_sub(e.tx_dropped),
-        }
-    }
-}
+/// Kernel counters of one interface, as the results record them.
+pub use schema::dut_sample::IfCounters;
 
 /// Counters of `ifaces` (in that order) in namespace `ns`, from one
 /// `ip -s -j link show`.

@@ -12,12 +12,14 @@
 //! a veth only through NAPI; as for the Linux DUT).
 
 use anyhow::{bail, Context, Result};
-use serde_json::{json, Value};
+use schema::dut_description::{self as description, DutDescription, FinalStats};
+use schema::dut_sample::DutStats;
+use serde_json::Value;
 use testbed::link::format_mac;
 use testbed::RouterMode;
 
 use super::bed::{if_counters, Bed, IfCounters};
-use super::probe::{merge, CpuMeter, Direct};
+use super::probe::{CpuMeter, Direct};
 use super::stages::StageProfiler;
 use super::{counters_since, describe_bed, dut_ns, named_counters, rx_dropped, Dut, DutOptions};
 use bench::plan::{DutProbe, DutSample, TesterBackend, TrafficPlan};
@@ -115,30 +117,29 @@ impl Dut for BridgeDut {
         })
     }
 
-    fn describe(&self) -> Value {
-        let own = json!({
-            "kind": "bridge",
-            "version": format!("Linux {} bridge", super::kernel_release()),
-            "bridge": BRIDGE,
-            "stp": false,
-            "fdb": "static, one entry per tester port",
-            "stage_profiler": self.stages.as_ref().map(StageProfiler::source),
-        });
-        merge(own, describe_bed(&self.bed))
+    fn describe(&self) -> DutDescription {
+        DutDescription::Bridge(description::Bridge {
+            version: format!("Linux {} bridge", super::kernel_release()),
+            bridge: BRIDGE.into(),
+            stp: false,
+            fdb: "static, one entry per tester port".into(),
+            stage_profiler: self.stages.as_ref().map(StageProfiler::source),
+            testbed: describe_bed(&self.bed),
+            final_stats: None,
+        })
     }
 
     fn bed(&self) -> &Bed {
         &self.bed
     }
 
-    fn stop(self: Box<Self>) -> Result<Value> {
+    fn stop(self: Box<Self>) -> Result<FinalStats> {
         let ns = dut_ns(&self.bed).unwrap_or_default();
         let ifaces = self.bed.dut_ifaces();
         let ifs = if_counters(Some(&ns), &ifaces).ok();
-        Ok(json!({
-            "kind": "bridge",
-            "interfaces": ifs.map(|c| named_counters(&ifaces, &c)),
-        }))
+        Ok(FinalStats::Bridge {
+            interfaces: ifs.map(|c| named_counters(&ifaces, &c)),
+        })
     }
 }
 
@@ -175,18 +176,13 @@ impl DutProbe for PortCountersProbe {
         let fwd: u64 = d.iter().map(|c| c.tx_packets).sum();
         let what = format!("{} ports' tx packets", self.kind);
         let (sys, cpu) = self.meter.end(Some((fwd, &what)))?;
-        let mut stats = merge(
-            json!({
-                "kind": self.kind,
-                "forwarded": fwd,
-                "interfaces": named_counters(&self.ifaces, &d),
-                "dropped": rx_dropped(&d),
-            }),
-            cpu,
-        );
-        if let Some(p) = self.stages.as_mut() {
-            stats["stages"] = p.end_or_error(&stats["cpu"]);
-        }
+        let stats = DutStats {
+            forwarded: Some(fwd),
+            interfaces: Some(named_counters(&self.ifaces, &d)),
+            dropped: Some(rx_dropped(&d)),
+            stages: self.stages.as_mut().map(|p| p.end_or_error(&cpu.cpu)),
+            ..DutStats::new(self.kind, cpu)
+        };
         Ok(DutSample {
             sys: Some(sys),
             dut_stats: Some(stats),

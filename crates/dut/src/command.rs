@@ -27,12 +27,13 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
-use serde_json::{json, Value};
+use schema::dut_description::{self as description, DutDescription, FinalStats};
+use schema::dut_sample::DutStats;
 use testbed::link::format_mac;
 use testbed::RouterMode;
 
 use super::bed::{if_counters, Bed, IfCounters};
-use super::probe::{merge, CpuMeter, Direct};
+use super::probe::{CpuMeter, Direct};
 use super::{
     counters_since, describe_bed, dut_ns, log_tail, named_counters, rx_dropped, shell_output,
     terminate_group, Dut, DutOptions, Ended,
@@ -227,34 +228,35 @@ impl Dut for CommandDut {
         })
     }
 
-    fn describe(&self) -> Value {
+    fn describe(&self) -> DutDescription {
         let ns = dut_ns(&self.bed);
-        let own = json!({
-            "kind": "command",
-            "command": self.command,
-            "version": self.version,
-            "environment": self.env.iter().cloned().collect::<std::collections::BTreeMap<_, _>>(),
-            "kernel_addresses": self.addresses,
-            "ip_forward": ns.as_deref().map(|n| shell_output(Some(n), "sysctl -n net.ipv4.ip_forward")),
-            "kernel": super::kernel_release(),
-        });
-        merge(own, describe_bed(&self.bed))
+        DutDescription::Command(description::Command {
+            command: self.command.clone(),
+            version: self.version.clone(),
+            environment: self.env.iter().cloned().collect(),
+            kernel_addresses: self.addresses,
+            ip_forward: ns
+                .as_deref()
+                .map(|n| shell_output(Some(n), "sysctl -n net.ipv4.ip_forward")),
+            kernel: super::kernel_release(),
+            testbed: describe_bed(&self.bed),
+            final_stats: None,
+        })
     }
 
     fn bed(&self) -> &Bed {
         &self.bed
     }
 
-    fn stop(mut self: Box<Self>) -> Result<Value> {
+    fn stop(mut self: Box<Self>) -> Result<FinalStats> {
         let ns = dut_ns(&self.bed);
         let ifs = if_counters(ns.as_deref(), &self.bed.dut_ifaces()).ok();
         let status = self.terminate();
-        Ok(json!({
-            "kind": "command",
-            "exit": status,
-            "interfaces": ifs.map(|c| self.bed.dut_ifaces().into_iter().zip(c).collect::<std::collections::BTreeMap<_, _>>()),
-            "output_tail": log_tail(&self.log_path, 2000),
-        }))
+        Ok(FinalStats::Command {
+            exit: status,
+            interfaces: ifs.map(|c| self.bed.dut_ifaces().into_iter().zip(c).collect()),
+            output_tail: log_tail(&self.log_path, 2000),
+        })
     }
 }
 
@@ -290,11 +292,14 @@ impl DutProbe for CommandProbe {
         let d = counters_since(&c1, &c0);
         let fwd = d.iter().map(|c| c.tx_packets).sum::<u64>();
         let (sys, cpu) = self.meter.end(Some((fwd, "DUT interface TX packets")))?;
-        let ifs = named_counters(&self.ifaces, &d);
-        let stats = json!({ "kind": "command", "interfaces": ifs, "dropped": rx_dropped(&d) });
+        let stats = DutStats {
+            interfaces: Some(named_counters(&self.ifaces, &d)),
+            dropped: Some(rx_dropped(&d)),
+            ..DutStats::new("command", cpu)
+        };
         Ok(DutSample {
             sys: Some(sys),
-            dut_stats: Some(merge(stats, cpu)),
+            dut_stats: Some(stats),
         })
     }
 }

@@ -14,7 +14,9 @@
 //! counters and no CPU figures (the host's CPUs are not the DUT's).
 
 use anyhow::{bail, Context, Result};
-use serde_json::{json, Value};
+use schema::dut_description::{self as description, DutDescription, FinalStats};
+use schema::dut_sample::DutStats;
+use serde_json::Value;
 use testbed::link::{format_mac, parse_mac, read_mac};
 
 use super::bed::{if_counters, ip_in, Bed, BedPort, IfCounters};
@@ -117,16 +119,24 @@ impl Dut for ExternalDut {
         })
     }
 
-    fn describe(&self) -> Value {
-        json!({
-            "kind": "external",
-            "version": self.description.clone().unwrap_or_else(|| "unknown (no description)".into()),
-            "interfaces": self.bed.ports.iter().map(|p| p.tester_if.clone()).collect::<Vec<_>>(),
-            "peer_macs": self.bed.ports.iter().map(|p| format_mac(&p.dut_mac)).collect::<Vec<_>>(),
-            "peer_mac_source": self.mac_source,
-            "isolation": "asserted by the user (RFC 6815)",
-            "pattern": String::from(self.bed.pattern),
-            "ports": self.bed.describe_ports(),
+    fn describe(&self) -> DutDescription {
+        DutDescription::External(description::External {
+            version: self
+                .description
+                .clone()
+                .unwrap_or_else(|| "unknown (no description)".into()),
+            interfaces: self.bed.ports.iter().map(|p| p.tester_if.clone()).collect(),
+            peer_macs: self
+                .bed
+                .ports
+                .iter()
+                .map(|p| format_mac(&p.dut_mac))
+                .collect(),
+            peer_mac_source: self.mac_source.into(),
+            isolation: "asserted by the user (RFC 6815)".into(),
+            pattern: String::from(self.bed.pattern),
+            ports: self.bed.describe_ports(),
+            final_stats: None,
         })
     }
 
@@ -134,8 +144,8 @@ impl Dut for ExternalDut {
         &self.bed
     }
 
-    fn stop(self: Box<Self>) -> Result<Value> {
-        Ok(json!({ "kind": "external" }))
+    fn stop(self: Box<Self>) -> Result<FinalStats> {
+        Ok(FinalStats::External {})
     }
 }
 
@@ -159,11 +169,15 @@ impl DutProbe for ExternalProbe {
         let ifs = named_counters(&self.ifaces, &counters_since(&c1, &c0));
         Ok(DutSample {
             sys: None,
-            dut_stats: Some(json!({
-                "kind": "external",
-                "note": "no internal measurements of an external device; counters are the tester's interfaces",
-                "tester_interfaces": ifs,
-            })),
+            dut_stats: Some(DutStats {
+                kind: "external".into(),
+                note: Some(
+                    "no internal measurements of an external device; counters are the tester's interfaces"
+                        .into(),
+                ),
+                tester_interfaces: Some(ifs),
+                ..DutStats::default()
+            }),
         })
     }
 }

@@ -19,12 +19,12 @@ use std::os::fd::AsRawFd;
 use anyhow::{anyhow, bail, Context, Result};
 use aya::maps::{Array, DevMap};
 use aya::programs::XdpMode;
-use serde_json::{json, Value};
+use schema::dut_description::{self as description, DutDescription, FinalStats};
 use testbed::RouterMode;
 
 use super::bed::{if_counters, Bed};
 use super::bridge::PortCountersProbe;
-use super::probe::{merge, CpuMeter, Direct};
+use super::probe::{CpuMeter, Direct};
 use super::stages::StageProfiler;
 use super::{describe_bed, dut_ns, named_counters, Dut, DutOptions};
 use bench::plan::{DutProbe, TesterBackend, TrafficPlan};
@@ -198,29 +198,31 @@ impl Dut for FloorDut {
         })
     }
 
-    fn describe(&self) -> Value {
-        let own = json!({
-            "kind": "floor",
-            "version": format!("Linux {}, XDP redirect with MAC rewrite (bpf/floor.bpf.c)", super::kernel_release()),
-            "program": PROGRAM,
-            "xdp_mode": "driver",
-        });
-        merge(own, describe_bed(&self.bed))
+    fn describe(&self) -> DutDescription {
+        DutDescription::Floor(description::Floor {
+            version: format!(
+                "Linux {}, XDP redirect with MAC rewrite (bpf/floor.bpf.c)",
+                super::kernel_release()
+            ),
+            program: PROGRAM.into(),
+            xdp_mode: "driver".into(),
+            testbed: describe_bed(&self.bed),
+            final_stats: None,
+        })
     }
 
     fn bed(&self) -> &Bed {
         &self.bed
     }
 
-    fn stop(mut self: Box<Self>) -> Result<Value> {
+    fn stop(mut self: Box<Self>) -> Result<FinalStats> {
         let ns = dut_ns(&self.bed).unwrap_or_default();
         let ifaces = self.bed.dut_ifaces();
         let ifs = if_counters(Some(&ns), &ifaces).ok();
         // Detach before the testbed goes.
         self.floor.take();
-        Ok(json!({
-            "kind": "floor",
-            "interfaces": ifs.map(|c| named_counters(&ifaces, &c)),
-        }))
+        Ok(FinalStats::Floor {
+            interfaces: ifs.map(|c| named_counters(&ifaces, &c)),
+        })
     }
 }

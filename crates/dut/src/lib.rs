@@ -50,13 +50,14 @@ use std::process::{Child, ExitStatus};
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
-use serde_json::Value;
+use schema::dut_description::{DutDescription, FinalStats, ReceiveCpus, Testbed};
 
 use bench::plan::{DutProbe, TesterBackend, TrafficPlan};
 use bench::settings::{DutSettings, Pattern};
 
 use bed::IfCounters;
 pub use bed::{pairs, ping_through, Bed, BedPort, Detour, RxMechanism, RxPlacement};
+use schema::dut_sample::NamedCounters;
 
 /// How to start a DUT, beyond its own settings.
 #[derive(Debug, Clone)]
@@ -123,11 +124,11 @@ pub trait Dut: Send {
     /// A fresh probe for per-trial measurements.
     fn probe(&self) -> Box<dyn DutProbe>;
     /// Kind, version and effective configuration, for the results (R15).
-    fn describe(&self) -> Value;
+    fn describe(&self) -> DutDescription;
     /// The testbed (ports, namespaces), e.g. for [`ping_through`].
     fn bed(&self) -> &Bed;
     /// Final DUT statistics; stops the DUT and removes the testbed.
-    fn stop(self: Box<Self>) -> Result<Value>;
+    fn stop(self: Box<Self>) -> Result<FinalStats>;
 }
 
 /// Build the testbed for `pattern`, start and configure the DUT, and wait
@@ -237,16 +238,20 @@ pub(crate) fn dut_ns(bed: &Bed) -> Option<String> {
 }
 
 /// The testbed facts the kinds with a DUT namespace report in
-/// [`Dut::describe`] (merge them into the kind's own).
-pub(crate) fn describe_bed(bed: &Bed) -> Value {
-    serde_json::json!({
-        "queues_per_port": bed.queues,
-        "pattern": String::from(bed.pattern),
-        "namespaces": bed.namespaces(),
-        "ports": bed.describe_ports(),
-        "receive_cpus": bed.rx_placement,
-        "napi_threads": bed.napi_threads,
-    })
+/// [`Dut::describe`].
+pub(crate) fn describe_bed(bed: &Bed) -> Testbed {
+    Testbed {
+        queues_per_port: bed.queues,
+        pattern: String::from(bed.pattern),
+        namespaces: bed.namespaces(),
+        ports: bed.describe_ports(),
+        receive_cpus: bed.rx_placement.as_ref().map(|r| ReceiveCpus {
+            tester_cpus: r.tester_cpus.clone(),
+            dut_cpus: r.dut_cpus.clone(),
+            mechanism: r.mechanism.name().into(),
+        }),
+        napi_threads: bed.napi_threads.clone(),
+    }
 }
 
 /// Interface counters over a trial: `after - before`, per interface.
@@ -262,12 +267,15 @@ pub(crate) fn rx_dropped(counters: &[IfCounters]) -> u64 {
     counters.iter().map(|c| c.rx_dropped).sum()
 }
 
-/// Interface counters as JSON objects carrying the interface's name.
-pub(crate) fn named_counters(ifaces: &[String], counters: &[IfCounters]) -> Vec<Value> {
+/// Interface counters with the interface's name.
+pub(crate) fn named_counters(ifaces: &[String], counters: &[IfCounters]) -> Vec<NamedCounters> {
     ifaces
         .iter()
         .zip(counters)
-        .map(|(n, c)| probe::merge(serde_json::json!({ "name": n }), serde_json::json!(c)))
+        .map(|(n, c)| NamedCounters {
+            name: n.clone(),
+            counters: *c,
+        })
         .collect()
 }
 

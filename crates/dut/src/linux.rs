@@ -82,11 +82,14 @@
 use std::collections::BTreeMap;
 
 use anyhow::{bail, Context, Result};
-use serde_json::{json, Value};
+use schema::dut_description::{
+    self as description, DutDescription, FinalStats, GlobalSysctls, NapiCoalescing, NetdevBudget,
+};
+use schema::dut_sample::{DutStats, KernelTrial};
 use testbed::RouterMode;
 
 use super::bed::{if_counters, ping_from_tester, Bed, IfCounters};
-use super::probe::{merge, CpuMeter, Direct};
+use super::probe::{CpuMeter, Direct};
 use super::stages::StageProfiler;
 use super::{counters_since, describe_bed, dut_ns, named_counters, rx_dropped, Dut, DutOptions};
 use bench::plan::{DutProbe, DutSample, TesterBackend, TrafficPlan};
@@ -124,17 +127,17 @@ impl RpsMask for RpsMode {
     }
 }
 
-/// A CPU list as a kernel bitmap: hex, 32-bit groups separated by commas.
+/// A CPU list as the kernel prints a bitmap (`rps_cpus`): hex, 32-bit
+/// groups separated by commas, the leading group without zero padding.
+/// The bits are `testbed::rps::cpu_mask_hex`'s, the one formatter; only
+/// the padding differs, kept because the mask is recorded in the results
+/// (`rps`, `rps_cpus`) as the kernel reads it back.
 pub fn cpu_mask(cpus: &[usize]) -> String {
-    let top = cpus.iter().copied().max().unwrap_or(0);
-    let mut words = vec![0u32; top / 32 + 1];
-    for &c in cpus {
-        words[c / 32] |= 1 << (c % 32);
+    let padded = testbed::rps::cpu_mask_hex(cpus);
+    match padded.trim_start_matches('0') {
+        "" => "0".into(),
+        m => m.into(),
     }
-    let mut s: Vec<String> = words.iter().rev().map(|w| format!("{w:08x}")).collect();
-    // Leading group without zero padding, as the kernel prints it.
-    s[0] = format!("{:x}", words[words.len() - 1]);
-    s.join(",")
 }
 
 /// Online CPUs.
@@ -240,7 +243,7 @@ pub struct LinuxDut {
     napi: Option<bool>,
     /// Per DUT end: `napi_defer_hard_irqs` and `gro_flush_timeout` (ns)
     /// as read back from sysfs after start.
-    coalescing: BTreeMap<String, Value>,
+    coalescing: BTreeMap<String, NapiCoalescing>,
     restored: bool,
     /// Per-trial stage profiling (`DutOptions::profile_stages`).
     stages: Option<StageProfiler>,
@@ -380,10 +383,10 @@ impl LinuxDut {
             let v: Vec<Option<u64>> = out.split_whitespace().map(|w| w.parse().ok()).collect();
             dut.coalescing.insert(
                 p.dut_if.clone(),
-                json!({
-                    "napi_defer_hard_irqs": v.first().copied().flatten(),
-                    "gro_flush_timeout_ns": v.get(1).copied().flatten(),
-                }),
+                NapiCoalescing {
+                    napi_defer_hard_irqs: v.first().copied().flatten(),
+                    gro_flush_timeout_ns: v.get(1).copied().flatten(),
+                },
             );
         }
         Ok(dut)
@@ -428,43 +431,45 @@ impl Dut for LinuxDut {
         })
     }
 
-    fn describe(&self) -> Value {
-        let own = json!({
-            "kind": "linux",
-            "version": format!("Linux {}", super::kernel_release()),
-            "sysctls_in_dut_namespace": self.sysctls,
-            "netdev_budget": self.budget.as_ref().map(|(old, new)| json!({"before": old, "set": new})),
-            "global": {
-                "net.core.netdev_budget": read_global(NETDEV_BUDGET),
-                "net.core.netdev_budget_usecs": read_global("/proc/sys/net/core/netdev_budget_usecs"),
-                "net.core.dev_weight": read_global("/proc/sys/net/core/dev_weight"),
+    fn describe(&self) -> DutDescription {
+        DutDescription::Linux(description::Linux {
+            version: format!("Linux {}", super::kernel_release()),
+            sysctls_in_dut_namespace: self.sysctls.clone(),
+            netdev_budget: self.budget.as_ref().map(|(old, new)| NetdevBudget {
+                before: old.clone(),
+                set: *new,
+            }),
+            global: GlobalSysctls {
+                netdev_budget: read_global(NETDEV_BUDGET),
+                netdev_budget_usecs: read_global("/proc/sys/net/core/netdev_budget_usecs"),
+                dev_weight: read_global("/proc/sys/net/core/dev_weight"),
             },
-            "rps": self.rps_mode,
-            "rps_cpus": self.rps,
-            "veth_napi_gro": self.napi,
-            "napi_coalescing": self.coalescing,
-            "online_cpus": online_cpus(),
-            "stage_profiler": self.stages.as_ref().map(StageProfiler::source),
-        });
-        merge(own, describe_bed(&self.bed))
+            rps: self.rps_mode.clone(),
+            rps_cpus: self.rps.clone(),
+            veth_napi_gro: self.napi,
+            napi_coalescing: self.coalescing.clone(),
+            online_cpus: online_cpus(),
+            stage_profiler: self.stages.as_ref().map(StageProfiler::source),
+            testbed: describe_bed(&self.bed),
+            final_stats: None,
+        })
     }
 
     fn bed(&self) -> &Bed {
         &self.bed
     }
 
-    fn stop(mut self: Box<Self>) -> Result<Value> {
+    fn stop(mut self: Box<Self>) -> Result<FinalStats> {
         let ns = dut_ns(&self.bed).unwrap_or_default();
         let counters = kernel_counters(&ns).ok();
         let ifs = if_counters(Some(&ns), &self.bed.dut_ifaces()).ok();
         let restored = self.restore();
-        let v = json!({
-            "kind": "linux",
-            "forwarded": counters.as_ref().map(forwarded),
-            "kernel_counters": counters,
-            "interfaces": ifs.map(|c| self.bed.dut_ifaces().into_iter().zip(c).collect::<BTreeMap<_, _>>()),
-            "netdev_budget_restored": self.budget.as_ref().map(|b| b.0.clone()),
-        });
+        let v = FinalStats::Linux {
+            forwarded: counters.as_ref().map(forwarded),
+            kernel_counters: counters,
+            interfaces: ifs.map(|c| self.bed.dut_ifaces().into_iter().zip(c).collect()),
+            netdev_budget_restored: self.budget.as_ref().map(|b| b.0.clone()),
+        };
         restored?;
         Ok(v)
     }
@@ -508,19 +513,16 @@ impl DutProbe for LinuxProbe {
         let fwd = forwarded(&k1).saturating_sub(forwarded(&k0));
         let (sys, cpu) = self.meter.end(Some((fwd, "kernel ForwDatagrams")))?;
         let d = counters_since(&c1, &c0);
-        let ifs = named_counters(&self.ifaces, &d);
-        let mut stats = merge(
-            json!({
-                "kind": "linux",
-                "kernel": { "forwarded": fwd, "counters": counters_delta(&k0, &k1) },
-                "interfaces": ifs,
-                "dropped": rx_dropped(&d),
+        let stats = DutStats {
+            kernel: Some(KernelTrial {
+                forwarded: fwd,
+                counters: counters_delta(&k0, &k1),
             }),
-            cpu,
-        );
-        if let Some(p) = self.stages.as_mut() {
-            stats["stages"] = p.end_or_error(&stats["cpu"]);
-        }
+            interfaces: Some(named_counters(&self.ifaces, &d)),
+            dropped: Some(rx_dropped(&d)),
+            stages: self.stages.as_mut().map(|p| p.end_or_error(&cpu.cpu)),
+            ..DutStats::new("linux", cpu)
+        };
         Ok(DutSample {
             sys: Some(sys),
             dut_stats: Some(stats),
@@ -546,6 +548,8 @@ mod tests {
         assert!(RpsMode::parse("most").is_err());
         assert!(RpsMode::parse("1,zz").is_err());
         assert_eq!(cpu_mask(&[0, 33]), "2,00000001");
+        assert_eq!(cpu_mask(&[1, 3]), "a");
+        assert_eq!(cpu_mask(&[]), "0");
     }
 
     #[test]

@@ -23,13 +23,13 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
-use serde_json::{json, Value};
+use schema::dut_description::{self as description, DutDescription, FinalStats};
 use testbed::link::format_mac;
 use testbed::RouterMode;
 
 use super::bed::{if_counters, Bed};
 use super::bridge::PortCountersProbe;
-use super::probe::{merge, CpuMeter, Direct};
+use super::probe::{CpuMeter, Direct};
 use super::stages::StageProfiler;
 use super::{describe_bed, dut_ns, named_counters, Dut, DutOptions};
 use bench::plan::{DutProbe, TesterBackend, TrafficPlan};
@@ -247,22 +247,24 @@ impl Dut for OvsDut {
         })
     }
 
-    fn describe(&self) -> Value {
-        let own = json!({
-            "kind": "ovs",
-            "version": self.version,
-            "datapath": "netdev (user space): this kernel has no openvswitch module; the paper measured the kernel datapath",
-            "flows": "one per tester port: dl_dst=<its MAC>,actions=output:<its DUT port>",
-            "stage_profiler": self.stages.as_ref().map(StageProfiler::source),
-        });
-        merge(own, describe_bed(&self.bed))
+    fn describe(&self) -> DutDescription {
+        DutDescription::Ovs(description::Ovs {
+            version: self.version.clone(),
+            datapath: "netdev (user space): this kernel has no openvswitch module; the paper \
+                measured the kernel datapath"
+                .into(),
+            flows: "one per tester port: dl_dst=<its MAC>,actions=output:<its DUT port>".into(),
+            stage_profiler: self.stages.as_ref().map(StageProfiler::source),
+            testbed: describe_bed(&self.bed),
+            final_stats: None,
+        })
     }
 
     fn bed(&self) -> &Bed {
         &self.bed
     }
 
-    fn stop(mut self: Box<Self>) -> Result<Value> {
+    fn stop(mut self: Box<Self>) -> Result<FinalStats> {
         let ns = dut_ns(&self.bed).unwrap_or_default();
         let ifaces = self.bed.dut_ifaces();
         let ifs = if_counters(Some(&ns), &ifaces).ok();
@@ -280,10 +282,9 @@ impl Dut for OvsDut {
             })
             .unwrap_or_default();
         self.stop_daemons();
-        Ok(json!({
-            "kind": "ovs",
-            "interfaces": ifs.map(|c| named_counters(&ifaces, &c)),
-            "flows": flows.lines().map(str::trim).collect::<Vec<_>>(),
-        }))
+        Ok(FinalStats::Ovs {
+            interfaces: ifs.map(|c| named_counters(&ifaces, &c)),
+            flows: flows.lines().map(|l| l.trim().to_string()).collect(),
+        })
     }
 }

@@ -45,11 +45,11 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use serde::Serialize;
-use serde_json::{json, Value};
 
 use super::soak::{self, SoakMark};
 use bench::sysstat::{self, Snapshot, SysStats};
+pub use schema::dut_sample::SoftnetDelta;
+use schema::dut_sample::{CpuFigures, CpuSample};
 
 /// Clock ticks per second of /proc/stat and /proc/<pid>/stat.
 pub fn clk_tck() -> f64 {
@@ -208,15 +208,6 @@ pub fn parse_softnet(s: &str) -> Vec<[u64; 3]> {
         .collect()
 }
 
-/// One CPU's softnet deltas.
-#[derive(Debug, Clone, Serialize)]
-pub struct SoftnetDelta {
-    pub cpu: usize,
-    pub processed: u64,
-    pub dropped: u64,
-    pub time_squeeze: u64,
-}
-
 /// Where the DUT's "direct" CPU figure comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Direct {
@@ -300,7 +291,7 @@ impl CpuMeter {
     /// Rates since [`CpuMeter::begin`] and the CPU figures of the module
     /// docs; `forwarded` = packets the DUT forwarded meanwhile and where
     /// that number came from.
-    pub fn end(&mut self, forwarded: Option<(u64, &str)>) -> Result<(SysStats, Value)> {
+    pub fn end(&mut self, forwarded: Option<(u64, &str)>) -> Result<(SysStats, CpuSample)> {
         let a = self
             .start
             .take()
@@ -358,41 +349,33 @@ impl CpuMeter {
         let soak_dut = soaked
             .as_ref()
             .map(|v| v.iter().map(|c| c.busy_pct / 100.0 * interval).sum::<f64>());
-        let cpu = json!({
-            "interval_s": interval,
-            "clk_tck": tck,
-            "tsc_hz": hz,
-            "machine_busy_s": busy,
-            "machine_user_s": secs(d(|m| m.user)),
-            "machine_system_s": secs(d(|m| m.system)),
-            "machine_irq_s": secs(d(|m| m.irq)),
-            "machine_softirq_s": softirq,
-            "bench_cpu_s": bench_cpu,
-            "bench_user_s": bench_user,
-            "dut_cpu_s": dut_cpu,
-            "dut_cpu_lower_s": dut_lower,
-            "dut_cpu_source": dut_source,
-            "direct_cpu_s": direct,
-            "direct_source": source,
-            "forwarded_packets": fwd,
-            "forwarded_source": forwarded.map(|f| f.1),
-            "dut_cycles_per_packet": per_pkt(dut_cpu),
-            "dut_cycles_per_packet_lower": per_pkt(dut_lower),
-            "direct_cycles_per_packet": per_pkt(direct),
-            "soak": soaked,
-            "soak_dut_cpu_s": soak_dut,
-            "soak_cycles_per_packet": soak_dut.and_then(per_pkt),
-        });
-        Ok((sys, json!({ "cpu": cpu, "softnet": softnet })))
+        let cpu = CpuFigures {
+            interval_s: interval,
+            clk_tck: tck,
+            tsc_hz: hz,
+            machine_busy_s: busy,
+            machine_user_s: secs(d(|m| m.user)),
+            machine_system_s: secs(d(|m| m.system)),
+            machine_irq_s: secs(d(|m| m.irq)),
+            machine_softirq_s: softirq,
+            bench_cpu_s: bench_cpu,
+            bench_user_s: bench_user,
+            dut_cpu_s: dut_cpu,
+            dut_cpu_lower_s: dut_lower,
+            dut_cpu_source: Some(dut_source.into()),
+            direct_cpu_s: direct,
+            direct_source: source.into(),
+            forwarded_packets: fwd,
+            forwarded_source: forwarded.map(|f| f.1.to_string()),
+            dut_cycles_per_packet: per_pkt(dut_cpu),
+            dut_cycles_per_packet_lower: per_pkt(dut_lower),
+            direct_cycles_per_packet: per_pkt(direct),
+            soak: soaked,
+            soak_dut_cpu_s: soak_dut,
+            soak_cycles_per_packet: soak_dut.and_then(per_pkt),
+        };
+        Ok((sys, CpuSample { cpu, softnet }))
     }
-}
-
-/// Merge `extra`'s keys into the object `base`.
-pub fn merge(mut base: Value, extra: Value) -> Value {
-    if let (Some(b), Value::Object(e)) = (base.as_object_mut(), extra) {
-        b.extend(e);
-    }
-    base
 }
 
 #[cfg(test)]
@@ -442,9 +425,8 @@ mod tests {
         std::hint::black_box(x);
         let (sys, v) = m.end(Some((1000, "test"))).unwrap();
         assert!(!sys.cpus.is_empty());
-        let bench = v["cpu"]["bench_cpu_s"].as_f64().unwrap();
-        assert!(bench > 0.05, "{v}");
-        assert!(v["cpu"]["tsc_hz"].as_f64().unwrap() > 1e8);
-        assert!(v["cpu"]["dut_cycles_per_packet"].is_number());
+        assert!(v.cpu.bench_cpu_s > 0.05, "{v:?}");
+        assert!(v.cpu.tsc_hz > 1e8);
+        assert!(v.cpu.dut_cycles_per_packet.is_some());
     }
 }

@@ -60,13 +60,7 @@ pub struct SoakMark {
     at: Instant,
 }
 
-/// One CPU's share used by others over an interval.
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct CpuBusy {
-    pub cpu: usize,
-    /// 100 - the soaker's share: what the DUT (and the kernel for it) used.
-    pub busy_pct: f64,
-}
+pub use schema::dut_sample::CpuBusy;
 
 /// Spin counting until `stop`: plain arithmetic, no PAUSE (a PAUSE loop
 /// makes the hypervisor deschedule the vCPU).

@@ -82,7 +82,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
-use serde_json::{json, Value};
+use schema::dut_sample::{CpuFigures, StageReport};
 
 mod classify;
 mod split;
@@ -293,9 +293,9 @@ impl StageProfiler {
         Ok(())
     }
 
-    /// Stop sampling and split the trial: the `stages` object for
-    /// `dut_stats` (`cpu`: the trial's `dut_stats.cpu`).
-    pub fn end(&mut self, cpu: &Value) -> Result<Value> {
+    /// Stop sampling and split the trial: the `stages` of `dut_stats`
+    /// (`cpu`: the trial's `dut_stats.cpu`).
+    pub fn end(&mut self, cpu: &CpuFigures) -> Result<StageReport> {
         let mut rec = self
             .run
             .take()
@@ -321,7 +321,11 @@ impl StageProfiler {
         }
         let rows = parse_report(&text);
         let split = Split::of(&rows, self.dut_threads);
-        Ok(split.to_json(&self.source(), self.cpus.as_deref(), cpu))
+        Ok(StageReport::Split(Box::new(split.report(
+            &self.source(),
+            self.cpus.as_deref(),
+            cpu,
+        ))))
     }
 
     /// [`StageProfiler::begin`] that never fails the trial (a profile is
@@ -335,15 +339,20 @@ impl StageProfiler {
     }
 
     /// [`StageProfiler::end`] that never fails the trial: an error goes
-    /// into the object (`{"error": ...}`) and to the log.
-    pub fn end_or_error(&mut self, cpu: &Value) -> Value {
+    /// into the report ([`StageReport::Failed`]) and to the log.
+    pub fn end_or_error(&mut self, cpu: &CpuFigures) -> StageReport {
+        let source = self.source();
+        let failed = |error| StageReport::Failed { source, error };
         if let Some(e) = self.failed.take() {
-            return json!({ "source": self.source(), "error": e });
+            return failed(e);
         }
-        self.end(cpu).unwrap_or_else(|e| {
-            eprintln!("warning: stage profiling failed: {e:#}");
-            json!({ "source": self.source(), "error": format!("{e:#}") })
-        })
+        match self.end(cpu) {
+            Ok(r) => r,
+            Err(e) => {
+                eprintln!("warning: stage profiling failed: {e:#}");
+                failed(format!("{e:#}"))
+            }
+        }
     }
 }
 

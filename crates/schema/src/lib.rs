@@ -10,7 +10,12 @@
 //!   (`softrouter ctl`, the bench's control-latency sampler);
 //! * [`config_file`] (with [`addr`]): the configuration file's own shape,
 //!   for programs that write one (the bench's softrouter launcher); the
-//!   `config` crate validates it.
+//!   `config` crate validates it;
+//! * [`dut_sample`]: what the bench's DUT probes measured over a trial
+//!   (CPU, stage split, softrouter's counters, control latency), written
+//!   by the launchers (`dut`) and read by the bench's report;
+//! * [`dut_description`]: what a launcher says about the DUT it started
+//!   and its final counters (a run's `meta.dut.config`).
 //!
 //! Why a crate of its own: a reader of one of these documents should not
 //! link the part that writes it. The bench's DUT launchers read the
@@ -20,6 +25,8 @@
 
 pub mod addr;
 pub mod config_file;
+pub mod dut_description;
+pub mod dut_sample;
 pub mod protocol;
 pub mod report;
 pub mod stats;

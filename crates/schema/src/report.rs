@@ -107,7 +107,7 @@ impl FastPathPort {
 }
 
 /// Cycles per packet in each stage, and their sum.
-#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
 pub struct Cycles {
     pub rx: f64,
     pub process: f64,

@@ -85,7 +85,7 @@ fn run(name: &str, ndr: f64, limited: bool) -> RunResults {
                 kind: "softrouter".into(),
                 name: name.into(),
                 version: "0.1.0".into(),
-                config: serde_json::json!({}),
+                config: None,
             },
             notes: vec!["written by tests/report.rs".into()],
             ..RunMeta::default()

@@ -4,7 +4,7 @@
  * (phases, ports, size schedule) into `gen_ctl` and the frames into
  * `gen_tmpl`, then runs the program with BPF_PROG_TEST_RUN (live frames);
  * the program keeps its state and results in the same structure.
- * Mirrored by `softrouter_tester::gen::GenCtl` (#[repr(C)]): change both.
+ * Mirrored by `softrouter_tester::gen::CCtl` (#[repr(C)]): change both.
  */
 #ifndef SR_GEN_H
 #define SR_GEN_H

@@ -164,9 +164,7 @@ pub(crate) fn outcome(
 ) -> TrialOutcome {
     let dut_stats = sample.as_ref().and_then(|s| s.dut_stats.as_ref());
     let refused = dut_stats.map_or(0, refused_by_tester);
-    let dut_drops = dut_stats
-        .and_then(|d| d.get("dropped")?.as_u64())
-        .unwrap_or(0);
+    let dut_drops = dut_stats.and_then(|d| d.dropped).unwrap_or(0);
     let tester_ring = refused + seen.tester_rx;
     let split = split_loss(c.lost, tester_ring, seen.dut_ring, dut_drops);
     let mut faults = seen.faults;
@@ -292,15 +290,13 @@ pub(crate) fn split_loss(lost: u64, tester_ring: u64, dut_ring: u64, dut_drops: 
 /// tester's receive side fell behind, as a tester NIC would overflow if
 /// its software did not drain it. Counting those frames as DUT loss would
 /// report the tester's limit as the DUT's.
-fn refused_by_tester(dut_stats: &serde_json::Value) -> u64 {
+fn refused_by_tester(dut_stats: &schema::dut_sample::DutStats) -> u64 {
     dut_stats
-        .get("interfaces")
-        .and_then(|v| v.as_array())
-        .map_or(0, |ifs| {
-            ifs.iter()
-                .filter_map(|i| i.get("tx_dropped")?.as_u64())
-                .sum()
-        })
+        .interfaces
+        .iter()
+        .flatten()
+        .map(|i| i.counters.tx_dropped)
+        .sum()
 }
 
 #[cfg(test)]

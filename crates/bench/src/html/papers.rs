@@ -14,6 +14,7 @@ use crate::results::{
     dut_cycles_at_throughput, trial_at_throughput, BenchResults, RunResults, TestValue,
 };
 use crate::settings::{PaperValue, TestKind};
+use schema::dut_sample::{DutStats, StageReport};
 
 /// One row of the papers table.
 #[derive(Debug, Clone, PartialEq)]
@@ -221,15 +222,16 @@ fn latency_us(s: &LatencySummary, which: &str) -> Option<f64> {
 /// (`stages.cycles_per_packet`), else softrouter's own counters (rx,
 /// process, tx; its buffers are recycled and it has no skb, so memory and
 /// skb are 0 there).
-fn stage_cycles(d: &serde_json::Value, stage: &str) -> Option<f64> {
-    if let Some(v) = d["stages"]["cycles_per_packet"][stage].as_f64() {
+fn stage_cycles(d: &DutStats, stage: &str) -> Option<f64> {
+    let perf = d.stages.as_ref().and_then(StageReport::split);
+    if let Some(v) = perf.and_then(|s| s.cycles_per_packet.get(stage)) {
         return Some(v);
     }
-    let sr = &d["softrouter"]["cycles_per_packet"];
-    sr.is_object().then_some(())?;
+    let sr = &d.softrouter.as_ref()?.cycles_per_packet;
     match stage {
-        "rx" | "tx" => sr[stage].as_f64(),
-        "processing" => sr["process"].as_f64(),
+        "rx" => Some(sr.rx),
+        "tx" => Some(sr.tx),
+        "processing" => Some(sr.process),
         "memory" | "skb" => Some(0.0),
         _ => None,
     }
@@ -237,13 +239,8 @@ fn stage_cycles(d: &serde_json::Value, stage: &str) -> Option<f64> {
 
 /// The DUT CPUs' idle share, %: 100 - their mean busy share by the
 /// soakers (`cpu.soak[].busy_pct`).
-fn dut_available_pct(d: &serde_json::Value) -> Option<f64> {
-    let busy: Vec<f64> = d["cpu"]["soak"]
-        .as_array()?
-        .iter()
-        .filter_map(|c| c["busy_pct"].as_f64())
-        .collect();
-    (!busy.is_empty()).then(|| 100.0 - busy.iter().sum::<f64>() / busy.len() as f64)
+fn dut_available_pct(d: &DutStats) -> Option<f64> {
+    d.busy_pct().map(|b| 100.0 - b)
 }
 
 /// The rows of experiment `r`: those its runs' settings carry (once),

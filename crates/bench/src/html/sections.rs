@@ -6,7 +6,7 @@
 
 use std::fmt::Write as _;
 
-use serde_json::Value;
+use schema::dut_sample::{CpuFigures, StageReport};
 
 use super::{esc, figure, table, Cell};
 use crate::chart::{self, Entry, Line, StackRow};
@@ -523,10 +523,6 @@ pub(super) fn bursts_and_recovery(out: &mut String, runs: &[RunResults]) {
     }
 }
 
-fn num(v: &Value) -> Option<f64> {
-    v.as_f64()
-}
-
 /// CPU time and cycles per packet, softrouter's by stage.
 pub(super) fn cpu(out: &mut String, runs: &[RunResults]) {
     let mut cycles = Vec::new();
@@ -538,74 +534,79 @@ pub(super) fn cpu(out: &mut String, runs: &[RunResults]) {
             let Some(d) = tr.outcome.dut_stats.as_ref() else {
                 continue;
             };
-            let c = &d["cpu"];
-            let stages = &d["softrouter"]["cycles_per_packet"];
-            let sr = &d["softrouter"];
+            let c = d.cpu.as_ref();
+            let sr = d.softrouter.as_ref();
             // The workers' cycles cover only the packets they handled,
             // not those the XDP tier forwarded: say how many, and leave
             // out a handful (a few punted frames) that would stand for
             // the whole trial's cost.
-            let n = sr["cycles"]["packets"].as_u64().unwrap_or(0);
-            let fwd = sr["forwarded"].as_u64().unwrap_or(0);
-            if stages.is_object() && n > 0 && n.saturating_mul(100) >= fwd {
+            let n = sr.map_or(0, |s| s.cycles.packets);
+            if let Some(s) = sr.filter(|s| n > 0 && n.saturating_mul(100) >= s.forwarded) {
+                let per = &s.cycles_per_packet;
                 cycles.push(StackRow {
                     label: format!("{dut} {label}: workers, {n} pkts"),
-                    segments: ["rx", "process", "tx"]
-                        .iter()
-                        .map(|k| (k.to_string(), num(&stages[*k]).unwrap_or(0.0)))
-                        .collect(),
+                    segments: [("rx", per.rx), ("process", per.process), ("tx", per.tx)]
+                        .map(|(k, v)| (k.to_string(), v))
+                        .into(),
                 });
             }
             // The kernel DUTs' split by perf (`dut::stages`, paper 001's
             // Table II), its processing drawn as softrouter's process.
-            let ks = &d["stages"]["cycles_per_packet"];
-            let kernel = [
-                ("rx", "rx"),
-                ("processing", "process"),
-                ("tx", "tx"),
-                ("memory", "memory"),
-                ("skb", "skb"),
-                ("other", "other"),
-            ];
-            if kernel.iter().all(|(k, _)| ks[*k].is_number()) {
-                cycles.push(StackRow {
-                    label: format!("{dut} {label}: by stage (perf)"),
-                    segments: kernel
-                        .iter()
-                        .map(|(k, name)| (name.to_string(), num(&ks[*k]).unwrap_or(0.0)))
-                        .collect(),
-                });
+            let ks = d
+                .stages
+                .as_ref()
+                .and_then(StageReport::split)
+                .map(|s| s.cycles_per_packet);
+            if let Some(ks) = ks {
+                let kernel = [
+                    ("rx", ks.rx),
+                    ("process", ks.processing),
+                    ("tx", ks.tx),
+                    ("memory", ks.memory),
+                    ("skb", ks.skb),
+                    ("other", ks.other),
+                ];
+                if kernel.iter().all(|(_, v)| v.is_some()) {
+                    cycles.push(StackRow {
+                        label: format!("{dut} {label}: by stage (perf)"),
+                        segments: kernel
+                            .map(|(name, v)| (name.to_string(), v.unwrap_or(0.0)))
+                            .into(),
+                    });
+                }
             }
-            let whole = num(&c["soak_cycles_per_packet"]).or(num(&c["dut_cycles_per_packet"]));
-            if let Some(w) = whole {
+            if let Some(w) = d.cycles_per_packet() {
                 cycles.push(StackRow {
                     label: format!("{dut} {label}: DUT CPUs"),
                     segments: vec![("DUT CPUs".to_string(), w)],
                 });
             }
-            let interval = num(&c["interval_s"]).filter(|&i| i > 0.0);
-            if let Some(i) = interval {
+            if let Some((c, i)) = c.map(|c| (c, c.interval_s)).filter(|&(_, i)| i > 0.0) {
                 time.push(StackRow {
                     label: format!("{dut} {label}"),
                     segments: ["user", "system", "irq", "softirq"]
                         .iter()
                         .map(|k| {
-                            let s = num(&c[format!("machine_{k}_s")]).unwrap_or(0.0);
+                            let s = c.machine_s(k).unwrap_or(0.0);
                             (k.to_string(), s / i * 100.0)
                         })
                         .collect(),
                 });
             }
-            let cyc = |k: &str| opt(num(&c[k]), |v| format!("{v:.0}"));
-            let cpu_s = |k: &str| opt(num(&c[k]), |v| format!("{v:.3}"));
-            let soak_busy = c["soak"].as_array().map(|v| {
+            let cyc = |f: fn(&CpuFigures) -> Option<f64>| opt(c.and_then(f), |v| format!("{v:.0}"));
+            let soak_busy = c.and_then(|c| c.soak.as_ref()).map(|v| {
                 v.iter()
-                    .map(|x| format!("{}: {:.0} %", x["cpu"], num(&x["busy_pct"]).unwrap_or(0.0)))
+                    .map(|x| format!("{}: {:.0} %", x.cpu, x.busy_pct))
                     .collect::<Vec<_>>()
                     .join(", ")
             });
-            let xdp = match (num(&sr["fast_path_forwarded"]), num(&sr["forwarded"])) {
-                (Some(x), Some(f)) if f > 0.0 => format!("{:.1}", x / f * 100.0),
+            let xdp = match sr {
+                Some(s) if s.forwarded > 0 => {
+                    format!(
+                        "{:.1}",
+                        s.fast_path_forwarded as f64 / s.forwarded as f64 * 100.0
+                    )
+                }
                 _ => "n/a".into(),
             };
             rows.push(vec![
@@ -613,17 +614,17 @@ pub(super) fn cpu(out: &mut String, runs: &[RunResults]) {
                 Cell::text(&label),
                 Cell::text(at),
                 rate_cell(at, tr),
-                Cell::num(cpu_s("dut_cpu_s")),
+                Cell::num(opt(c.map(|c| c.dut_cpu_s), |v| format!("{v:.3}"))),
                 Cell::num(xdp),
-                Cell::num(cyc("soak_cycles_per_packet")),
-                Cell::num(cyc("dut_cycles_per_packet")),
+                Cell::num(cyc(|c| c.soak_cycles_per_packet)),
+                Cell::num(cyc(|c| c.dut_cycles_per_packet)),
                 Cell::num(format!(
                     "{} {}",
-                    cyc("direct_cycles_per_packet"),
-                    c["direct_source"].as_str().unwrap_or("-")
+                    cyc(|c| c.direct_cycles_per_packet),
+                    c.map_or("-", |c| c.direct_source.as_str())
                 )),
-                Cell::num(match num(&stages["total"]) {
-                    Some(v) => format!("{v:.0} ({n} pkts)"),
+                Cell::num(match sr {
+                    Some(s) => format!("{:.0} ({n} pkts)", s.cycles_per_packet.total),
                     None => "n/a".into(),
                 }),
                 Cell::text(soak_busy.unwrap_or_else(|| "n/a".into())),
@@ -990,7 +991,7 @@ pub(super) fn dut_own(out: &mut String, runs: &[RunResults]) {
             let Some(d) = tr.outcome.dut_stats.as_ref() else {
                 continue;
             };
-            if let Some(m) = d["softrouter"]["drops"].as_object() {
+            if let Some(m) = d.softrouter.as_ref().map(|s| &s.drops) {
                 let list = m
                     .iter()
                     .map(|(k, v)| format!("{k}: {v}"))
@@ -1019,7 +1020,7 @@ pub(super) fn dut_own(out: &mut String, runs: &[RunResults]) {
                 .outcome
                 .dut_stats
                 .as_ref()
-                .and_then(|d| d["control_latency"].as_object())
+                .and_then(|d| d.control_latency.as_ref())
             else {
                 continue;
             };
@@ -1027,17 +1028,17 @@ pub(super) fn dut_own(out: &mut String, runs: &[RunResults]) {
                 continue;
             }
             shown.push(label.clone());
-            for (kind, v) in m {
-                let ms = |k: &str| opt(num(&v[k]), |x| format!("{x:.2}"));
+            for (kind, v) in m.kinds() {
+                let ms = |x: Option<f64>| opt(x, |x| format!("{x:.2}"));
                 control.push(vec![
                     Cell::text(r.meta.dut.label()),
                     Cell::text(&label),
                     Cell::text(kind),
-                    Cell::num(v["count"].to_string()),
-                    Cell::num(v["errors"].to_string()),
-                    Cell::num(ms("p50_ms")),
-                    Cell::num(ms("p99_ms")),
-                    Cell::num(ms("max_ms")),
+                    Cell::num(v.count.to_string()),
+                    Cell::num(v.errors.to_string()),
+                    Cell::num(ms(v.p50_ms)),
+                    Cell::num(ms(v.p99_ms)),
+                    Cell::num(ms(v.max_ms)),
                 ]);
             }
         }

@@ -3,8 +3,6 @@
 
 use std::time::Duration;
 
-use serde_json::json;
-
 use super::*;
 use crate::results::{DutInfo, RunMeta, RunResults, TestResult};
 use crate::search::TrialSpec;
@@ -13,30 +11,70 @@ use crate::settings::Settings;
 use crate::sizes::FrameSize;
 use crate::sysstat::{CpuAvailability, IrqRate, SoftirqRate, SysStats};
 use crate::throughput::{GoalResult, ThroughputResult};
+use schema::dut_sample::{
+    AnswerTimes, ControlLatency, CpuBusy, CpuFigures, DutStats, SoftrouterTrial, StageFigures,
+    StageReport, StageSplit,
+};
+use schema::report::Cycles;
+use schema::stats::StageCycles;
+
+/// A kernel DUT's stage split by perf with these cycles per packet.
+fn perf_split(cycles_per_packet: StageFigures) -> StageReport {
+    StageReport::Split(Box::new(StageSplit {
+        source: "perf cpu-clock 2999 Hz".into(),
+        samples: 1000,
+        cycles_per_packet,
+        ..StageSplit::default()
+    }))
+}
 
 fn trial(rate: f64, softrouter: bool) -> TrialRecord {
-    let mut stats = json!({
-        "cpu": {
-            "interval_s": 2.0, "machine_user_s": 1.0, "machine_system_s": 0.2,
-            "machine_irq_s": 0.0, "machine_softirq_s": 0.6, "dut_cpu_s": 1.5,
-            "dut_cycles_per_packet": 900.0, "soak_cycles_per_packet": 800.0,
-            "direct_cycles_per_packet": 700.0, "direct_source": "process",
-            "soak": [{"cpu": 0, "busy_pct": 97.0}]
-        }
-    });
+    let mut stats = DutStats {
+        cpu: Some(CpuFigures {
+            interval_s: 2.0,
+            machine_user_s: 1.0,
+            machine_system_s: 0.2,
+            machine_irq_s: 0.0,
+            machine_softirq_s: 0.6,
+            dut_cpu_s: 1.5,
+            dut_cycles_per_packet: Some(900.0),
+            soak_cycles_per_packet: Some(800.0),
+            direct_cycles_per_packet: Some(700.0),
+            direct_source: "process".into(),
+            soak: Some(vec![CpuBusy {
+                cpu: 0,
+                busy_pct: 97.0,
+            }]),
+            ..CpuFigures::default()
+        }),
+        ..DutStats::default()
+    };
     if softrouter {
-        stats["softrouter"] = json!({
-            "cycles": {"packets": 1000},
-            "cycles_per_packet": {"rx": 100.0, "process": 200.0, "tx": 150.0, "total": 450.0},
-            "forwarded": 1000, "fast_path_forwarded": 250,
-            "drops": {"no_route": 3}
+        stats.softrouter = Some(SoftrouterTrial {
+            cycles: StageCycles {
+                packets: 1000,
+                ..StageCycles::default()
+            },
+            cycles_per_packet: Cycles {
+                rx: 100.0,
+                process: 200.0,
+                tx: 150.0,
+                total: 450.0,
+            },
+            forwarded: 1000,
+            fast_path_forwarded: 250,
+            drops: [("no_route".to_string(), 3)].into(),
+            ..SoftrouterTrial::default()
         });
     } else {
-        stats["stages"] = json!({
-            "source": "perf cpu-clock 2999 Hz", "samples": 1000,
-            "cycles_per_packet": {"rx": 200.0, "tx": 150.0, "memory": 50.0,
-                                  "skb": 60.0, "processing": 300.0, "other": 40.0}
-        });
+        stats.stages = Some(perf_split(StageFigures {
+            rx: Some(200.0),
+            tx: Some(150.0),
+            memory: Some(50.0),
+            skb: Some(60.0),
+            processing: Some(300.0),
+            other: Some(40.0),
+        }));
     }
     TrialRecord {
         purpose: "search".into(),
@@ -109,8 +147,20 @@ fn run(name: &str, ndr: f64, limited: bool) -> RunResults {
         let mut ctl = trial(ndr, true);
         ctl.purpose = crate::search::CONTROL_PURPOSE.into();
         ctl.bound_for.clear();
-        ctl.outcome.dut_stats = Some(json!({"kind": "softrouter", "control_latency":
-            {"stats": {"count": 40, "errors": 0, "p50_ms": 0.5, "p99_ms": 2.25, "max_ms": 3.0}}}));
+        ctl.outcome.dut_stats = Some(DutStats {
+            kind: "softrouter".into(),
+            control_latency: Some(ControlLatency {
+                stats: Some(AnswerTimes {
+                    count: 40,
+                    errors: 0,
+                    p50_ms: Some(0.5),
+                    p99_ms: Some(2.25),
+                    max_ms: Some(3.0),
+                }),
+                ..ControlLatency::default()
+            }),
+            ..DutStats::default()
+        });
         lat.trials.push(ctl);
     }
     let loss = LossSeriesResult {
@@ -134,7 +184,7 @@ fn run(name: &str, ndr: f64, limited: bool) -> RunResults {
                 kind: "softrouter".into(),
                 name: name.into(),
                 version: "0.1.0 <b>bold</b>".into(),
-                config: json!({}),
+                config: None,
             },
             notes: vec!["note with <i>markup</i> & ampersand".into()],
             ..RunMeta::default()
@@ -416,10 +466,19 @@ fn paper_rows_pick_a_run_by_its_options() {
 #[test]
 fn paper_rows_for_stages_overload_and_bursts() {
     let mut k = run("linux", 100_000.0, false);
-    k.tests[0].trials[0].outcome.dut_stats.as_mut().unwrap()["stages"] = json!({
-        "cycles_per_packet": {"rx": 453.0, "tx": 463.0, "memory": 101.0, "skb": 292.0,
-                              "processing": 757.0, "other": 0.0}
-    });
+    k.tests[0].trials[0]
+        .outcome
+        .dut_stats
+        .as_mut()
+        .unwrap()
+        .stages = Some(perf_split(StageFigures {
+        rx: Some(453.0),
+        tx: Some(463.0),
+        memory: Some(101.0),
+        skb: Some(292.0),
+        processing: Some(757.0),
+        other: Some(0.0),
+    }));
     // The loss test: its first trial is the highest rate.
     let mut hot = trial(200_000.0, false);
     hot.outcome.latency.count = 5;

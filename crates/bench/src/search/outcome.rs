@@ -100,7 +100,7 @@ pub struct TrialOutcome {
     /// The DUT's own statistics (e.g. softrouter's per-stage cycles and
     /// drop reasons), as reported by it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub dut_stats: Option<serde_json::Value>,
+    pub dut_stats: Option<schema::dut_sample::DutStats>,
     /// Where the `lost` frames were lost, as far as the counters tell.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub loss_split: Option<LossSplit>,

@@ -19,19 +19,45 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use control::protocol::{Request, Response};
-use serde_json::{json, Value};
+use schema::dut_sample::{AnswerTimes, ControlLatency};
 
 /// Time between two rounds of requests.
 const EVERY: Duration = Duration::from_millis(50);
 
-/// What is asked each round.
-const KINDS: [&str; 3] = ["route_lookup", "stats", "metrics"];
+/// What is asked each round, by its index in [`Times`]: a route lookup,
+/// the statistics, a metrics scrape.
+const ROUTE_LOOKUP: usize = 0;
+const STATS: usize = 1;
+const METRICS: usize = 2;
 
 /// Answer times (and failures) of each kind of request.
 #[derive(Default)]
 struct Times {
     ms: [Vec<f64>; 3],
     errors: [u64; 3],
+}
+
+impl Times {
+    /// The figures of kind `i`; `None` if it got neither an answer nor an
+    /// error (the metrics endpoint when it does not listen).
+    fn of(&self, i: usize) -> Option<AnswerTimes> {
+        let mut v = self.ms[i].clone();
+        if v.is_empty() && self.errors[i] == 0 {
+            return None;
+        }
+        v.sort_by(f64::total_cmp);
+        let q = |p: f64| {
+            v.get(((v.len() as f64 - 1.0) * p).round() as usize)
+                .copied()
+        };
+        Some(AnswerTimes {
+            count: v.len() as u64,
+            errors: self.errors[i],
+            p50_ms: q(0.5),
+            p99_ms: q(0.99),
+            max_ms: v.last().copied(),
+        })
+    }
 }
 
 pub(super) struct ControlSampler {
@@ -64,36 +90,16 @@ impl ControlSampler {
         ControlSampler { stop, thread }
     }
 
-    /// Stops and returns the figures: per kind `{count, errors, p50_ms,
-    /// p99_ms, max_ms}`.
-    pub(super) fn finish(mut self) -> Value {
+    /// Stops and returns the figures; `None` if the sampling thread
+    /// panicked (then the trial has no `control_latency`).
+    pub(super) fn finish(mut self) -> Option<ControlLatency> {
         self.stop.store(true, Ordering::Relaxed);
-        let Some(t) = self.thread.take().and_then(|h| h.join().ok()) else {
-            return Value::Null;
-        };
-        let mut out = serde_json::Map::new();
-        for (i, kind) in KINDS.iter().enumerate() {
-            let mut v = t.ms[i].clone();
-            if v.is_empty() && t.errors[i] == 0 {
-                continue;
-            }
-            v.sort_by(f64::total_cmp);
-            let q = |p: f64| {
-                v.get(((v.len() as f64 - 1.0) * p).round() as usize)
-                    .copied()
-            };
-            out.insert(
-                kind.to_string(),
-                json!({
-                    "count": v.len(),
-                    "errors": t.errors[i],
-                    "p50_ms": q(0.5),
-                    "p99_ms": q(0.99),
-                    "max_ms": v.last(),
-                }),
-            );
-        }
-        Value::Object(out)
+        let t = self.thread.take().and_then(|h| h.join().ok())?;
+        Some(ControlLatency {
+            route_lookup: t.of(ROUTE_LOOKUP),
+            stats: t.of(STATS),
+            metrics: t.of(METRICS),
+        })
     }
 }
 
@@ -117,7 +123,7 @@ fn sample(socket: &std::path::Path, metrics: Option<SocketAddr>, stop: &AtomicBo
             prefix: None,
             longest: Some("198.19.0.1".parse().expect("an address")),
         };
-        for (i, req) in [(0, lookup), (1, Request::Stats)] {
+        for (i, req) in [(ROUTE_LOOKUP, lookup), (STATS, Request::Stats)] {
             let s = Instant::now();
             let ok = matches!(
                 control::client::request(socket, req),
@@ -127,7 +133,7 @@ fn sample(socket: &std::path::Path, metrics: Option<SocketAddr>, stop: &AtomicBo
         }
         if let Some(addr) = metrics {
             let s = Instant::now();
-            record(2, scrape(addr), s);
+            record(METRICS, scrape(addr), s);
         }
         std::thread::sleep(EVERY);
     }

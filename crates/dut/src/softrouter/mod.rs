@@ -29,10 +29,9 @@
 //! Per-trial statistics: the probe sends SIGUSR1 at begin and end, waits
 //! for the statistics file to be rewritten (its `elapsed_s` changes),
 //! reads it as the router's own type (`schema::report::Report`) and
-//! reports the difference ([`TrialStats`]): packets per port, forwarded,
-//! drops by reason, TSC cycles per stage.
+//! reports the difference (`schema::dut_sample::SoftrouterTrial`): packets
+//! per port, forwarded, drops by reason, TSC cycles per stage.
 
-use std::collections::BTreeMap;
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -44,15 +43,15 @@ use schema::config_file::{
     ConfigFile, ControlTable, Driver, MetricsTable, Mode, NeighborTable, PortTable, RouteTable,
     RouterTable, XdpMode,
 };
+use schema::dut_description::{self as description, DutDescription, FinalStats};
+use schema::dut_sample::{DutStats, PortTraffic, SoftrouterTrial};
 use schema::report::{Cycles, PortReport, Report};
 use schema::stats::StageCycles;
-use serde::Serialize;
-use serde_json::{json, Value};
 use testbed::link::format_mac;
 use testbed::RouterMode;
 
 use super::bed::{if_counters, ping_from_tester, Bed, BedPort, RxMechanism};
-use super::probe::{merge, CpuMeter, Direct};
+use super::probe::{CpuMeter, Direct};
 use super::{
     counters_since, describe_bed, dut_ns, log_tail, named_counters, terminate_group, Dut,
     DutOptions, Ended,
@@ -66,8 +65,8 @@ mod stats_file;
 
 pub use config_file::{adapt_config, generate_config, Knobs};
 use config_file::{config_text, driver_of, fast_path_of, mode_of};
-use stats_file::SoftrouterProbe;
-pub use stats_file::{stats_delta, PortTraffic, TrialStats};
+pub use stats_file::stats_delta;
+use stats_file::{read_stats, SoftrouterProbe};
 
 /// A running softrouter on its testbed.
 pub struct SoftrouterDut {
@@ -385,40 +384,36 @@ impl Dut for SoftrouterDut {
         })
     }
 
-    fn describe(&self) -> Value {
-        let own = json!({
-            "kind": "softrouter",
-            "name": self.name,
-            "version": self.version,
-            "binary": self.bin.display().to_string(),
-            "driver": self.driver,
-            "config_source": self.config_source,
-            "config": self.config_text,
-            "kernel": super::kernel_release(),
-        });
-        merge(own, describe_bed(&self.bed))
+    fn describe(&self) -> DutDescription {
+        DutDescription::Softrouter(description::Softrouter {
+            name: self.name.clone(),
+            version: self.version.clone(),
+            binary: self.bin.display().to_string(),
+            driver: self.driver.clone(),
+            config_source: self.config_source.clone(),
+            config: self.config_text.clone(),
+            kernel: super::kernel_release(),
+            testbed: describe_bed(&self.bed),
+            final_stats: None,
+        })
     }
 
     fn bed(&self) -> &Bed {
         &self.bed
     }
 
-    fn stop(mut self: Box<Self>) -> Result<Value> {
+    fn stop(mut self: Box<Self>) -> Result<FinalStats> {
         let status = self.terminate(Duration::from_secs(10));
-        // The final statistics go into the results as the router wrote
-        // them: nothing here reads them, so they are kept verbatim rather
-        // than through `Report` (a field this bench does not know stays).
-        let stats: Option<Value> = std::fs::read_to_string(&self.stats_path)
-            .ok()
-            .and_then(|t| serde_json::from_str(&t).ok());
+        // The final statistics go into the results as the router's own
+        // `Report`, the type the probe reads every trial's with.
+        let stats = read_stats(&self.stats_path).ok().flatten().map(Box::new);
         let ok = status.is_some_and(|s| s.success());
         let log = log_tail(&self.log_path, 2000);
-        let v = json!({
-            "kind": "softrouter",
-            "exit_status": status.map(|s| s.to_string()),
-            "stats": stats,
-            "log_tail": log,
-        });
+        let v = FinalStats::Softrouter {
+            exit_status: status.map(|s| s.to_string()),
+            stats,
+            log_tail: log.clone(),
+        };
         if !ok {
             bail!(
                 "softrouter did not exit cleanly ({}); its output:\n{log}",
@@ -440,6 +435,7 @@ impl Drop for SoftrouterDut {
 mod tests {
     use super::*;
     use schema::stats::{PortCounters, StatsSnapshot};
+    use serde_json::json;
 
     /// A two-port bed without namespaces: the addressing plan with made-up
     /// interface names and MACs.

@@ -1,6 +1,7 @@
 //! Per-trial statistics of the softrouter DUT: SIGUSR1 snapshots of its
 //! statistics file, read as the router's own `Report`, and their
-//! difference ([`TrialStats`]).
+//! difference (a trial's `dut_stats.softrouter`,
+//! [`schema::dut_sample::SoftrouterTrial`]).
 
 use super::*;
 
@@ -50,46 +51,10 @@ pub(super) fn snapshot(pid: i32, path: &Path) -> Result<Report> {
     }
 }
 
-/// What softrouter counted in one trial: the difference of two statistics
-/// files. It is a trial's `dut_stats.softrouter` (docs/bench-results.md).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct TrialStats {
-    /// Both tiers.
-    pub forwarded: u64,
-    /// Of `forwarded`, by the XDP tier (0 without it).
-    pub fast_path_forwarded: u64,
-    /// Frames the XDP tier handed to the workers.
-    pub fast_path_punted: u64,
-    pub local: u64,
-    pub generated: u64,
-    /// `held` is a gauge (packets waiting for neighbor resolution): its
-    /// growth over the trial, 0 if it shrank.
-    pub held: u64,
-    /// Sums over `ports`.
-    pub rx_packets: u64,
-    pub tx_packets: u64,
-    pub ports: Vec<PortTraffic>,
-    /// Reason -> count, the reasons that occurred in the trial.
-    pub drops: BTreeMap<String, u64>,
-    pub cycles: StageCycles,
-    /// `cycles` per packet (0 without packets).
-    pub cycles_per_packet: Cycles,
-}
-
-/// One port's traffic in a trial.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct PortTraffic {
-    pub name: String,
-    pub rx_packets: u64,
-    pub tx_packets: u64,
-    pub rx_bytes: u64,
-    pub tx_bytes: u64,
-}
-
 /// `b - a` of softrouter's statistics: what happened in the trial. Ports
 /// are matched by position (the router's port order is fixed); counters
 /// that went down (they do not, but a gauge may) count 0.
-pub fn stats_delta(a: &Report, b: &Report) -> TrialStats {
+pub fn stats_delta(a: &Report, b: &Report) -> SoftrouterTrial {
     let ports: Vec<PortTraffic> = b
         .ports
         .iter()
@@ -133,7 +98,7 @@ pub fn stats_delta(a: &Report, b: &Report) -> TrialStats {
             .map(f)
             .sum()
     };
-    TrialStats {
+    SoftrouterTrial {
         forwarded: tb.forwarded.saturating_sub(ta.forwarded),
         fast_path_forwarded: fast(b, |f| f.forwarded).saturating_sub(fast(a, |f| f.forwarded)),
         fast_path_punted: fast(b, |f| f.punted_total())
@@ -201,23 +166,19 @@ impl DutProbe for SoftrouterProbe {
             .context("softrouter probe: end() without begin()")?;
         let s1 = snapshot(self.pid, &self.stats_path)?;
         let c1 = if_counters(self.ns.as_deref(), &self.ifaces)?;
-        let control = self.sampler.take().map(|s| s.finish());
+        let control = self.sampler.take().and_then(|s| s.finish());
         let sr = stats_delta(&s0, &s1);
         let (sys, cpu) = self
             .meter
             .end(Some((sr.forwarded, "softrouter forwarded")))?;
-        let ifs = named_counters(&self.ifaces, &counters_since(&c1, &c0));
-        let mut own = json!({
-            "kind": "softrouter",
-            "softrouter": serde_json::to_value(&sr)?,
-            "interfaces": ifs,
+        let stats = DutStats {
+            interfaces: Some(named_counters(&self.ifaces, &counters_since(&c1, &c0))),
             // Its own drop reasons, every one (ring full, no route...).
-            "dropped": sr.drops.values().sum::<u64>(),
-        });
-        if let Some(c) = control {
-            own["control_latency"] = c;
-        }
-        let stats = merge(own, cpu);
+            dropped: Some(sr.drops.values().sum::<u64>()),
+            softrouter: Some(sr),
+            control_latency: control,
+            ..DutStats::new("softrouter", cpu)
+        };
         Ok(DutSample {
             sys: Some(sys),
             dut_stats: Some(stats),

@@ -2,8 +2,9 @@
 //! whose work a sample is (the DUT's, or the soakers', idle's, perf's or
 //! another process's): one table, [`STAGES`], and the rules around it.
 
-/// The stages of paper 001's Table II, and `other`.
-pub const STAGE_NAMES: [&str; 6] = ["rx", "tx", "memory", "skb", "processing", "other"];
+/// The stages of paper 001's Table II, and `other`: the fields of a
+/// trial's split in the results.
+pub const STAGE_NAMES: [&str; 6] = schema::dut_sample::StageFigures::NAMES;
 
 /// Symbol patterns and their stage, first match wins. A pattern is a
 /// name, `prefix*`, `*suffix` or `*infix*`; it is matched against the

@@ -3,9 +3,11 @@
 
 use std::collections::BTreeMap;
 
-use serde_json::{json, Value};
+use schema::dut_sample::{
+    CpuFigures, Excluded, StageFigures, StageSplit, ThreadSamples, TopSymbol,
+};
 
-use super::classify::{classify, Class, STAGE_NAMES};
+use super::classify::{classify, Class};
 
 /// One row of `perf report --sort comm,sym -n`.
 #[derive(Debug, Clone, PartialEq)]
@@ -112,63 +114,52 @@ impl Split {
         self.by_stage.values().sum()
     }
 
-    /// The `stages` object of a trial's `dut_stats`; `cpu` is that trial's
+    /// The `stages` of a trial's `dut_stats`; `cpu` is that trial's
     /// `dut_stats.cpu` (for the cycles per packet).
-    pub fn to_json(&self, source: &str, cpus: Option<&[usize]>, cpu: &Value) -> Value {
+    pub fn report(&self, source: &str, cpus: Option<&[usize]>, cpu: &CpuFigures) -> StageSplit {
         let n = self.samples();
         let share = |st: &str| -> Option<f64> {
             (n > 0).then(|| self.by_stage.get(st).copied().unwrap_or(0) as f64 * 100.0 / n as f64)
         };
-        let (per_pkt, of) = match cpu["soak_cycles_per_packet"].as_f64() {
+        let (per_pkt, of) = match cpu.soak_cycles_per_packet {
             Some(v) => (Some(v), "soak_cycles_per_packet"),
-            None => (
-                cpu["dut_cycles_per_packet"].as_f64(),
-                "dut_cycles_per_packet",
-            ),
+            None => (cpu.dut_cycles_per_packet, "dut_cycles_per_packet"),
         };
-        let mut shares = serde_json::Map::new();
-        let mut cycles = serde_json::Map::new();
-        for st in STAGE_NAMES {
-            let sh = share(st);
-            shares.insert(st.into(), json!(sh));
-            cycles.insert(
-                st.into(),
-                json!(sh.zip(per_pkt).map(|(s, c)| s / 100.0 * c)),
-            );
-        }
-        let top: Vec<Value> = self
-            .symbols
-            .iter()
-            .take(10)
-            .map(|(sym, st, c)| {
-                json!({
-                    "symbol": sym,
-                    "stage": st,
-                    "share_pct": *c as f64 * 100.0 / n.max(1) as f64,
-                })
-            })
-            .collect();
-        json!({
-            "source": source,
-            "cpus": cpus,
-            "samples": n,
-            "excluded": {
-                "soaker": self.soaker,
-                "idle": self.idle,
-                "profiler": self.profiler,
-                "other_processes": self.foreign,
+        StageSplit {
+            source: source.into(),
+            cpus: cpus.map(<[usize]>::to_vec),
+            samples: n,
+            excluded: Excluded {
+                soaker: self.soaker,
+                idle: self.idle,
+                profiler: self.profiler,
+                other_processes: self.foreign,
             },
-            "threads": self
+            threads: self
                 .threads
                 .iter()
                 .take(5)
-                .map(|(t, c)| json!({"thread": t, "samples": c}))
-                .collect::<Vec<_>>(),
-            "share_pct": shares,
-            "cycles_per_packet": cycles,
-            "cycles_per_packet_of": of,
-            "total_cycles_per_packet": per_pkt,
-            "top": top,
-        })
+                .map(|(t, c)| ThreadSamples {
+                    thread: t.clone(),
+                    samples: *c,
+                })
+                .collect(),
+            share_pct: StageFigures::by(share),
+            cycles_per_packet: StageFigures::by(|st| {
+                share(st).zip(per_pkt).map(|(s, c)| s / 100.0 * c)
+            }),
+            cycles_per_packet_of: of.into(),
+            total_cycles_per_packet: per_pkt,
+            top: self
+                .symbols
+                .iter()
+                .take(10)
+                .map(|(sym, st, c)| TopSymbol {
+                    symbol: sym.clone(),
+                    stage: st.to_string(),
+                    share_pct: *c as f64 * 100.0 / n.max(1) as f64,
+                })
+                .collect(),
+        }
     }
 }

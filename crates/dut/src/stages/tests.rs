@@ -223,36 +223,43 @@ fn splits_shares_and_cycles() {
         split.threads[0],
         ("napi/sr4019x4b-".to_string(), n - 46 - 7 - 5)
     );
-    let cpu = json!({"soak_cycles_per_packet": 2000.0, "dut_cycles_per_packet": 2500.0});
-    let v = split.to_json("perf cpu-clock 2999 Hz", Some(&[0]), &cpu);
-    assert_eq!(v["samples"], n);
-    assert_eq!(v["excluded"]["other_processes"], 7);
-    assert_eq!(v["cycles_per_packet_of"], "soak_cycles_per_packet");
+    let cpu = CpuFigures {
+        soak_cycles_per_packet: Some(2000.0),
+        dut_cycles_per_packet: Some(2500.0),
+        ..CpuFigures::default()
+    };
+    let v = split.report("perf cpu-clock 2999 Hz", Some(&[0]), &cpu);
+    assert_eq!(v.samples, n);
+    assert_eq!(v.excluded.other_processes, 7);
+    assert_eq!(v.cycles_per_packet_of, "soak_cycles_per_packet");
     let sum_share: f64 = STAGE_NAMES
         .iter()
-        .map(|s| v["share_pct"][s].as_f64().unwrap())
+        .map(|s| v.share_pct.get(s).unwrap())
         .sum();
-    assert!((sum_share - 100.0).abs() < 1e-9, "{v}");
+    assert!((sum_share - 100.0).abs() < 1e-9, "{v:?}");
     let sum_cyc: f64 = STAGE_NAMES
         .iter()
-        .map(|s| v["cycles_per_packet"][s].as_f64().unwrap())
+        .map(|s| v.cycles_per_packet.get(s).unwrap())
         .sum();
-    assert!((sum_cyc - 2000.0).abs() < 1e-6, "{v}");
+    assert!((sum_cyc - 2000.0).abs() < 1e-6, "{v:?}");
     let tx = 1002 + 126 + 82;
     let want = tx as f64 * 100.0 / n as f64;
-    assert!((v["share_pct"]["tx"].as_f64().unwrap() - want).abs() < 1e-9);
-    let top = v["top"].as_array().unwrap();
-    assert_eq!(top.len(), 10);
-    assert_eq!(top[0]["symbol"], "__napi_schedule");
-    assert_eq!(top[0]["stage"], "tx");
+    assert!((v.share_pct.tx.unwrap() - want).abs() < 1e-9);
+    assert_eq!(v.top.len(), 10);
+    assert_eq!(v.top[0].symbol, "__napi_schedule");
+    assert_eq!(v.top[0].stage, "tx");
     // Without soakers: the tick-based figure.
-    let v = split.to_json("x", None, &json!({"dut_cycles_per_packet": 1000.0}));
-    assert_eq!(v["cycles_per_packet_of"], "dut_cycles_per_packet");
-    assert!(v["cycles_per_packet"]["rx"].as_f64().unwrap() > 0.0);
+    let tick = |c: Option<f64>| CpuFigures {
+        dut_cycles_per_packet: c,
+        ..CpuFigures::default()
+    };
+    let v = split.report("x", None, &tick(Some(1000.0)));
+    assert_eq!(v.cycles_per_packet_of, "dut_cycles_per_packet");
+    assert!(v.cycles_per_packet.rx.unwrap() > 0.0);
     // Nothing forwarded: shares, no cycles.
-    let v = split.to_json("x", None, &json!({"dut_cycles_per_packet": null}));
-    assert!(v["cycles_per_packet"]["rx"].is_null());
-    assert!(v["share_pct"]["rx"].is_number());
+    let v = split.report("x", None, &tick(None));
+    assert!(v.cycles_per_packet.rx.is_none());
+    assert!(v.share_pct.rx.is_some());
 }
 
 /// perf for real, on one CPU, with a busy thread there: it starts,
@@ -295,20 +302,25 @@ fn profiles_a_cpu_for_real() {
     let started = t.elapsed();
     go_tx.send(()).unwrap();
     busy.join().unwrap();
-    let v = p.end(&json!({"soak_cycles_per_packet": 100.0})).unwrap();
-    eprintln!("started in {started:?}: {v:#}");
-    assert!(v["samples"].as_u64().unwrap() > 100, "{v}");
-    assert_eq!(v["threads"][0]["thread"], "sr-test-busy", "{v}");
-    assert_eq!(v["source"], format!("perf cpu-clock {DEFAULT_FREQ} Hz"));
+    let cpu = CpuFigures {
+        soak_cycles_per_packet: Some(100.0),
+        ..CpuFigures::default()
+    };
+    let v = p.end(&cpu).unwrap();
+    eprintln!("started in {started:?}: {v:#?}");
+    let v = v.split().expect("a split");
+    assert!(v.samples > 100, "{v:?}");
+    assert_eq!(v.threads[0].thread, "sr-test-busy", "{v:?}");
+    assert_eq!(v.source, format!("perf cpu-clock {DEFAULT_FREQ} Hz"));
     let sum: f64 = STAGE_NAMES
         .iter()
-        .map(|s| v["cycles_per_packet"][s].as_f64().unwrap())
+        .map(|s| v.cycles_per_packet.get(s).unwrap())
         .sum();
-    assert!((sum - 100.0).abs() < 1e-6, "{v}");
+    assert!((sum - 100.0).abs() < 1e-6, "{v:?}");
     // The same profiler again (a second trial).
     p.begin().unwrap();
     std::thread::sleep(Duration::from_millis(50));
-    assert!(p.end(&json!({})).is_ok());
+    assert!(p.end(&CpuFigures::default()).is_ok());
 }
 
 /// A profile that cannot start (no such CPU) is an error in the
@@ -320,7 +332,12 @@ fn a_failed_start_is_noted_not_fatal() {
     }
     let mut p = StageProfiler::new(Some(vec![4095])).unwrap();
     p.begin_or_note();
-    let v = p.end_or_error(&json!({}));
-    assert!(v["error"].is_string(), "{v}");
-    assert!(v["share_pct"].is_null(), "{v}");
+    let v = p.end_or_error(&CpuFigures::default());
+    assert!(
+        matches!(&v, StageReport::Failed { error, .. } if !error.is_empty()),
+        "{v:?}"
+    );
+    // In the results: the source and the error, nothing else.
+    let j = serde_json::to_value(&v).unwrap();
+    assert!(j["error"].is_string() && j["share_pct"].is_null(), "{j}");
 }

@@ -568,28 +568,8 @@ impl Engine {
     }
 }
 
-/// Frames the wire itself dropped over a trial, told apart by whose ring
-/// was full (veth counters, `ethtool -S`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
-pub(crate) struct WireDrops {
-    /// Frames the tester sent that the DUT's receive ring refused
-    /// (`tx_queue_N_xdp_xmit_errors` of the tester's sending ends): the
-    /// DUT did not poll its ring in time. The DUT's loss, as `rx_missed`
-    /// of a NIC would be, but reported apart.
-    pub dut_ring_full: u64,
-    /// Frames the tester's receive ends dropped (`rx_queue_N_drops`):
-    /// the tester's loss; such a trial is tester-limited.
-    pub tester_rx_drops: u64,
-}
-
-impl WireDrops {
-    fn since(&self, before: &WireDrops) -> WireDrops {
-        WireDrops {
-            dut_ring_full: self.dut_ring_full.saturating_sub(before.dut_ring_full),
-            tester_rx_drops: self.tester_rx_drops.saturating_sub(before.tester_rx_drops),
-        }
-    }
-}
+/// Frames the wire itself dropped over a trial (a trial's `dut_stats.wire`).
+pub(crate) use schema::dut_sample::WireDrops;
 
 /// Latency sampling for a trial: by its fastest phase (per port); a
 /// burst samples sparsest.

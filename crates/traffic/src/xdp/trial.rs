@@ -64,9 +64,7 @@ impl NetTrial {
         // Whose ring dropped what: with the DUT's own figures, so a reader
         // sees the DUT's loss split into ring overflow and the rest.
         if let Some(stats) = sample.as_mut().and_then(|s| s.dut_stats.as_mut()) {
-            if let Some(o) = stats.as_object_mut() {
-                o.insert("wire".into(), serde_json::to_value(out.wire)?);
-            }
+            stats.wire = Some(out.wire);
         }
         let s = &out.sent;
         let ideal_ns: f64 = phases
