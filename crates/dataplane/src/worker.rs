@@ -250,12 +250,13 @@ impl Worker {
         for &b in bufs.iter().take(PREFETCH) {
             cx.out.pool.prefetch(b);
         }
+        let mac = self.shared.ports[in_port].mac;
         let (mut n4, mut n6) = (0usize, 0usize);
         for (i, &b) in bufs.iter().enumerate() {
             if let Some(&ahead) = bufs.get(i + PREFETCH) {
                 cx.out.pool.prefetch(ahead);
             }
-            match input::frame(&mut cx, b) {
+            match input::frame(&mut cx, mac, b) {
                 Next::V4 { buf, multi, dst } => {
                     // A large table's entry misses the cache: fetch it
                     // while the next frames are checked.
