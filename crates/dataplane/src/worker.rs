@@ -182,7 +182,7 @@ impl Worker {
         // One time stamp between two steps (each ends where the next
         // begins), on sampled rounds only: a read of the TSC costs tens of
         // cycles in a VM. The other rounds' stamps are all 0.
-        let timed = self.busy_rounds % STAGE_SAMPLE == 0;
+        let timed = self.busy_rounds.is_multiple_of(STAGE_SAMPLE);
         let stamp = || if timed { tsc::now() } else { 0 };
         let mut t = stamp();
         for q in 0..self.rx.len() {
