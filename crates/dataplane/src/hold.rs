@@ -46,6 +46,9 @@ struct HoldSlot {
 pub(crate) struct Holds {
     slots: Vec<HoldSlot>,
     active: usize,
+    /// Packets in all queues: kept so that [`Holds::len`] (asked after
+    /// every round by the engine) is one load, not a scan of the slots.
+    held: usize,
     per_slot: usize,
 }
 
@@ -62,6 +65,7 @@ impl Holds {
                 })
                 .collect(),
             active: 0,
+            held: 0,
             per_slot,
         }
     }
@@ -103,10 +107,12 @@ impl Holds {
             return Err(h);
         }
         q.push(h);
+        self.held += 1;
         Ok(())
     }
 
     fn free(&mut self, s: usize) {
+        self.held -= self.slots[s].q.len();
         self.slots[s].q.clear();
         self.slots[s].nh = FREE;
         self.active -= 1;
@@ -118,7 +124,11 @@ impl Holds {
 
     /// Packets held.
     pub(crate) fn len(&self) -> usize {
-        self.slots.iter().map(|s| s.q.len()).sum()
+        debug_assert_eq!(
+            self.held,
+            self.slots.iter().map(|s| s.q.len()).sum::<usize>()
+        );
+        self.held
     }
 
     /// Empties every queue through `f`.
@@ -321,4 +331,30 @@ pub(crate) fn unreachable(cx: &mut Cx, buf: Buf) {
         icmp::v6(cx, buf, icmp::V6_ADDR_UNREACHABLE)
     }
     cx.out.drop(buf, DropReason::NeighborUnresolved);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The count `len` gives follows pushes, refusals and frees.
+    #[test]
+    fn len_counts_the_held_packets() {
+        let mut holds = Holds::new(2);
+        let h = |i: u64| Held {
+            buf: Buf::new(i * 2048, 60),
+            in_port: 0,
+        };
+        assert_eq!(holds.len(), 0);
+        for i in 0..3 {
+            let _ = holds.push(NextHopId(7), 1, 0, h(i), 0);
+        }
+        assert!(holds.push(NextHopId(8), 1, 1, h(3), 0).is_ok());
+        assert_eq!((holds.len(), holds.active()), (3, 2));
+        holds.free(0);
+        assert_eq!(holds.len(), 1);
+        let mut drained = 0;
+        holds.drain(|_| drained += 1);
+        assert_eq!((drained, holds.len(), holds.active()), (1, 0, 0));
+    }
 }

@@ -44,15 +44,15 @@ pub(crate) enum Next {
     V6 { buf: Buf, multi: bool, dst: u128 },
 }
 
-/// The input stage for one received frame on `cx.out.in_port()`.
+/// The input stage for one received frame on `cx.out.in_port()`, whose
+/// MAC is `mac` (read once per burst by the caller).
 ///
 /// Nearly every frame is a plain IPv4 packet to the port's MAC: that one
 /// is recognised by [`plain_v4`] in a few loads and a single branch (as
 /// l3fwd's RFC 1812 step); anything else, or anything odd about it, takes
 /// the full classification ([`classify`]), which decides the drop reason.
 #[inline(always)]
-pub(crate) fn frame(cx: &mut Cx, buf: Buf) -> Next {
-    let mac = cx.shared.ports[cx.out.in_port()].mac;
+pub(crate) fn frame(cx: &mut Cx, mac: [u8; 6], buf: Buf) -> Next {
     if let Some((total, dst)) = plain_v4(mac, cx.out.pool.data(buf)) {
         let buf = Buf {
             len: (ETH_LEN + total) as u32,

@@ -150,6 +150,25 @@ impl Pool {
             .map(|base| Buf::new(base + HEADROOM as u64, 0))
     }
 
+    /// Fills `bufs` with as many fresh buffers as the pool has (each as
+    /// [`Pool::alloc`] gives them, in the same order) and returns how many:
+    /// a burst's buffers in one step, one length check instead of one per
+    /// buffer (DPDK's `rte_pktmbuf_alloc_bulk`).
+    #[inline]
+    pub fn alloc_bulk(&mut self, bufs: &mut [Buf]) -> usize {
+        let n = bufs.len().min(self.free.len());
+        let rest = self.free.len() - n;
+        for (b, &idx) in bufs.iter_mut().zip(self.free[rest..].iter().rev()) {
+            *b = Buf::new(((idx as u64) << self.shift) + HEADROOM as u64, 0);
+        }
+        #[cfg(debug_assertions)]
+        for i in rest..self.free.len() {
+            self.mark(self.free[i], true);
+        }
+        self.free.truncate(rest);
+        n
+    }
+
     /// Returns the frame holding `addr` (any address inside the frame).
     #[inline]
     pub fn free_addr(&mut self, addr: u64) {
@@ -297,6 +316,28 @@ mod tests {
         }
         p.free_all(&bufs);
         assert_eq!(p.available(), 8);
+    }
+
+    /// A bulk allocation gives the buffers single ones would, in the same
+    /// order, and stops at what the pool has.
+    #[test]
+    fn alloc_bulk_is_alloc_in_a_loop() {
+        let mut a = Pool::new(10, 2048).unwrap();
+        let mut b = Pool::new(10, 2048).unwrap();
+        let first = b.alloc().unwrap();
+        assert_eq!(a.alloc().unwrap(), first);
+        let mut bulk = [Buf::EMPTY; 4];
+        assert_eq!(a.alloc_bulk(&mut bulk), 4);
+        let single: Vec<Buf> = (0..4).map(|_| b.alloc().unwrap()).collect();
+        assert_eq!(bulk[..], single[..]);
+        let mut rest = [Buf::EMPTY; 8];
+        assert_eq!(a.alloc_bulk(&mut rest), 5);
+        assert_eq!(a.available(), 0);
+        assert_eq!(a.alloc_bulk(&mut rest), 0);
+        a.free_all(&bulk);
+        a.free_all(&rest[..5]);
+        a.free(first);
+        assert_eq!(a.available(), 10);
     }
 
     #[test]
