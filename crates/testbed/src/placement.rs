@@ -18,9 +18,12 @@
 //! before and after every trial through a DUT, waits (capped) for the
 //! near placement before it starts one, and a trial during which the host
 //! moved the CPUs apart is a measurement fault, run again (`traffic`'s
-//! noise meter). On a host that never moves its CPUs every probe is near
-//! and nothing waits.
+//! noise meter). What near is here is remembered until reboot
+//! ([`REMEMBERED`]), so a run that starts in the far placement waits too.
+//! On a host that never moves its CPUs every probe is near and nothing
+//! waits.
 
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
@@ -37,9 +40,47 @@ pub const NEAR_FACTOR: f64 = 2.0;
 /// How often [`wait_until_near`] probes while it waits.
 const POLL: Duration = Duration::from_millis(50);
 
-/// The fastest round trip seen by this process, ns (0: none yet): the
-/// near placement's, once the host has shown it.
+/// The fastest round trip seen since boot, ns (0: none yet): the near
+/// placement's, once the host has shown it. Loaded from [`REMEMBERED`] by
+/// the first probe and written back when a probe beats it.
 static FASTEST_NS: AtomicU64 = AtomicU64::new(0);
+static LOADED: std::sync::Once = std::sync::Once::new();
+
+/// Where the fastest round trip per CPU pair is kept for later processes
+/// (`A B NS` lines): a run that starts while the host has its CPUs apart
+/// still knows what near is here, so its calibration and first trials wait
+/// for it instead of taking the far placement for the reference. On tmpfs,
+/// gone at reboot, as the placement it describes.
+const REMEMBERED: &str = "/run/softrouter/placement";
+
+/// The remembered fastest round trip of `a` and `b` in `file`, ns (0:
+/// none).
+fn remembered(file: &Path, a: usize, b: usize) -> u64 {
+    let text = std::fs::read_to_string(file).unwrap_or_default();
+    text.lines()
+        .filter_map(|l| {
+            let mut w = l.split_whitespace().map(|x| x.parse::<u64>().ok());
+            Some((w.next()??, w.next()??, w.next()??))
+        })
+        .find(|&(x, y, _)| (x, y) == (a as u64, b as u64))
+        .map_or(0, |(_, _, ns)| ns)
+}
+
+/// Remember `ns` as the fastest round trip of `a` and `b` (best effort:
+/// without root or `/run` the process keeps it to itself).
+fn remember(file: &Path, a: usize, b: usize, ns: u64) {
+    let text = std::fs::read_to_string(file).unwrap_or_default();
+    let mut out: String = text
+        .lines()
+        .filter(|l| !l.starts_with(&format!("{a} {b} ")))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    out.push_str(&format!("{a} {b} {ns}\n"));
+    if let Some(dir) = file.parent() {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    let _ = std::fs::write(file, out);
+}
 
 /// One cache line, alone on its lines.
 #[repr(align(128))]
@@ -77,10 +118,15 @@ pub fn round_trip(a: usize, b: usize) -> Option<Duration> {
     });
     let _ = crate::napi::pin(0, &before);
     let best = best?;
+    let file = Path::new(REMEMBERED);
+    LOADED.call_once(|| FASTEST_NS.store(remembered(file, a, b), Ordering::Relaxed));
     let ns = best.as_nanos().max(1) as u64;
-    let _ = FASTEST_NS.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |f| {
+    let beat = FASTEST_NS.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |f| {
         (f == 0 || ns < f).then_some(ns)
     });
+    if beat.is_ok() {
+        remember(file, a, b, ns);
+    }
     Some(best)
 }
 
@@ -126,7 +172,7 @@ fn spin_until(line: &AtomicU64, want: u64, stop: &AtomicBool) -> bool {
 }
 
 /// Whether a round trip is the near placement's: within [`NEAR_FACTOR`]
-/// of the fastest this process has seen.
+/// of the fastest seen since boot.
 pub fn is_near(rt: Duration) -> bool {
     near(rt.as_nanos() as u64, FASTEST_NS.load(Ordering::Relaxed))
 }
@@ -198,6 +244,23 @@ mod tests {
         );
         // A CPU the process cannot run on: no probe, no hang.
         assert_eq!(round_trip(a, 1023), None);
+    }
+
+    /// The fastest round trip of a pair is kept for later processes, one
+    /// line a pair.
+    #[test]
+    fn the_fastest_round_trip_is_remembered_per_pair() {
+        let dir = std::env::temp_dir().join(format!("sr-placement-{}", std::process::id()));
+        let file = dir.join("placement");
+        assert_eq!(remembered(&file, 0, 1), 0, "no file: nothing known");
+        remember(&file, 0, 1, 77);
+        remember(&file, 0, 2, 88);
+        remember(&file, 0, 1, 55);
+        assert_eq!((remembered(&file, 0, 1), remembered(&file, 0, 2)), (55, 88));
+        assert_eq!(remembered(&file, 1, 0), 0, "a pair is ordered");
+        let text = std::fs::read_to_string(&file).unwrap();
+        assert_eq!(text, "0 2 88\n0 1 55\n");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     /// With no time to wait it probes once and returns.
