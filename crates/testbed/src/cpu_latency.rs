@@ -60,13 +60,13 @@ mod tests {
                 .unwrap()
         };
         let before = usage();
-        for _ in 0..50 {
-            std::thread::sleep(std::time::Duration::from_millis(2));
-        }
-        assert!(
-            usage() > before,
-            "CPU 0 never polled while the request was held"
-        );
+        // CPU 0 has to go idle once: up to 2 s on a busy machine (other
+        // tests and builds beside this one), usually at once.
+        let polled = (0..200).any(|_| {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+            usage() > before
+        });
+        assert!(polled, "CPU 0 never polled while the request was held");
         drop(h);
     }
 }
