@@ -171,6 +171,12 @@ fn spin_until(line: &AtomicU64, want: u64, stop: &AtomicBool) -> bool {
     true
 }
 
+/// The fastest round trip seen since boot (`None` before any probe).
+pub fn fastest() -> Option<Duration> {
+    let ns = FASTEST_NS.load(Ordering::Relaxed);
+    (ns > 0).then(|| Duration::from_nanos(ns))
+}
+
 /// Whether a round trip is the near placement's: within [`NEAR_FACTOR`]
 /// of the fastest seen since boot.
 pub fn is_near(rt: Duration) -> bool {
