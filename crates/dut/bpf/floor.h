@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 OR MIT */
 /*
  * The floor DUT's map value and the bytes of a frame that name its egress
- * port; the Rust twin of `struct floor_hop` is `dut::floor::Hop` (its
- * size is asserted there).
+ * port. The Rust twin of `struct floor_hop` is `dut::floor::Hop`: its
+ * size and offsets, and the maps' size FLOOR_MAX_PORTS, come from there
+ * through sr_layout.h.
  */
 #ifndef SR_FLOOR_H
 #define SR_FLOOR_H
@@ -10,9 +11,6 @@
 #include <linux/types.h>
 
 #include "sr_layout.h"
-
-/* Ports the program serves (the addressing plan has at most 256). */
-#define FLOOR_MAX_PORTS 256
 
 /* Byte 2 of an IPv4 destination (198.19.i.x). */
 #define FLOOR_V4_PORT_OFF (ETH_LEN + IPV4_DADDR + 2)
@@ -26,6 +24,9 @@ struct floor_hop {
 	__u32 valid;
 };
 
-_Static_assert(sizeof(struct floor_hop) == 16, "floor_hop is dut::floor::Hop");
+_Static_assert(sizeof(struct floor_hop) == FLOOR_HOP_SIZE, "dut::floor::Hop");
+_Static_assert(__builtin_offsetof(struct floor_hop, dst) == FLOOR_HOP_OFF_DST, "dut::floor::Hop");
+_Static_assert(__builtin_offsetof(struct floor_hop, src) == FLOOR_HOP_OFF_SRC, "dut::floor::Hop");
+_Static_assert(__builtin_offsetof(struct floor_hop, valid) == FLOOR_HOP_OFF_VALID, "dut::floor::Hop");
 
 #endif

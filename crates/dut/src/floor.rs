@@ -34,10 +34,14 @@ use bench::settings::Pattern;
 pub const FLOOR_OBJ: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/floor.bpf.o"));
 /// The XDP program in it.
 pub const PROGRAM: &str = "sr_floor";
-/// Ports the program serves (`FLOOR_MAX_PORTS` in `bpf/floor.h`).
+/// Ports the program serves (the addressing plan has at most 256); its
+/// maps' size, `FLOOR_MAX_PORTS` in `sr_layout.h`, generated from this.
 pub const MAX_PORTS: usize = 256;
 
 /// `struct floor_hop` of `bpf/floor.h`: the MACs of egress port i's hop.
+/// Its size and field offsets go into `sr_layout.h` (`FLOOR_HOP_*`, by
+/// `crates/fastpath/tests/vocabulary.rs`), which `floor.h` asserts its
+/// struct against.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Hop {
@@ -48,8 +52,8 @@ pub struct Hop {
     /// Non-zero: the port is served.
     pub valid: u32,
 }
-const _: () = assert!(std::mem::size_of::<Hop>() == 16);
-// SAFETY: plain bytes, no padding (asserted size 16 = 6 + 6 + 4).
+const _: () = assert!(std::mem::size_of::<Hop>() == 6 + 6 + 4, "no padding");
+// SAFETY: plain bytes, no padding (asserted above).
 unsafe impl aya::Pod for Hop {}
 
 /// The loaded program and its maps (not attached).

@@ -6,7 +6,10 @@
 //! * the FIB's entry and next-hop descriptor words (`fib`);
 //! * the neighbour entry (`dataplane::neighbor::layout`);
 //! * the fast path's map values (`fastpath::layout`: sizes, field
-//!   offsets, flags, the counter indices).
+//!   offsets, flags, the counter indices);
+//! * the floor DUT's map value (`dut::floor::Hop`) and the bench
+//!   generator's shared memory (`tester::gen::layout`): sizes, field
+//!   offsets, table sizes.
 //!
 //! The C headers that define the mirrored structs assert them against it
 //! (`_Static_assert` on `sizeof` and `offsetof`), so a Rust change the C
@@ -236,6 +239,30 @@ fn fast_path(h: &mut Header) {
     writeln!(h.0, "\tFP_NCOUNTERS = {NCOUNTERS},\n}};").unwrap();
 }
 
+fn floor_dut(h: &mut Header) {
+    use dut::floor::{Hop, MAX_PORTS};
+    h.section("dut::floor: the floor DUT's maps (crates/dut/bpf/floor.h)");
+    h.len("FLOOR_MAX_PORTS", MAX_PORTS);
+    layout!(h, "FLOOR_HOP", Hop: dst, src, valid);
+}
+
+fn generator(h: &mut Header) {
+    use tester::gen::layout::*;
+    use tester::gen::{MAX_PHASES, MAX_PORTS, MAX_SCHED, TMPL_CAP};
+    h.section("tester::gen: the generator's shared memory (crates/tester/bpf/gen.h)");
+    define!(h, len, "GEN_", MAX_PORTS, MAX_PHASES, MAX_SCHED, TMPL_CAP);
+    layout!(h, "GEN_PHASE", CPhase: frames, interval_ns, t0_ns, interval_frac_ps, paced);
+    layout!(h, "GEN_PORT", CPort: ifindex, nstreams, stream_off, cur_stream, cur_sched, _pad, sent);
+    layout!(h, "GEN_CTL", CCtl:
+        nports, nsizes, sched_len, nphases, sample_mask, catchup_frames,
+        phase, port, schedule,
+        cur_phase, cur_port, phase_sent, due_ns, due_rem_ps, clock_ns,
+        sent, early, idle, errors, max_lag_ns, first_ns, last_ns, shift_ns,
+        clock_reads, stall_ns, stalls, max_stall_ns,
+        long_stall_ns, long_stall_sum_ns, long_stalls, error, _pad2);
+    layout!(h, "GEN_TMPL", CTmpl: len, csum_off, seq_off, long_form, ipv6, data);
+}
+
 /// The header, from the constants.
 fn generate() -> String {
     let mut h = Header(String::new());
@@ -258,6 +285,8 @@ fn generate() -> String {
     fib_words(&mut h);
     neighbour(&mut h);
     fast_path(&mut h);
+    floor_dut(&mut h);
+    generator(&mut h);
     h.0.push_str("\n#endif\n");
     h.0
 }

@@ -2,6 +2,7 @@
 //!
 //! * [`lpm4`]: IPv4 DIR-24-8 (one memory access up to /24, two beyond).
 //! * [`lpm6`]: IPv6 multibit trie, 24-bit first level then 8-bit strides.
+//! * [`lpm`]: what the two share (tables, handles, the writer's routes).
 //! * [`nexthop`]: next hops and ECMP groups; [`flow_hash`] picks the member.
 //! * [`routes_file`]: route file parser and the shared test table loader.
 //! * [`mod@reference`]: a slow, obviously correct LPM for tests.
@@ -14,7 +15,7 @@
 //! see a half-written entry: entries are single atomic words, new structure
 //! is filled before it is published with a `Release` store, and memory that
 //! readers may still be in is reused only after a grace period
-//! ([`qsbr`](crate::lpm4::Lpm4Reader::quiescent)).
+//! ([`qsbr`](crate::lpm::Reader::quiescent)).
 //!
 //! Memory on the full table (901,899 IPv4 + 160,147 IPv6 prefixes, measured
 //! by `tests/full_table.rs`):
@@ -32,6 +33,7 @@
 pub mod entry;
 pub mod error;
 pub mod flow_hash;
+pub mod lpm;
 pub mod lpm4;
 pub mod lpm6;
 pub mod memory;

@@ -1,7 +1,7 @@
 //! ICMP for IPv4 (RFC 792): echo, and the errors a router originates.
 
 use crate::checksum;
-use crate::field::{get_u16, set_u16};
+use crate::field::get_u16;
 use crate::{Error, Result};
 
 /// Length of the fixed ICMP header (type, code, checksum, 4 rest bytes).
@@ -118,53 +118,12 @@ view! {
     Packet { buffer }
 }
 
+icmp_header! {
+    len: ICMP_LEN, msg_type: ICMP_TYPE, code: ICMP_CODE,
+    checksum: ICMP_CHECKSUM, rest: ICMP_REST
+}
+
 impl<T: AsRef<[u8]>> Packet<T> {
-    /// Checks that the buffer holds the fixed header.
-    #[inline]
-    pub fn check_len(&self) -> Result<()> {
-        if self.buffer.as_ref().len() < ICMP_LEN {
-            Err(Error::Truncated)
-        } else {
-            Ok(())
-        }
-    }
-
-    /// Message type.
-    #[inline]
-    pub fn msg_type(&self) -> Message {
-        Message::from(self.msg_type_raw())
-    }
-
-    /// Message type as a number (an `ICMP_*` type).
-    #[inline]
-    pub fn msg_type_raw(&self) -> u8 {
-        self.buffer.as_ref()[ICMP_TYPE]
-    }
-
-    /// Message code.
-    #[inline]
-    pub fn code(&self) -> u8 {
-        self.buffer.as_ref()[ICMP_CODE]
-    }
-
-    /// Checksum field.
-    #[inline]
-    pub fn checksum(&self) -> u16 {
-        get_u16(self.buffer.as_ref(), ICMP_CHECKSUM)
-    }
-
-    /// Echo identifier (bytes 4..6).
-    #[inline]
-    pub fn echo_ident(&self) -> u16 {
-        get_u16(self.buffer.as_ref(), ICMP_REST)
-    }
-
-    /// Echo sequence number (bytes 6..8).
-    #[inline]
-    pub fn echo_seq_no(&self) -> u16 {
-        get_u16(self.buffer.as_ref(), ICMP_REST + 2)
-    }
-
     /// Next-hop MTU of a "fragmentation needed" message (bytes 6..8).
     #[inline]
     pub fn next_hop_mtu(&self) -> u16 {
@@ -177,13 +136,6 @@ impl<T: AsRef<[u8]>> Packet<T> {
         self.buffer.as_ref()[ICMP_REST]
     }
 
-    /// Everything after the 8-byte header: echo data, or the invoking
-    /// packet's header and first bytes for error messages.
-    #[inline]
-    pub fn data(&self) -> &[u8] {
-        &self.buffer.as_ref()[ICMP_LEN..]
-    }
-
     /// True if the checksum over the whole message is correct.
     #[inline]
     pub fn verify_checksum(&self) -> bool {
@@ -192,36 +144,6 @@ impl<T: AsRef<[u8]>> Packet<T> {
 }
 
 impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
-    /// Sets the type.
-    #[inline]
-    pub fn set_msg_type(&mut self, m: Message) {
-        self.buffer.as_mut()[ICMP_TYPE] = m.into();
-    }
-    /// Sets the code.
-    #[inline]
-    pub fn set_code(&mut self, c: u8) {
-        self.buffer.as_mut()[ICMP_CODE] = c;
-    }
-    /// Sets the checksum field.
-    #[inline]
-    pub fn set_checksum(&mut self, v: u16) {
-        set_u16(self.buffer.as_mut(), ICMP_CHECKSUM, v);
-    }
-    /// Sets the whole rest of the header (bytes 4..8) at once.
-    #[inline]
-    pub fn set_rest(&mut self, rest: [u8; 4]) {
-        self.buffer.as_mut()[ICMP_REST..ICMP_LEN].copy_from_slice(&rest);
-    }
-    /// Sets the echo identifier.
-    #[inline]
-    pub fn set_echo_ident(&mut self, v: u16) {
-        set_u16(self.buffer.as_mut(), ICMP_REST, v);
-    }
-    /// Sets the echo sequence number.
-    #[inline]
-    pub fn set_echo_seq_no(&mut self, v: u16) {
-        set_u16(self.buffer.as_mut(), ICMP_REST + 2, v);
-    }
     /// Sets the next-hop MTU (also zeroes the unused bytes 4..6).
     #[inline]
     pub fn set_next_hop_mtu(&mut self, v: u16) {
@@ -232,11 +154,6 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
     #[inline]
     pub fn set_pointer(&mut self, v: u8) {
         self.set_rest([v, 0, 0, 0]);
-    }
-    /// Mutable data after the header.
-    #[inline]
-    pub fn data_mut(&mut self) -> &mut [u8] {
-        &mut self.buffer.as_mut()[ICMP_LEN..]
     }
     /// Computes and writes the checksum over the whole buffer.
     #[inline]

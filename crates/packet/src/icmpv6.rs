@@ -1,9 +1,9 @@
 //! ICMPv6 (RFC 4443). Neighbor Discovery bodies are in [`crate::ndp`].
 
 use crate::checksum;
-use crate::field::{get_u16, get_u32, set_u16, set_u32};
+use crate::field::{get_u32, set_u32};
 use crate::ip::PROTO_ICMPV6;
-use crate::{Error, Result};
+use crate::Result;
 use std::net::Ipv6Addr;
 
 /// Length of the fixed ICMPv6 header (type, code, checksum, 4 bytes).
@@ -148,53 +148,12 @@ view! {
     Packet { pub(crate) buffer }
 }
 
+icmp_header! {
+    len: ICMPV6_LEN, msg_type: ICMPV6_TYPE, code: ICMPV6_CODE,
+    checksum: ICMPV6_CHECKSUM, rest: ICMPV6_REST
+}
+
 impl<T: AsRef<[u8]>> Packet<T> {
-    /// Checks that the buffer holds the fixed header.
-    #[inline]
-    pub fn check_len(&self) -> Result<()> {
-        if self.buffer.as_ref().len() < ICMPV6_LEN {
-            Err(Error::Truncated)
-        } else {
-            Ok(())
-        }
-    }
-
-    /// Message type.
-    #[inline]
-    pub fn msg_type(&self) -> Message {
-        Message::from(self.msg_type_raw())
-    }
-
-    /// Message type as a number (an `ICMPV6_*` / `NDISC_*` type).
-    #[inline]
-    pub fn msg_type_raw(&self) -> u8 {
-        self.buffer.as_ref()[ICMPV6_TYPE]
-    }
-
-    /// Message code.
-    #[inline]
-    pub fn code(&self) -> u8 {
-        self.buffer.as_ref()[ICMPV6_CODE]
-    }
-
-    /// Checksum field.
-    #[inline]
-    pub fn checksum(&self) -> u16 {
-        get_u16(self.buffer.as_ref(), ICMPV6_CHECKSUM)
-    }
-
-    /// Echo identifier (bytes 4..6).
-    #[inline]
-    pub fn echo_ident(&self) -> u16 {
-        get_u16(self.buffer.as_ref(), ICMPV6_REST)
-    }
-
-    /// Echo sequence number (bytes 6..8).
-    #[inline]
-    pub fn echo_seq_no(&self) -> u16 {
-        get_u16(self.buffer.as_ref(), ICMPV6_REST + 2)
-    }
-
     /// MTU of a Packet Too Big message (bytes 4..8).
     #[inline]
     pub fn pkt_too_big_mtu(&self) -> u32 {
@@ -205,12 +164,6 @@ impl<T: AsRef<[u8]>> Packet<T> {
     #[inline]
     pub fn param_problem_ptr(&self) -> u32 {
         get_u32(self.buffer.as_ref(), ICMPV6_REST)
-    }
-
-    /// Everything after the 8-byte header.
-    #[inline]
-    pub fn data(&self) -> &[u8] {
-        &self.buffer.as_ref()[ICMPV6_LEN..]
     }
 
     /// True if the checksum, including the IPv6 pseudo header for
@@ -224,36 +177,6 @@ impl<T: AsRef<[u8]>> Packet<T> {
 }
 
 impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
-    /// Sets the type.
-    #[inline]
-    pub fn set_msg_type(&mut self, m: Message) {
-        self.buffer.as_mut()[ICMPV6_TYPE] = m.into();
-    }
-    /// Sets the code.
-    #[inline]
-    pub fn set_code(&mut self, c: u8) {
-        self.buffer.as_mut()[ICMPV6_CODE] = c;
-    }
-    /// Sets the checksum field.
-    #[inline]
-    pub fn set_checksum(&mut self, v: u16) {
-        set_u16(self.buffer.as_mut(), ICMPV6_CHECKSUM, v);
-    }
-    /// Sets the whole rest of the header (bytes 4..8) at once.
-    #[inline]
-    pub fn set_rest(&mut self, rest: [u8; 4]) {
-        self.buffer.as_mut()[ICMPV6_REST..ICMPV6_LEN].copy_from_slice(&rest);
-    }
-    /// Sets the echo identifier.
-    #[inline]
-    pub fn set_echo_ident(&mut self, v: u16) {
-        set_u16(self.buffer.as_mut(), ICMPV6_REST, v);
-    }
-    /// Sets the echo sequence number.
-    #[inline]
-    pub fn set_echo_seq_no(&mut self, v: u16) {
-        set_u16(self.buffer.as_mut(), ICMPV6_REST + 2, v);
-    }
     /// Sets the Packet Too Big MTU.
     #[inline]
     pub fn set_pkt_too_big_mtu(&mut self, v: u32) {
@@ -263,11 +186,6 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
     #[inline]
     pub fn set_param_problem_ptr(&mut self, v: u32) {
         set_u32(self.buffer.as_mut(), ICMPV6_REST, v);
-    }
-    /// Mutable data after the header.
-    #[inline]
-    pub fn data_mut(&mut self) -> &mut [u8] {
-        &mut self.buffer.as_mut()[ICMPV6_LEN..]
     }
     /// Computes and writes the checksum with the IPv6 pseudo header.
     #[inline]
@@ -281,6 +199,7 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Error;
 
     fn addrs() -> (Ipv6Addr, Ipv6Addr) {
         ("2001:2::1".parse().unwrap(), "2001:2::2".parse().unwrap())

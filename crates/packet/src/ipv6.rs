@@ -39,6 +39,13 @@ view! {
 
 impl<T: AsRef<[u8]>> Packet<T> {
     /// Validates version 6 and `40 + payload_len <= buffer length`.
+    ///
+    /// It starts as IPv4's does (the fixed header, then the version) and
+    /// is not shared with it: past those two lines each header has its
+    /// own length rule (IPv4: IHL, then total length against header and
+    /// buffer; IPv6: payload length), and a helper for the two lines
+    /// would split each RFC's order of checks across two places for
+    /// nothing.
     #[inline]
     pub fn check_len(&self) -> Result<()> {
         let len = self.buffer.as_ref().len();

@@ -72,6 +72,117 @@ macro_rules! view {
     };
 }
 
+/// The ICMP fixed header's accessors, written once for ICMPv4 (RFC 792)
+/// and ICMPv6 (RFC 4443), whose headers are the same: type, code,
+/// checksum, then four bytes whose meaning depends on the type (echo
+/// identifier and sequence, MTU, pointer), then the data. Given the
+/// module's offsets (its own names, as its C twin has them), it adds to
+/// that module's `Packet` view `check_len` (the fixed header) and the
+/// getters and setters of those fields; `Message` is the module's type
+/// enum. Each module keeps what differs: the type-specific words (a
+/// 16-bit MTU and an 8-bit pointer in ICMPv4, 32-bit ones in ICMPv6) and
+/// the checksum (ICMPv6's covers a pseudo header).
+macro_rules! icmp_header {
+    (
+        len: $len:ident, msg_type: $typ:ident, code: $code:ident,
+        checksum: $csum:ident, rest: $rest:ident
+    ) => {
+        impl<T: AsRef<[u8]>> Packet<T> {
+            /// Checks that the buffer holds the fixed header.
+            #[inline]
+            pub fn check_len(&self) -> $crate::Result<()> {
+                if self.buffer.as_ref().len() < $len {
+                    Err($crate::Error::Truncated)
+                } else {
+                    Ok(())
+                }
+            }
+
+            /// Message type.
+            #[inline]
+            pub fn msg_type(&self) -> Message {
+                Message::from(self.msg_type_raw())
+            }
+
+            /// Message type as a number (one of the module's type
+            /// constants).
+            #[inline]
+            pub fn msg_type_raw(&self) -> u8 {
+                self.buffer.as_ref()[$typ]
+            }
+
+            /// Message code.
+            #[inline]
+            pub fn code(&self) -> u8 {
+                self.buffer.as_ref()[$code]
+            }
+
+            /// Checksum field.
+            #[inline]
+            pub fn checksum(&self) -> u16 {
+                $crate::field::get_u16(self.buffer.as_ref(), $csum)
+            }
+
+            /// Echo identifier (bytes 4..6).
+            #[inline]
+            pub fn echo_ident(&self) -> u16 {
+                $crate::field::get_u16(self.buffer.as_ref(), $rest)
+            }
+
+            /// Echo sequence number (bytes 6..8).
+            #[inline]
+            pub fn echo_seq_no(&self) -> u16 {
+                $crate::field::get_u16(self.buffer.as_ref(), $rest + 2)
+            }
+
+            /// Everything after the 8-byte header: echo data, or the
+            /// invoking packet's header and first bytes for error messages.
+            #[inline]
+            pub fn data(&self) -> &[u8] {
+                &self.buffer.as_ref()[$len..]
+            }
+        }
+
+        impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
+            /// Sets the type.
+            #[inline]
+            pub fn set_msg_type(&mut self, m: Message) {
+                self.buffer.as_mut()[$typ] = m.into();
+            }
+            /// Sets the code.
+            #[inline]
+            pub fn set_code(&mut self, c: u8) {
+                self.buffer.as_mut()[$code] = c;
+            }
+            /// Sets the checksum field.
+            #[inline]
+            pub fn set_checksum(&mut self, v: u16) {
+                $crate::field::set_u16(self.buffer.as_mut(), $csum, v);
+            }
+            /// Sets the whole rest of the header (bytes 4..8) at once.
+            #[inline]
+            pub fn set_rest(&mut self, rest: [u8; 4]) {
+                self.buffer.as_mut()[$rest..$len].copy_from_slice(&rest);
+            }
+            /// Sets the echo identifier.
+            #[inline]
+            pub fn set_echo_ident(&mut self, v: u16) {
+                $crate::field::set_u16(self.buffer.as_mut(), $rest, v);
+            }
+            /// Sets the echo sequence number.
+            #[inline]
+            pub fn set_echo_seq_no(&mut self, v: u16) {
+                $crate::field::set_u16(self.buffer.as_mut(), $rest + 2, v);
+            }
+            /// Mutable data after the header.
+            #[inline]
+            pub fn data_mut(&mut self) -> &mut [u8] {
+                &mut self.buffer.as_mut()[$len..]
+            }
+        }
+    };
+}
+
 pub mod arp;
 pub mod build;
 pub mod checksum;

@@ -17,6 +17,7 @@
 //! ifindexes are resolved there) and should be pinned to the tester CPU:
 //! the call runs the program on the calling CPU.
 
+use std::mem::offset_of;
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
@@ -25,74 +26,19 @@ use aya::programs::{TestRun, TestRunAttrs, TestRunOptions};
 use crate::programs::{self, Loaded};
 use crate::timer::{mono_ns, ThreadTimer};
 use crate::MmapArray;
+use layout::{CCtl, CPhase, CPort, CTmpl};
 
-/// Mirrors of `bpf/gen.h`.
+pub mod layout;
+
+/// Sizes of `bpf/gen.h`'s tables (`GEN_MAX_*` and `GEN_TMPL_CAP` in
+/// `sr_layout.h`, generated from these). The first three are powers of
+/// two: the program masks its indices with them.
 pub const MAX_PORTS: usize = 8;
 pub const MAX_PHASES: usize = 8;
 pub const MAX_SCHED: usize = 1024;
 /// Largest frame in a template (buffer bytes, i.e. a 1518-byte frame is
 /// 1514 here; room to spare for VLAN tags).
 pub const TMPL_CAP: usize = 1536;
-
-#[repr(C)]
-#[derive(Debug, Clone, Copy, Default)]
-struct CPhase {
-    frames: u64,
-    interval_ns: u64,
-    t0_ns: u64,
-    interval_frac_ps: u32,
-    paced: u32,
-}
-
-#[repr(C)]
-#[derive(Debug, Clone, Copy, Default)]
-struct CPort {
-    ifindex: u32,
-    nstreams: u32,
-    stream_off: u32,
-    cur_stream: u32,
-    cur_sched: u32,
-    _pad: u32,
-    sent: u64,
-}
-
-#[repr(C)]
-struct CCtl {
-    nports: u32,
-    nsizes: u32,
-    sched_len: u32,
-    nphases: u32,
-    sample_mask: u32,
-    catchup_frames: u32,
-    phase: [CPhase; MAX_PHASES],
-    port: [CPort; MAX_PORTS],
-    schedule: [u16; MAX_SCHED],
-    cur_phase: u32,
-    cur_port: u32,
-    phase_sent: u64,
-    due_ns: u64,
-    due_rem_ps: u64,
-    clock_ns: u64,
-    sent: u64,
-    early: u64,
-    idle: u64,
-    errors: u64,
-    max_lag_ns: u64,
-    first_ns: u64,
-    last_ns: u64,
-    shift_ns: u64,
-    clock_reads: u64,
-    stall_ns: u64,
-    stalls: u64,
-    max_stall_ns: u64,
-    long_stall_ns: u64,
-    long_stall_sum_ns: u64,
-    long_stalls: u64,
-    error: u32,
-    _pad2: u32,
-}
-
-const _: () = assert!(std::mem::size_of::<CCtl>() == 2752);
 
 /// The most a late start may add to a trial's deadline.
 const MAX_SETUP_NS: u64 = 100_000_000;
@@ -119,9 +65,8 @@ impl Deadline {
     }
 }
 
-/// `struct gen_tmpl` header; `data` follows.
-const TMPL_HDR: usize = 8;
-const TMPL_SIZE: usize = TMPL_HDR + TMPL_CAP;
+/// One template: `struct gen_tmpl`, its frame at `data`.
+const TMPL_SIZE: usize = std::mem::size_of::<CTmpl>();
 
 /// `struct xdp_md` as `ctx_in` of a test run.
 #[repr(C)]
@@ -382,14 +327,19 @@ impl Generator {
             bail!("template fields not where the generator writes them");
         }
         let base = (stream as usize * self.nsizes + size) * TMPL_SIZE;
-        let mut hdr = [0u8; TMPL_HDR];
-        hdr[0..2].copy_from_slice(&(len as u16).to_ne_bytes());
-        hdr[2..4].copy_from_slice(&(f.udp_csum_off as u16).to_ne_bytes());
-        hdr[4..6].copy_from_slice(&(f.seq_off as u16).to_ne_bytes());
-        hdr[6] = u8::from(f.long);
-        hdr[7] = u8::from(f.ipv6);
-        self.tmpl.write(base, &hdr);
-        self.tmpl.write(base + TMPL_HDR, &f.bytes);
+        let put = |field: usize, bytes: &[u8]| self.tmpl.write(base + field, bytes);
+        put(offset_of!(CTmpl, len), &(len as u16).to_ne_bytes());
+        put(
+            offset_of!(CTmpl, csum_off),
+            &(f.udp_csum_off as u16).to_ne_bytes(),
+        );
+        put(
+            offset_of!(CTmpl, seq_off),
+            &(f.seq_off as u16).to_ne_bytes(),
+        );
+        put(offset_of!(CTmpl, long_form), &[u8::from(f.long)]);
+        put(offset_of!(CTmpl, ipv6), &[u8::from(f.ipv6)]);
+        put(offset_of!(CTmpl, data), &f.bytes);
         const _: () = assert!(
             TMPL_SIZE.is_multiple_of(8),
             "array values are 8-byte strided"
@@ -509,9 +459,10 @@ impl Generator {
     }
 
     fn ctl_ref(&self) -> &CCtl {
-        // SAFETY: CCtl mirrors struct gen_ctl (size checked at compile
-        // time on both sides), any bit pattern is valid; read between
-        // calls, when the program is not running.
+        // SAFETY: CCtl mirrors struct gen_ctl (gen.h asserts its size and
+        // offsets against sr_layout.h, generated from CCtl), any bit
+        // pattern is valid; read between calls, when the program is not
+        // running.
         unsafe { &*self.ctl.as_ptr().cast::<CCtl>() }
     }
 

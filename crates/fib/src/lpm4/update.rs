@@ -21,27 +21,15 @@ use std::sync::atomic::Ordering::{Relaxed, Release};
 
 use super::Lpm4Writer;
 use crate::entry::{group, is_ext, route, GROUP_SIZE, PAYLOAD};
-use crate::prefix::mask4;
+use crate::lpm::{check_target, Family as _};
 use crate::{FibError, Prefix4, Target};
 
 impl Lpm4Writer {
     /// Install a route, replacing the target if the prefix already exists.
     /// Host bits of `prefix` are ignored.
     pub fn insert(&mut self, prefix: Prefix4, target: Target) -> Result<(), FibError> {
-        if prefix.len > 32 {
-            return Err(FibError::InvalidPrefix(format!(
-                "IPv4 length {}",
-                prefix.len
-            )));
-        }
-        if !target.is_valid() {
-            return Err(FibError::InvalidId(format!(
-                "target {:#x} beyond 30 bits",
-                target.0
-            )));
-        }
-        let len = prefix.len;
-        let addr = prefix.bits() & mask4(len);
+        let (addr, len) = prefix.network()?;
+        check_target(target)?;
         let d = len + 1;
         if len <= 24 {
             let (first, count) = ((addr >> 8) as usize, 1usize << (24 - len));
@@ -49,9 +37,7 @@ impl Lpm4Writer {
         } else {
             self.insert_long(addr, len, route(target))?;
         }
-        if self.rules[len as usize].insert(addr, target).is_none() {
-            self.n_rules += 1;
-        }
+        self.rules.insert(addr, len, target);
         Ok(())
     }
 
@@ -59,19 +45,10 @@ impl Lpm4Writer {
     /// installed. Addresses it covered fall back to the next-shorter
     /// covering route.
     pub fn remove(&mut self, prefix: Prefix4) -> Result<Option<Target>, FibError> {
-        if prefix.len > 32 {
-            return Err(FibError::InvalidPrefix(format!(
-                "IPv4 length {}",
-                prefix.len
-            )));
-        }
-        let len = prefix.len;
-        let addr = prefix.bits() & mask4(len);
-        let Some(old) = self.rules[len as usize].remove(&addr) else {
+        let (addr, len) = prefix.network()?;
+        let Some((old, rv, rd)) = self.rules.remove(addr, len) else {
             return Ok(None);
         };
-        self.n_rules -= 1;
-        let (rv, rd) = self.covering(addr, len);
         let d = len + 1;
         if len <= 24 {
             let (first, count) = ((addr >> 8) as usize, 1usize << (24 - len));
@@ -80,17 +57,6 @@ impl Lpm4Writer {
             self.remove_long(addr, len, rv, rd);
         }
         Ok(Some(old))
-    }
-
-    /// Entry value and depth of the longest route shorter than `len`
-    /// covering `addr`.
-    fn covering(&self, addr: u32, len: u8) -> (u32, u8) {
-        for l in (0..len).rev() {
-            if let Some(&t) = self.rules[l as usize].get(&(addr & mask4(l))) {
-                return (route(t), l + 1);
-            }
-        }
-        (0, 0)
     }
 
     /// Write `val`/`depth` into every entry of tbl24[first..first+count]

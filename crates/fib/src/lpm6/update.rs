@@ -14,7 +14,7 @@ use std::sync::atomic::Ordering::{Relaxed, Release};
 
 use super::Lpm6Writer;
 use crate::entry::{group, is_ext, route, GROUP_SIZE, PAYLOAD};
-use crate::prefix::mask6;
+use crate::lpm::{check_target, Family as _};
 use crate::{FibError, Prefix6, Target};
 
 /// An entry of either table.
@@ -34,20 +34,8 @@ impl Lpm6Writer {
     /// Install a route, replacing the target if the prefix already exists.
     /// Host bits of `prefix` are ignored.
     pub fn insert(&mut self, prefix: Prefix6, target: Target) -> Result<(), FibError> {
-        if prefix.len > 128 {
-            return Err(FibError::InvalidPrefix(format!(
-                "IPv6 length {}",
-                prefix.len
-            )));
-        }
-        if !target.is_valid() {
-            return Err(FibError::InvalidId(format!(
-                "target {:#x} beyond 30 bits",
-                target.0
-            )));
-        }
-        let len = prefix.len;
-        let addr = prefix.bits() & mask6(len);
+        let (addr, len) = prefix.network()?;
+        check_target(target)?;
         let (val, d) = (route(target), len + 1);
         if len <= 24 {
             let first = (addr >> 104) as usize;
@@ -62,9 +50,7 @@ impl Lpm6Writer {
                 return Err(e);
             }
         }
-        if self.rules[len as usize].insert(addr, target).is_none() {
-            self.n_rules += 1;
-        }
+        self.rules.insert(addr, len, target);
         Ok(())
     }
 
@@ -72,19 +58,10 @@ impl Lpm6Writer {
     /// installed. Addresses it covered fall back to the next-shorter
     /// covering route.
     pub fn remove(&mut self, prefix: Prefix6) -> Result<Option<Target>, FibError> {
-        if prefix.len > 128 {
-            return Err(FibError::InvalidPrefix(format!(
-                "IPv6 length {}",
-                prefix.len
-            )));
-        }
-        let len = prefix.len;
-        let addr = prefix.bits() & mask6(len);
-        let Some(old) = self.rules[len as usize].remove(&addr) else {
+        let (addr, len) = prefix.network()?;
+        let Some((old, rv, rd)) = self.rules.remove(addr, len) else {
             return Ok(None);
         };
-        self.n_rules -= 1;
-        let (rv, rd) = self.covering(addr, len);
         let d = len + 1;
         if len <= 24 {
             let first = (addr >> 104) as usize;
@@ -99,17 +76,6 @@ impl Lpm6Writer {
             self.try_fold(Slot::Top(i), e & PAYLOAD, 24);
         }
         Ok(Some(old))
-    }
-
-    /// Entry value and depth of the longest route shorter than `len`
-    /// covering `addr`.
-    fn covering(&self, addr: u128, len: u8) -> (u32, u8) {
-        for l in (0..len).rev() {
-            if let Some(&t) = self.rules[l as usize].get(&(addr & mask6(l))) {
-                return (route(t), l + 1);
-            }
-        }
-        (0, 0)
     }
 
     fn load(&self, s: Slot) -> u32 {
