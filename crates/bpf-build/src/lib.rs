@@ -10,9 +10,10 @@
 //!
 //! Every program is compiled with this crate's `include/` on its include
 //! path: the project's one C vocabulary, `sr_layout.h` (packet offsets,
-//! FIB and neighbour words, the fast path's map values, generated from the
-//! Rust constants by `crates/fastpath/tests/vocabulary.rs`), and `csum.h`,
-//! the one checksum helper.
+//! FIB and neighbour words, the fast path's map values, the floor DUT's
+//! hop and the tester generator's shared memory, generated from the Rust
+//! constants and structs by `crates/fastpath/tests/vocabulary.rs`), and
+//! `csum.h`, the one checksum helper.
 
 use std::path::PathBuf;
 use std::process::Command;
