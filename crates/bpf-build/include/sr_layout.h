@@ -240,4 +240,47 @@ enum fp_counter {
 #define GEN_TMPL_OFF_IPV6 7
 #define GEN_TMPL_OFF_DATA 8
 
+/* tester::count: the counter's words per stream and in all (crates/tester/bpf/count.h) */
+#define COUNT_ST_RECEIVED 0
+#define COUNT_ST_DUPLICATES 1
+#define COUNT_ST_REORDERED 2
+#define COUNT_ST_BEYOND 3
+#define COUNT_ST_HIGH1 4
+#define COUNT_ST_LAST_LAT1 5
+#define COUNT_ST_IPDV_SUM 6
+#define COUNT_ST_IPDV_COUNT 7
+#define COUNT_ST_IPDV_MAX 8
+#define COUNT_ST_WORDS 16
+#define COUNT_G_NON_TEST 0
+#define COUNT_G_LEARNING 1
+#define COUNT_G_UNKNOWN 2
+#define COUNT_G_CLOCK_ERR 3
+#define COUNT_G_LAT_COUNT 4
+#define COUNT_G_LAT_SUM 5
+#define COUNT_G_LAT_MIN 6
+#define COUNT_G_LAT_MAX 7
+#define COUNT_G_SAMPLE_MASK 8
+#define COUNT_G_BUCKETS 16
+#define COUNT_NBUCKETS 2048
+#define COUNT_G_WORDS 2064
+#define COUNT_SUB_BITS 5u
+#define COUNT_LAT_CAP 1099511627775ull
+
+/* tester::gap: the gap meter's words and device flags (crates/tester/bpf/gap.h) */
+#define GAP_GC_EPOCH 0
+#define GAP_GC_UNTIL 1
+#define GAP_GC_PEND 2
+#define GAP_MAX_SLOTS 64
+#define GAP_GC_ARMED 66
+#define GAP_GC_WORDS 67
+#define GAP_GN_EPOCH 0
+#define GAP_GN_LAST 1
+#define GAP_GN_MAX_GAP 2
+#define GAP_GN_POLLS 3
+#define GAP_GN_MAX_AT 4
+#define GAP_GN_WORDS 5
+#define GAP_DEV_SENDER 0x010000u
+#define GAP_DEV_TRACKED 0x020000u
+#define GAP_DEV_RECEIVER 0x040000u
+
 #endif

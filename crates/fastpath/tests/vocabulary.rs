@@ -263,6 +263,48 @@ fn generator(h: &mut Header) {
     layout!(h, "GEN_TMPL", CTmpl: len, csum_off, seq_off, long_form, ipv6, data);
 }
 
+fn counters(h: &mut Header) {
+    use tester::count::*;
+    h.section(
+        "tester::count: the counter's words per stream and in all (crates/tester/bpf/count.h)",
+    );
+    define!(
+        h,
+        len,
+        "COUNT_",
+        ST_RECEIVED,
+        ST_DUPLICATES,
+        ST_REORDERED,
+        ST_BEYOND,
+        ST_HIGH1,
+        ST_LAST_LAT1,
+        ST_IPDV_SUM,
+        ST_IPDV_COUNT,
+        ST_IPDV_MAX,
+        ST_WORDS,
+        G_NON_TEST,
+        G_LEARNING,
+        G_UNKNOWN,
+        G_CLOCK_ERR,
+        G_LAT_COUNT,
+        G_LAT_SUM,
+        G_LAT_MIN,
+        G_LAT_MAX,
+        G_SAMPLE_MASK,
+        G_BUCKETS,
+        NBUCKETS,
+        G_WORDS
+    );
+    define!(h, dec, "COUNT_", SUB_BITS, LAT_CAP);
+    use tester::gap::*;
+    h.section("tester::gap: the gap meter's words and device flags (crates/tester/bpf/gap.h)");
+    define!(
+        h, len, "GAP_", GC_EPOCH, GC_UNTIL, GC_PEND, MAX_SLOTS, GC_ARMED, GC_WORDS, GN_EPOCH,
+        GN_LAST, GN_MAX_GAP, GN_POLLS, GN_MAX_AT, GN_WORDS
+    );
+    define!(h, hex, "GAP_", DEV_SENDER, DEV_TRACKED, DEV_RECEIVER);
+}
+
 /// The header, from the constants.
 fn generate() -> String {
     let mut h = Header(String::new());
@@ -287,6 +329,7 @@ fn generate() -> String {
     fast_path(&mut h);
     floor_dut(&mut h);
     generator(&mut h);
+    counters(&mut h);
     h.0.push_str("\n#endif\n");
     h.0
 }

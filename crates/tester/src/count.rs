@@ -21,6 +21,8 @@ pub const ST_DUPLICATES: usize = 1;
 pub const ST_REORDERED: usize = 2;
 pub const ST_BEYOND: usize = 3;
 pub const ST_HIGH1: usize = 4;
+/// Latency of the previous frame + 1 (0: none); the program's alone.
+pub const ST_LAST_LAT1: usize = 5;
 pub const ST_IPDV_SUM: usize = 6;
 pub const ST_IPDV_COUNT: usize = 7;
 pub const ST_IPDV_MAX: usize = 8;
@@ -39,7 +41,7 @@ pub const NBUCKETS: usize = 2048;
 pub const G_WORDS: usize = G_BUCKETS + NBUCKETS;
 /// Latencies are clamped below this (about 18 minutes).
 pub const LAT_CAP: u64 = (1 << 40) - 1;
-const SUB_BITS: u32 = 5;
+pub const SUB_BITS: u32 = 5;
 
 /// Histogram bucket of `v` ns as the program computes it: exact below 32,
 /// then 32 log-linear sub-buckets per power of two (at most 3 % wide).

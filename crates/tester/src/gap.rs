@@ -32,20 +32,22 @@ use crate::programs;
 use bpf::{Loaded, MmapArray};
 
 // Word indices of bpf/gap.h.
-const GC_EPOCH: usize = 0;
-const GC_UNTIL: usize = 1;
-const GC_PEND: usize = 2;
-const MAX_SLOTS: usize = 64;
-const GC_ARMED: usize = GC_PEND + MAX_SLOTS;
-const GC_WORDS: usize = GC_ARMED + 1;
-const DEV_SENDER: u32 = 1 << 16;
-const DEV_TRACKED: u32 = 1 << 17;
-const DEV_RECEIVER: u32 = 1 << 18;
-const GN_EPOCH: usize = 0;
-const GN_MAX_GAP: usize = 2;
-const GN_POLLS: usize = 3;
-const GN_MAX_AT: usize = 4;
-const GN_WORDS: usize = 5;
+pub const GC_EPOCH: usize = 0;
+pub const GC_UNTIL: usize = 1;
+pub const GC_PEND: usize = 2;
+pub const MAX_SLOTS: usize = 64;
+pub const GC_ARMED: usize = GC_PEND + MAX_SLOTS;
+pub const GC_WORDS: usize = GC_ARMED + 1;
+pub const DEV_SENDER: u32 = 1 << 16;
+pub const DEV_TRACKED: u32 = 1 << 17;
+pub const DEV_RECEIVER: u32 = 1 << 18;
+pub const GN_EPOCH: usize = 0;
+/// When the slot's last poll ended, ns; the program's alone.
+pub const GN_LAST: usize = 1;
+pub const GN_MAX_GAP: usize = 2;
+pub const GN_POLLS: usize = 3;
+pub const GN_MAX_AT: usize = 4;
+pub const GN_WORDS: usize = 5;
 /// IFNAMSIZ: the key of the program's device set.
 const IFNAMSIZ: usize = 16;
 
