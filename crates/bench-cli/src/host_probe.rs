@@ -25,21 +25,19 @@ const REPEATS: usize = 3;
 /// Time the workload on `cpu` (the calling thread is moved there for the
 /// probe and back after; `None`: wherever it runs).
 pub fn measure(cpu: Option<usize>) -> HostProbe {
-    let moved = cpu.and_then(|c| {
-        let before = testbed::napi::affinity(0).ok()?;
-        testbed::napi::pin(0, &[c]).ok()?;
-        Some(before)
-    });
-    let probe = HostProbe {
+    let run = || HostProbe {
         cpu,
         alu_ns: median(|| alu_ns_per_step(1 << 20)),
         cache_load_ns: median(|| walk_ns_per_load(&ring(4 << 20))),
         memory_load_ns: median(|| walk_ns_per_load(&ring(128 << 20))),
     };
-    if let Some(before) = moved {
-        let _ = testbed::napi::pin(0, &before);
+    // Not movable there: measured where it runs, said so by `cpu: None`.
+    match cpu {
+        Some(c) => {
+            testbed::napi::on_cpu(c, run).unwrap_or_else(|| HostProbe { cpu: None, ..run() })
+        }
+        None => run(),
     }
-    probe
 }
 
 fn median(mut f: impl FnMut() -> f64) -> f64 {

@@ -124,6 +124,17 @@ pub fn affinity(pid: i32) -> Result<Vec<usize>> {
     }
 }
 
+/// Run `f` with the calling thread on `cpu` alone, and give the thread
+/// its CPUs back after; `None` (and `f` not run) when it cannot be moved
+/// there.
+pub fn on_cpu<T>(cpu: usize, f: impl FnOnce() -> T) -> Option<T> {
+    let before = affinity(0).ok()?;
+    pin(0, &[cpu]).ok()?;
+    let out = f();
+    let _ = pin(0, &before);
+    Some(out)
+}
+
 /// Pin thread `pid` (0: the calling thread) to `cpus`.
 pub fn pin(pid: i32, cpus: &[usize]) -> Result<()> {
     // SAFETY: a zeroed cpu_set_t with our CPUs set.
