@@ -19,6 +19,7 @@ use crate::watch::IfaceWatch;
 use crate::{affinity, notify, ports};
 use anyhow::{anyhow, Context, Result};
 use config::{Config, Driver};
+use crossbeam_utils::CachePadded;
 use dataplane::{NeighLimits, Router, RouterPlan, WorkerStats};
 use netio::{Pool, Port};
 use std::path::PathBuf;
@@ -231,8 +232,16 @@ struct Opened {
 struct Workers {
     handles: Vec<thread::JoinHandle<WorkerExit>>,
     stats: Vec<Arc<WorkerStats>>,
-    done: Arc<Vec<AtomicBool>>,
+    done: Done,
 }
+
+/// Per worker, whether it has consumed its capture input and has nothing
+/// pending. Each flag has its own cache line (pair): two workers storing
+/// into one line would pull it back and forth between their cores, and
+/// the store that waits for the line holds up the stores behind it (the
+/// next round's receive paid 3-4 cycles a packet for it with two `mem`
+/// workers, issue 23).
+type Done = Arc<Vec<CachePadded<AtomicBool>>>;
 
 impl Workers {
     /// Spawns one pinned worker per queue assignment and waits until each
@@ -251,9 +260,9 @@ impl Workers {
             .map(Duration::from_millis);
         let allowed = affinity::allowed_cpus();
         let (ready_tx, ready_rx) = mpsc::channel::<Result<Arc<WorkerStats>>>();
-        let done: Arc<Vec<AtomicBool>> = Arc::new(
+        let done: Done = Arc::new(
             (0..cfg.router.workers)
-                .map(|_| AtomicBool::new(false))
+                .map(|_| CachePadded::new(AtomicBool::new(false)))
                 .collect(),
         );
         let mut handles = Vec::new();
@@ -560,7 +569,7 @@ struct WorkerCtx {
     shared: Arc<dataplane::Shared>,
     router_cfg: config::Router,
     stop: Arc<AtomicBool>,
-    done: Arc<Vec<AtomicBool>>,
+    done: Done,
     ready: mpsc::Sender<Result<Arc<WorkerStats>>>,
     /// Test hook ([`PANIC_HOOK_ENV`]).
     panic_after: Option<Duration>,
@@ -595,13 +604,17 @@ impl WorkerCtx {
         );
         let budget = self.router_cfg.budget;
         let panic_at = self.panic_after.map(|d| Instant::now() + d);
+        let mut was_idle = false;
         while !self.stop.load(Ordering::Relaxed) {
             if panic_at.is_some_and(|t| Instant::now() >= t) {
                 panic!("{PANIC_HOOK_ENV}: injected worker panic");
             }
             let n = worker.poll_once(budget);
             let idle = worker.inputs_exhausted() && worker.pending() == 0;
-            self.done[self.id].store(idle, Ordering::Release);
+            if idle != was_idle {
+                self.done[self.id].store(idle, Ordering::Release);
+                was_idle = idle;
+            }
             // Exhausted capture input: nothing will arrive, so only timers
             // (held packets) remain; let the waiter sleep between rounds.
             waiter.after_round(if worker.inputs_exhausted() { 0 } else { n });
