@@ -9,6 +9,16 @@
 #     sends and counts with XDP. (xdp-tools' xdp-trafficgen and xdp-bench,
 #     the issue's reference, do not load on this kernel from Debian 12's
 #     package: see raw.py.)
+#  1b. raw through the floor: the same generator and drop counter on the
+#     tester's CPU with the plainest floor between them on the DUT's CPU
+#     (raw.py fwd: the MACs rewritten and `bpf_redirect` to the drop end's
+#     veth, that end's NAPI threaded on the DUT's CPU at SCHED_FIFO 40, as
+#     the bench places its DUTs'): the most this CPU sends and counts
+#     through a DUT that forwards everything, the reference for the bench's
+#     maximum through the floor. Then the same with --touch: the
+#     generator writes a time stamp into each frame and the counter reads
+#     it (raw.py touching): what a tester's per-frame touch of the frame,
+#     a line the other CPU wrote last, costs by itself.
 #  2. bench: `softrouter bench` through the floor DUT (an XDP redirect
 #     with the MAC rewrite and nothing else) and, with --duts, other DUTs:
 #     the tester's calibrated maximum (loopback), what it actually offered
@@ -48,12 +58,26 @@ out="$here/results/$(date -u +%Y%m%dT%H%M%SZ)"
 mkdir -p "$out"
 # The bench's split: the last CPU is the tester's.
 cpu=$(($(nproc) - 1))
+dut_cpu=0
 gen="srfloor-g$$"
 drop="srfloor-d$$"
+mid="srfloor-f$$"
 cleanup() {
     [ -n "${dpid:-}" ] && kill "$dpid" 2>/dev/null || true
+    [ -n "${fpid:-}" ] && kill "$fpid" 2>/dev/null || true
     ip netns del "$gen" 2>/dev/null || true
     ip netns del "$drop" 2>/dev/null || true
+    ip netns del "$mid" 2>/dev/null || true
+}
+# The NAPI threads of IFNAME (threaded now) in namespace NS: on CPU C at
+# SCHED_FIFO P.
+thread_napi() {
+    local ns=$1 ifname=$2 c=$3 prio=$4 p
+    ip netns exec "$ns" sh -c "echo 1 > /sys/class/net/$ifname/threaded"
+    for p in $(pgrep "napi/$ifname-" || true); do
+        taskset -pc "$c" "$p" >/dev/null
+        chrt -f -p "$prio" "$p"
+    done
 }
 trap cleanup EXIT
 
@@ -71,16 +95,52 @@ raw_round() {
     until grep -q attached "$out/raw-$i.txt" 2>/dev/null; do sleep 0.2; done
     # The drop end's NAPI (it has one once XDP is attached): threaded, on
     # the tester CPU, above the generator.
-    ip netns exec "$drop" sh -c "echo 1 > /sys/class/net/fl-d$$/threaded"
-    for p in $(pgrep "napi/fl-d$$-" || true); do
-        taskset -pc "$cpu" "$p" >/dev/null
-        chrt -f -p 50 "$p"
-    done
+    thread_napi "$drop" "fl-d$$" "$cpu" 50
     ip netns exec "$gen" taskset -c "$cpu" python3 "$here/raw.py" gen fl-g$$ "$seconds" "$dmac" \
         >"$out/gen-$i.txt" 2>&1
     wait "$dpid" || true
     dpid=
     ip netns del "$gen"
+    ip netns del "$drop"
+}
+
+# generator (fg, tester CPU) -> fa [floor, DUT CPU] fb -> fd (drop
+# counter, tester CPU)
+raw_floor_round() {
+    local i=$1 touch=${2:-} amac dmac tag=rawfloor
+    [ -n "$touch" ] && tag=rawfloortouch
+    ip netns add "$gen"
+    ip netns add "$mid"
+    ip netns add "$drop"
+    ip link add fg$$ netns "$gen" type veth peer name fa$$ netns "$mid"
+    ip link add fb$$ netns "$mid" type veth peer name fd$$ netns "$drop"
+    ip -n "$gen" link set fg$$ up
+    ip -n "$mid" link set fa$$ up
+    ip -n "$mid" link set fb$$ up
+    ip -n "$drop" link set fd$$ up
+    dmac=$(ip netns exec "$drop" cat /sys/class/net/fd$$/address)
+    amac=$(ip netns exec "$mid" cat /sys/class/net/fa$$/address)
+    ip netns exec "$drop" python3 "$here/raw.py" drop fd$$ "$((seconds + 2))" $touch \
+        >"$out/$tag-$i.txt" 2>&1 &
+    dpid=$!
+    until grep -q attached "$out/$tag-$i.txt" 2>/dev/null; do sleep 0.2; done
+    ip netns exec "$mid" python3 "$here/raw.py" fwd fa$$ "$((seconds + 2))" fb$$ "$dmac" \
+        >"$out/$tag-fwd-$i.txt" 2>&1 &
+    fpid=$!
+    until grep -q attached "$out/$tag-fwd-$i.txt" 2>/dev/null; do
+        kill -0 "$fpid" 2>/dev/null || { cat "$out/$tag-fwd-$i.txt" >&2; exit 1; }
+        sleep 0.2
+    done
+    thread_napi "$drop" "fd$$" "$cpu" 50
+    thread_napi "$mid" "fa$$" "$dut_cpu" 40
+    ip netns exec "$gen" taskset -c "$cpu" python3 "$here/raw.py" gen fg$$ "$seconds" "$amac" $touch \
+        >"$out/$tag-gen-$i.txt" 2>&1
+    wait "$dpid" || true
+    kill "$fpid" 2>/dev/null || true
+    wait "$fpid" 2>/dev/null || true
+    dpid= fpid=
+    ip netns del "$gen"
+    ip netns del "$mid"
     ip netns del "$drop"
 }
 
@@ -94,6 +154,10 @@ EXP
 for i in $(seq 1 "$rounds"); do
     echo "floor.sh: round $i: raw XDP generator and drop counter on CPU $cpu, ${seconds} s" >&2
     raw_round "$i"
+    echo "floor.sh: round $i: raw generator and drop counter through the plainest floor on CPU $dut_cpu" >&2
+    raw_floor_round "$i"
+    echo "floor.sh: round $i: the same, the generator stamping and the counter reading each frame" >&2
+    raw_floor_round "$i" --touch
     for mode in default ${defer:+defer}; do
         tag=$i; [ "$mode" = defer ] && tag="defer-$i"
         echo "floor.sh: round $i: softrouter bench --dut $duts ($mode wake-ups)" >&2

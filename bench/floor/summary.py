@@ -70,6 +70,7 @@ def bench_runs(path):
             "wakeups": mode,
             "tester_cpu_events": perf,
             "calibrated_max_fps": res["max_rate_fps"],
+            "max_rate_source": meta.get("max_rate_source"),
             "generator_alone_fps": gen_alone,
             "fps": g.get("fps"),
             "lower_bound": g.get("lower_bound"),
@@ -87,17 +88,34 @@ def bench_runs(path):
 
 def main():
     d = sys.argv[1]
-    raws = sorted(glob.glob(os.path.join(d, "raw-*.txt")))
-    raw = [statistics.median(r) for r in map(raw_rates, raws) if r]
+    def per_round(pattern):
+        files = sorted(glob.glob(os.path.join(d, pattern)))
+        return [statistics.median(r) for r in map(raw_rates, files) if r]
+    raw = per_round("raw-*.txt")
+    # The same generator and counter with the plainest floor between them
+    # (floor.sh's raw_floor_round): the reference in the bench's own
+    # placement, since its maximum is taken through the floor DUT.
+    raw_floor = per_round("rawfloor-[0-9]*.txt")
+    # ... and with the generator stamping and the counter reading each
+    # frame (raw.py --touch): a tester's touch of the frame alone.
+    raw_touch = per_round("rawfloortouch-[0-9]*.txt")
     runs = [r for p in sorted(glob.glob(os.path.join(d, "bench-*.json"))) for r in bench_runs(p)]
     raw_med = statistics.median(raw) if raw else None
+    raw_floor_med = statistics.median(raw_floor) if raw_floor else None
     floor = [r for r in runs if r["dut"] == "floor" and r["wakeups"] == "default"]
     cal = statistics.median([r["calibrated_max_fps"] for r in runs]) if runs else None
+    source = sorted({r["max_rate_source"] for r in runs if r.get("max_rate_source")})
+    ref = raw_floor_med if raw_floor_med and any("through the floor" in x for x in source) else raw_med
     summary = {
         "raw_xdp_median_fps_per_round": raw,
         "raw_xdp_median_fps": raw_med,
+        "raw_xdp_through_floor_median_fps_per_round": raw_floor,
+        "raw_xdp_through_floor_median_fps": raw_floor_med,
+        "raw_xdp_through_floor_touching_median_fps_per_round": raw_touch,
         "bench_calibrated_max_fps": cal,
-        "calibrated_over_raw": cal / raw_med if cal and raw_med else None,
+        "bench_max_rate_source": source,
+        "calibrated_over_raw": cal / ref if cal and ref else None,
+        "calibrated_over_raw_reference": "through the floor" if ref is raw_floor_med else "loopback",
         "floor_received_over_calibrated": statistics.median(
             [r["top_received_fps"] / r["calibrated_max_fps"] for r in floor]) if floor else None,
         "runs": runs,
@@ -106,8 +124,15 @@ def main():
     m = lambda v: "-" if v is None else f"{v / 1e6:.3f}"
     print(f"results: {d}")
     print(f"raw XDP generator + drop counter, one CPU: {m(raw_med)} Mfps (median of rounds {[m(x) for x in raw]})")
-    print(f"bench calibrated maximum (loopback): {m(cal)} Mfps = "
-          f"{summary['calibrated_over_raw'] or 0:.2f}x raw (target >= 0.8)")
+    if raw_floor:
+        print(f"  the same through the plainest floor on the DUT's CPU: {m(raw_floor_med)} Mfps "
+              f"(median of rounds {[m(x) for x in raw_floor]})")
+    if raw_touch:
+        print(f"  ... with each frame stamped by the generator and read by the counter: "
+              f"{m(statistics.median(raw_touch))} Mfps (median of rounds {[m(x) for x in raw_touch]})")
+    print(f"bench calibrated maximum ({', '.join(source) or 'loopback'}): {m(cal)} Mfps = "
+          f"{summary['calibrated_over_raw'] or 0:.2f}x raw {summary['calibrated_over_raw_reference']} "
+          f"(target >= 0.8)")
     if summary["floor_received_over_calibrated"] is not None:
         print(f"through the floor at the top load: received {summary['floor_received_over_calibrated']:.2f}x "
               f"the calibrated maximum (target >= 0.9)")
