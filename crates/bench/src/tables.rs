@@ -413,15 +413,24 @@ pub fn render_tables(r: &RunResults) -> String {
 /// started near (within twice the run's fastest round trip) and far, the
 /// time spent waiting for near, and the trials run again after a move.
 fn placement_line(trials: &[&TrialRecord]) -> Option<String> {
-    let rts: Vec<f64> = trials
+    // (round trip, judged near) per trial that measured it; files
+    // written before `cpus_near` existed judge by twice this run's fastest.
+    let rts: Vec<(f64, Option<bool>)> = trials
         .iter()
-        .filter_map(|t| t.outcome.noise.as_ref()?.cpu_round_trip_ns)
+        .filter_map(|t| {
+            let n = t.outcome.noise.as_ref()?;
+            Some((n.cpu_round_trip_ns?, n.cpus_near))
+        })
         .collect();
-    let fastest = rts.iter().copied().fold(f64::INFINITY, f64::min);
     if rts.is_empty() {
         return None;
     }
-    let far: Vec<f64> = rts.iter().copied().filter(|&x| x > 2.0 * fastest).collect();
+    let fastest = rts.iter().map(|r| r.0).fold(f64::INFINITY, f64::min);
+    let far: Vec<f64> = rts
+        .iter()
+        .filter(|&&(x, near)| !near.unwrap_or(x <= 2.0 * fastest))
+        .map(|r| r.0)
+        .collect();
     let waited: f64 = trials
         .iter()
         .filter_map(|t| t.outcome.noise.as_ref()?.placement_wait_ms)
@@ -444,8 +453,8 @@ fn placement_line(trials: &[&TrialRecord]) -> Option<String> {
         format!(", far ({lo:.0}-{hi:.0} ns) before {}", far.len())
     };
     Some(format!(
-        "CPU placement: tester and DUT near (a cache line's round trip within 2x the fastest, \
-         {fastest:.0} ns) before {} of {} trials{far_text}; {waited:.1} s waited for near; {moved} \
+        "CPU placement: tester and DUT near (a cache line's round trip near the fastest seen, \
+         {fastest:.0} ns in this run) before {} of {} trials{far_text}; {waited:.1} s waited for near; {moved} \
          trial(s) run again because the host moved them apart",
         rts.len() - far.len(),
         rts.len()
@@ -680,7 +689,22 @@ mod tests {
         let refs: Vec<&TrialRecord> = t.iter().collect();
         let line = placement_line(&refs).expect("a line");
         assert!(
-            line.contains("55 ns) before 4 of 5 trials, far (320-320 ns) before 1;"),
+            line.contains("55 ns in this run) before 4 of 5 trials, far (320-320 ns) before 1;"),
+            "{line}"
+        );
+        // With the tester's own verdict recorded, the line counts that:
+        // 66 ns beside a fastest of 25 was near.
+        let judged: Vec<TrialRecord> = [(25.0, true), (66.0, true), (300.0, false)]
+            .into_iter()
+            .map(|(rt, near)| {
+                let mut t = trial(Some(rt), 0.0, None);
+                t.outcome.noise.as_mut().unwrap().cpus_near = Some(near);
+                t
+            })
+            .collect();
+        let line = placement_line(&judged.iter().collect::<Vec<_>>()).expect("a line");
+        assert!(
+            line.contains("25 ns in this run) before 2 of 3 trials, far (300-300 ns) before 1;"),
             "{line}"
         );
         assert!(

@@ -3,9 +3,10 @@
 //! pinned on them.
 //!
 //! Why: a VM's vCPUs are threads the host moves between its cores. Here
-//! the round trip between the tester's and the DUT's vCPUs is either
-//! 49-64 ns (they share a cache) or 288-350 ns (they do not), and the host
-//! switches between the two every few tens of seconds (a probe every
+//! the round trip between the tester's and the DUT's vCPUs has been
+//! 25-29 ns (two threads of one core, seen for minutes at a time),
+//! 49-70 ns (cores sharing a cache) or 288-350 ns (cores sharing none),
+//! and the host switches every few seconds to minutes (a probe every
 //! 0.25 s for 110 s: near 46 s, far briefly, near 38 s, far 40 s, ...).
 //! On the namespace testbed the wire between tester and DUT *is* that
 //! path: every frame's lines cross it twice (the generator writes them
@@ -36,7 +37,14 @@ const BATCHES: usize = 3;
 /// a few of the scheduler's slices).
 const PROBE_TIMEOUT: Duration = Duration::from_millis(100);
 /// A round trip within this factor of the fastest one seen is "near".
-pub const NEAR_FACTOR: f64 = 2.0;
+/// Four, not two: the placements seen here are 25-29, 49-70 and 288-350
+/// ns, and the far one is the one that moves the figures (1.3-1.5x). With
+/// two, a host that once put the vCPUs on one core's two threads made
+/// cores sharing a cache "far" for the rest of the boot, and every run
+/// waited its whole cap in vain (sixth session). Four keeps both cache-
+/// sharing placements near beside either fastest (100 ns, 196-280 ns) and
+/// the placement sharing none far.
+pub const NEAR_FACTOR: f64 = 4.0;
 /// How often [`wait_until_near`] probes while it waits.
 const POLL: Duration = Duration::from_millis(50);
 
@@ -284,7 +292,12 @@ mod tests {
     #[test]
     fn far_is_beyond_the_factor_of_the_fastest() {
         assert!(near(300, 0));
-        assert!(near(50, 50) && near(100, 50));
-        assert!(!near(101, 50) && !near(320, 55));
+        assert!(near(50, 50) && near(200, 50));
+        assert!(!near(201, 50) && !near(320, 55));
+        // The placements seen here: one core's two threads (25 ns) and
+        // cores sharing a cache (49-70) are near beside either fastest;
+        // cores sharing none (288-350) are far beside both.
+        assert!(near(70, 25) && near(29, 25) && near(70, 49));
+        assert!(!near(288, 25) && !near(288, 49) && !near(288, 70));
     }
 }

@@ -202,6 +202,7 @@ impl NoiseMeter {
         self.after = self.cpus.and_then(|(t, d)| placement::round_trip(t, d));
         if let Some(b) = self.before {
             n.cpu_round_trip_ns = b.round_trip.map(|r| r.as_nanos() as f64);
+            n.cpus_near = b.round_trip.is_some().then_some(b.near);
             n.placement_wait_ms = Some(b.waited.as_secs_f64() * 1e3);
         }
         n.cpu_round_trip_after_ns = self.after.map(|r| r.as_nanos() as f64);

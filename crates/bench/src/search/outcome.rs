@@ -176,10 +176,16 @@ pub struct Noise {
     pub generator_longest_pause_us: Option<f64>,
     /// The round trip of a cache line between the tester's and the DUT's
     /// CPUs just before the trial's traffic, ns (`testbed::placement`):
-    /// how far apart the host had placed them (here ~50-65 ns when they
-    /// share a cache, ~290-350 when not). `None` when not measured.
+    /// how far apart the host had placed them (here 25-29 ns on one
+    /// core's two threads, 49-70 on cores sharing a cache, 288-350 on
+    /// cores sharing none). `None` when not measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_round_trip_ns: Option<f64>,
+    /// Whether that round trip was near (`testbed::placement::is_near`:
+    /// within its factor of the fastest seen since boot), as the tester
+    /// judged it when it started the trial.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpus_near: Option<bool>,
     /// The same just after the traffic.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_round_trip_after_ns: Option<f64>,
