@@ -692,6 +692,10 @@ mod tests {
             line.contains("55 ns in this run) before 4 of 5 trials, far (320-320 ns) before 1;"),
             "{line}"
         );
+        assert!(
+            line.contains("3.0 s waited for near; 1 trial(s) run again"),
+            "{line}"
+        );
         // With the tester's own verdict recorded, the line counts that:
         // 66 ns beside a fastest of 25 was near.
         let judged: Vec<TrialRecord> = [(25.0, true), (66.0, true), (300.0, false)]
@@ -702,14 +706,11 @@ mod tests {
                 t
             })
             .collect();
-        let line = placement_line(&judged.iter().collect::<Vec<_>>()).expect("a line");
+        let judged_line = placement_line(&judged.iter().collect::<Vec<_>>()).expect("a line");
         assert!(
-            line.contains("25 ns in this run) before 2 of 3 trials, far (300-300 ns) before 1;"),
-            "{line}"
-        );
-        assert!(
-            line.contains("3.0 s waited for near; 1 trial(s) run again"),
-            "{line}"
+            judged_line
+                .contains("25 ns in this run) before 2 of 3 trials, far (300-300 ns) before 1;"),
+            "{judged_line}"
         );
         // No trial measured it: no line.
         assert_eq!(placement_line(&refs[5..]), None);
