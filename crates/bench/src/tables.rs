@@ -410,8 +410,9 @@ pub fn render_tables(r: &RunResults) -> String {
 
 /// Where the host had put the tester's and the DUT's CPUs over the run's
 /// trials (`noise.cpu_round_trip_ns`, `docs/reading-results.md`): how many
-/// started near (within twice the run's fastest round trip) and far, the
-/// time spent waiting for near, and the trials run again after a move.
+/// started near (as the tester judged, `noise.cpus_near`; in older files
+/// within twice the run's fastest round trip) and far, the time spent
+/// waiting for near, and the trials run again after a move.
 fn placement_line(trials: &[&TrialRecord]) -> Option<String> {
     // (round trip, judged near) per trial that measured it; files
     // written before `cpus_near` existed judge by twice this run's fastest.
