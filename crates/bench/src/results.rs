@@ -263,17 +263,19 @@ pub struct Projection {
     /// The first goal's conditional throughput, frames/s per port: the
     /// measured rate the projection starts from.
     pub measured_fps: f64,
-    /// Busy share of the DUT's CPUs, % (the soakers' mean over the DUT
-    /// CPUs), in the trial carrying that rate.
+    /// Busy share of the DUT's CPUs while the traffic of the trial
+    /// carrying that rate ran, % (by the soakers, [`dut_busy_pct`]).
     pub busy_pct: f64,
     /// `measured_fps / (busy_pct / 100)`, frames/s per port: projected.
     pub projected_fps: f64,
 }
 
-/// The busy share of the DUT's CPUs in a trial, % (`dut_stats.cpu.soak[]`,
-/// mean of `busy_pct`; `None` without soakers).
+/// The busy share of the DUT's CPUs while a trial's traffic ran, % (by the
+/// soakers, over the trial's duration: `DutStats::busy_pct_while`; `None`
+/// without soakers).
 pub fn dut_busy_pct(tr: &TrialRecord) -> Option<f64> {
-    tr.outcome.dut_stats.as_ref()?.busy_pct()
+    let d = tr.outcome.dut_stats.as_ref()?;
+    d.busy_pct_while(tr.spec.duration.as_secs_f64())
 }
 
 /// The [`Projection`] of a throughput test whose first goal is a lower
@@ -1233,7 +1235,9 @@ mod tests {
     }
 
     /// Give every trial of `r`'s throughput tests the DUT CPU figures of
-    /// a probe with soakers, and project again.
+    /// a probe with soakers (busy `busy_pct` while the traffic ran, in an
+    /// interval twice the trial's, as a drain as long as the trial makes
+    /// it), and project again.
     fn with_busy(mut r: RunResults, busy_pct: f64, cycles: f64) -> RunResults {
         for t in r
             .tests
@@ -1241,9 +1245,15 @@ mod tests {
             .filter(|t| t.test == TestKind::Throughput)
         {
             for tr in &mut t.trials {
+                let sending_s = tr.spec.duration.as_secs_f64();
                 tr.outcome.dut_stats = Some(DutStats {
                     cpu: Some(CpuFigures {
-                        soak: Some(vec![CpuBusy { cpu: 1, busy_pct }]),
+                        interval_s: 2.0 * sending_s,
+                        soak: Some(vec![CpuBusy {
+                            cpu: 1,
+                            busy_pct: busy_pct / 2.0,
+                        }]),
+                        soak_dut_cpu_s: Some(busy_pct / 100.0 * sending_s),
                         soak_cycles_per_packet: Some(cycles),
                         ..CpuFigures::default()
                     }),
@@ -1296,7 +1306,9 @@ mod tests {
         let s = b.runs[0].tests[0].throughput_summary().unwrap();
         assert!(s.first().unwrap().lower_bound, "{s:?}");
         let p = s.projection.expect("a projection");
-        assert_eq!(p.busy_pct, 25.0);
+        // 25 % while sending, though the soakers saw 12.5 % of their
+        // interval (drain included).
+        assert!((p.busy_pct - 25.0).abs() < 1e-9, "{p:?}");
         assert!(
             (p.projected_fps - 4.0 * p.measured_fps).abs() < 1e-6,
             "{p:?}"

@@ -82,11 +82,19 @@ impl DutStats {
         c.soak_cycles_per_packet.or(c.dut_cycles_per_packet)
     }
 
-    /// The DUT CPUs' mean busy share by the soakers, %; `None` without
-    /// soakers.
-    pub fn busy_pct(&self) -> Option<f64> {
-        let soak = self.cpu.as_ref()?.soak.as_ref()?;
-        (!soak.is_empty()).then(|| soak.iter().map(|c| c.busy_pct).sum::<f64>() / soak.len() as f64)
+    /// The DUT CPUs' mean busy share by the soakers while the trial's
+    /// traffic ran for `sending_s` seconds, %, at most 100; `None` without
+    /// soakers. Why not the soakers' own share (`cpu.soak[].busy_pct`):
+    /// that is over the probe's whole interval, drain and pauses included,
+    /// when the DUT has next to nothing to do. With 0.5 s trials and a
+    /// 0.5 s drain it halved the share (27 % for a floor DUT whose cycles
+    /// a packet said 59 %) and doubled every projection made from it.
+    pub fn busy_pct_while(&self, sending_s: f64) -> Option<f64> {
+        let cpu = self.cpu.as_ref()?;
+        let cpus = cpu.soak.as_ref().map_or(0, Vec::len);
+        let busy_s = cpu.soak_dut_cpu_s?;
+        (cpus > 0 && sending_s > 0.0)
+            .then(|| (100.0 * busy_s / (cpus as f64 * sending_s)).min(100.0))
     }
 }
 

@@ -154,7 +154,7 @@ fn lookup(p: &PaperValue, run: &RunResults) -> (Option<f64>, bool) {
             };
             let o = &tr.outcome;
             let v = match &m["overload_".len()..] {
-                "cpu_available_pct" => o.dut_stats.as_ref().and_then(dut_available_pct),
+                "cpu_available_pct" => crate::results::dut_busy_pct(tr).map(|b| 100.0 - b),
                 "irq_per_s" => o.sys.as_ref().map(|s| s.irq_total_per_s),
                 k => k
                     .strip_prefix("latency_")
@@ -235,12 +235,6 @@ fn stage_cycles(d: &DutStats, stage: &str) -> Option<f64> {
         "memory" | "skb" => Some(0.0),
         _ => None,
     }
-}
-
-/// The DUT CPUs' idle share, %: 100 - their mean busy share by the
-/// soakers (`cpu.soak[].busy_pct`).
-fn dut_available_pct(d: &DutStats) -> Option<f64> {
-    d.busy_pct().map(|b| 100.0 - b)
 }
 
 /// The rows of experiment `r`: those its runs' settings carry (once),
