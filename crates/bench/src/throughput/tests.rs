@@ -61,7 +61,7 @@ fn check(r: &ThroughputResult, c: &ThroughputConfig) {
         let marked = r
             .trials
             .iter()
-            .filter(|t| t.bound_for.iter().any(|b| *b == goal.name))
+            .filter(|t| t.bound_for.contains(&goal.name))
             .count();
         assert_eq!(marked > 0, g.lower_fps.is_some(), "{}", goal.name);
     }
@@ -277,7 +277,7 @@ fn measurement_faults_are_repeated_and_counted() {
         fn run(&mut self, spec: &TrialSpec) -> Result<TrialOutcome> {
             let mut o = self.0.run(spec)?;
             self.1 += 1;
-            if self.1 % 3 == 0 {
+            if self.1.is_multiple_of(3) {
                 o.measurement_fault = Some("the tester's ring dropped 5 frames".into());
                 o.tester_dropped = 5;
                 o.lost += 5;
