@@ -520,6 +520,11 @@ pub struct ComparedDut {
     /// carrying the first goal's lower bound
     /// ([`dut_cycles_at_throughput`]).
     pub cycles_per_packet: Option<f64>,
+    /// Busy cycles of the DUT's CPUs per forwarded packet at the highest
+    /// load the search offered ([`dut_cycles_at_top`]): the same load for
+    /// every DUT of a run, which the floor ratio needs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cycles_at_top: Option<f64>,
     /// The run's [`Projection`], when its first goal is a lower bound.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub projection: Option<Projection>,
@@ -536,7 +541,12 @@ pub struct ComparedDut {
 pub struct FloorRatios {
     /// First goal's conditional throughput / the floor's.
     pub fps: Option<f64>,
-    /// Cycles per packet / the floor's.
+    /// Cycles per packet at the highest load offered / the floor's at
+    /// the same load ([`ComparedDut::cycles_at_top`]). Why not at each
+    /// one's throughput: a floor that lost a frame in a host stall at the
+    /// top ends its search lower, and cycles a packet at a lower load
+    /// are higher (fewer frames a wake-up), so the ratio compared unlike
+    /// loads (1.23x the floor in one round, 1.00-1.04x in the two beside).
     pub cycles_per_packet: Option<f64>,
     /// Capacity / the floor's, each the projected one when there is a
     /// projection, else the measured rate: a projection when either is.
@@ -556,7 +566,7 @@ impl FloorRatios {
         let capacity = |d: &ComparedDut| d.projection.map(|p| p.projected_fps).or(fps(d));
         FloorRatios {
             fps: ratio(fps(x), fps(floor)),
-            cycles_per_packet: ratio(x.cycles_per_packet, floor.cycles_per_packet),
+            cycles_per_packet: ratio(x.cycles_at_top, floor.cycles_at_top),
             capacity: ratio(capacity(x), capacity(floor)),
             projected: x.projection.is_some() || floor.projection.is_some(),
         }
@@ -711,6 +721,7 @@ fn compare(runs: &[RunResults], baseline: Option<&str>) -> Vec<ComparisonRow> {
                         round: r.meta.round(),
                         goals,
                         cycles_per_packet: t.as_ref().and_then(dut_cycles_at_throughput),
+                        cycles_at_top: t.as_ref().and_then(dut_cycles_at_top),
                         projection: s.and_then(|s| s.projection),
                         x_floor: None,
                     }
@@ -776,6 +787,21 @@ pub fn dut_cycles_at_throughput(t: &TestResult) -> Option<f64> {
     trial_at_throughput(t)
         .and_then(|tr| tr.outcome.dut_stats.as_ref())
         .and_then(|d| d.cycles_per_packet())
+}
+
+/// DUT cycles per forwarded packet at the highest rate a throughput test
+/// offered: the median over the trials at that rate (the search's first
+/// trial and any it ran again there). Every DUT of a run starts its
+/// search at the same maximum, so this is one load for all of them.
+pub fn dut_cycles_at_top(t: &TestResult) -> Option<f64> {
+    let live = || t.trials.iter().filter(|tr| !tr.discarded);
+    let top = live().map(|tr| tr.spec.rate_fps).reduce(f64::max)?;
+    let mut cycles: Vec<f64> = live()
+        .filter(|tr| tr.spec.rate_fps == top)
+        .filter_map(|tr| tr.outcome.dut_stats.as_ref()?.cycles_per_packet())
+        .collect();
+    cycles.sort_by(f64::total_cmp);
+    cycles.get(cycles.len() / 2).copied()
 }
 
 /// One CSV row per trial of `r`.
@@ -1362,5 +1388,52 @@ mod tests {
         };
         let html = crate::html::page("report", &[e], &[]);
         assert!(html.contains("(projected)") && html.contains("capacity x floor"));
+    }
+
+    #[test]
+    fn cycles_against_the_floor_are_taken_at_the_same_load() {
+        // The tier is tester-limited (every trial at the top, 100 kfps);
+        // the floor lost frames at the top and ended lower, where each
+        // packet costs more (here 2x).
+        let cost = |top: f64, below: f64| {
+            move |tr: &mut TrialRecord| {
+                let c = if tr.spec.rate_fps >= 100_000.0 {
+                    top
+                } else {
+                    below
+                };
+                tr.outcome.dut_stats = Some(DutStats {
+                    cpu: Some(CpuFigures {
+                        soak_cycles_per_packet: Some(c),
+                        ..CpuFigures::default()
+                    }),
+                    ..DutStats::default()
+                });
+            }
+        };
+        let mut x = throughput_run(400_000.0, "softrouter");
+        let mut floor = throughput_run(60_000.0, "floor");
+        for (r, mut f) in [
+            (&mut x, cost(500.0, 500.0)),
+            (&mut floor, cost(400.0, 800.0)),
+        ] {
+            r.tests
+                .iter_mut()
+                .flat_map(|t| &mut t.trials)
+                .for_each(&mut f);
+        }
+        let b = BenchResults::new(vec![x, floor]);
+        let (x, f) = (&b.comparison[0].duts[0], &b.comparison[0].duts[1]);
+        // At each one's throughput: 500 against 800, unlike loads.
+        assert_eq!(
+            (x.cycles_per_packet, f.cycles_per_packet),
+            (Some(500.0), Some(800.0))
+        );
+        assert_eq!(
+            (x.cycles_at_top, f.cycles_at_top),
+            (Some(500.0), Some(400.0))
+        );
+        let r = x.x_floor.unwrap().cycles_per_packet.unwrap();
+        assert!((r - 1.25).abs() < 1e-9, "{r}");
     }
 }

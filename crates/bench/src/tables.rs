@@ -557,7 +557,8 @@ pub fn comparison_table(r: &BenchResults) -> String {
     if floor {
         s.push_str(
             "(x floor = against the floor DUT of the same round: an XDP redirect with the MAC \
-             rewrite and nothing else; capacity = projected when there is a projection)\n",
+             rewrite and nothing else; cyc x floor = cycles a packet at the highest load \
+             offered, the same for both; capacity = projected when there is a projection)\n",
         );
     }
     s
