@@ -368,13 +368,16 @@ fn host_fault(o: &bench::search::TrialOutcome) -> Option<&str> {
     o.measurement_fault.as_deref().filter(|_| !o.tester_limited)
 }
 
-/// Whether the tester holds a rate: a trial that passes, or, after one
-/// that failed, a second that passes. Why twice: one host stall in a
-/// 300 ms trial fails it at any rate, and a bisection step that believed
-/// it lowered the maximum for good (through the floor DUT three runs gave
-/// 0.88, 1.16 and 1.55 Mfps); a rate beyond the tester fails both.
+/// Whether the tester holds a rate: one of up to three trials passes.
+/// Why more than one: one host stall in a 300 ms trial fails it at any
+/// rate (through the floor, a stall on the tester's CPU overflows its
+/// receive ring, which is also how the tester fails beyond its maximum),
+/// and a bisection step that believed it lowered the maximum for good
+/// (through the floor DUT three runs gave 0.88, 1.16 and 1.55 Mfps; with
+/// two trials and no repeats for faults, 0.40 Mfps at 512 B against 1.36
+/// in the run before); a rate beyond the tester fails all three.
 fn holds(mut trial: impl FnMut() -> Result<bool>) -> Result<bool> {
-    Ok(trial()? || trial()?)
+    Ok(trial()? || trial()? || trial()?)
 }
 
 #[cfg(test)]
@@ -418,7 +421,7 @@ mod tests {
     }
 
     #[test]
-    fn one_failed_trial_is_tried_again_two_decide() {
+    fn a_rate_holds_when_one_of_three_trials_passes() {
         let seq = |answers: &[bool]| {
             let mut it = answers.iter().copied();
             let mut n = 0;
@@ -431,7 +434,8 @@ mod tests {
         };
         assert_eq!(seq(&[true]), (true, 1));
         assert_eq!(seq(&[false, true]), (true, 2), "a stall once");
-        assert_eq!(seq(&[false, false]), (false, 2), "beyond the tester");
+        assert_eq!(seq(&[false, false, true]), (true, 3), "a stall twice");
+        assert_eq!(seq(&[false, false, false]), (false, 3), "beyond the tester");
     }
 
     fn cal(path: &str, sizes: &[(usize, f64)]) -> Calibration {
