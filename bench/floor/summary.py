@@ -80,6 +80,9 @@ def bench_runs(path):
             "top_received_fps": o["received"] / secs if secs else None,
             "top_tester_limit_reason": o.get("tester_limit_reason"),
             "cycles_per_packet": c.get("cycles_per_packet") or bound_cycles(t, g),
+            # At the highest load offered, the same for every DUT of the
+            # run (what "cyc xF" divides).
+            "cycles_at_top": c.get("cycles_at_top"),
             "projection": res.get("projection"),
             "x_floor": c.get("x_floor"),
         })
@@ -137,7 +140,7 @@ def main():
         print(f"through the floor at the top load: received {summary['floor_received_over_calibrated']:.2f}x "
               f"the calibrated maximum (target >= 0.9)")
     print(f"{'DUT (wake-ups)':<24}{'rate Mpps':>11}{'top offered':>13}{'top sent':>10}{'top recv':>10}{'cyc/pkt':>9}"
-          f"{'projected':>11}{'rate xF':>9}{'cyc xF':>8}{'cap xF':>8}")
+          f"{'cyc top':>9}{'projected':>11}{'rate xF':>9}{'cyc xF':>8}{'cap xF':>8}")
     for r in runs:
         x = r["x_floor"] or {}
         f = lambda v: "-" if v is None else f"{v:.2f}"
@@ -145,6 +148,7 @@ def main():
         print(f"{r['dut'] + ' (' + r['wakeups'] + ')':<24}{m(r['fps']) + ('+' if r['lower_bound'] else ''):>11}{m(r['top_offered_fps']):>13}"
               f"{m(r['top_achieved_tx_fps']):>10}{m(r['top_received_fps']):>10}"
               f"{'-' if r['cycles_per_packet'] is None else round(r['cycles_per_packet']):>9}"
+              f"{'-' if r.get('cycles_at_top') is None else round(r['cycles_at_top']):>9}"
               f"{('~' + m(p['projected_fps'])) if p else '-':>11}{f(x.get('fps')):>9}"
               f"{f(x.get('cycles_per_packet')):>8}{f(x.get('capacity')):>8}")
     for r in runs:
