@@ -525,6 +525,10 @@ pub struct ComparedDut {
     /// every DUT of a run, which the floor ratio needs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cycles_at_top: Option<f64>,
+    /// Projected capacity at that load ([`capacity_at_top`]), frames/s
+    /// per port: what the floor ratio's capacity compares.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity_at_top: Option<f64>,
     /// The run's [`Projection`], when its first goal is a lower bound.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub projection: Option<Projection>,
@@ -548,8 +552,14 @@ pub struct FloorRatios {
     /// are higher (fewer frames a wake-up), so the ratio compared unlike
     /// loads (1.23x the floor in one round, 1.00-1.04x in the two beside).
     pub cycles_per_packet: Option<f64>,
-    /// Capacity / the floor's, each the projected one when there is a
-    /// projection, else the measured rate: a projection when either is.
+    /// Capacity / the floor's: both projected at the highest load
+    /// offered ([`ComparedDut::capacity_at_top`]) when both have the
+    /// soakers' busy share there; else each the projected one when there
+    /// is a projection, else the measured rate. A projection when either
+    /// is. Why the same load for both: a tier projected from the top
+    /// against a floor whose measured rate a host stall had cut set a
+    /// projection beside a measurement (1.80-3.18x the floor with the
+    /// tier's cycles 0.98-1.22x the floor's).
     pub capacity: Option<f64>,
     /// `capacity` rests on at least one projection.
     pub projected: bool,
@@ -564,11 +574,18 @@ impl FloorRatios {
         };
         let fps = |d: &ComparedDut| d.goals.first().and_then(|g| g.fps);
         let capacity = |d: &ComparedDut| d.projection.map(|p| p.projected_fps).or(fps(d));
+        let (capacity, projected) = match (x.capacity_at_top, floor.capacity_at_top) {
+            (Some(a), Some(b)) => (ratio(Some(a), Some(b)), true),
+            _ => (
+                ratio(capacity(x), capacity(floor)),
+                x.projection.is_some() || floor.projection.is_some(),
+            ),
+        };
         FloorRatios {
             fps: ratio(fps(x), fps(floor)),
             cycles_per_packet: ratio(x.cycles_at_top, floor.cycles_at_top),
-            capacity: ratio(capacity(x), capacity(floor)),
-            projected: x.projection.is_some() || floor.projection.is_some(),
+            capacity,
+            projected,
         }
     }
 }
@@ -722,6 +739,7 @@ fn compare(runs: &[RunResults], baseline: Option<&str>) -> Vec<ComparisonRow> {
                         goals,
                         cycles_per_packet: t.as_ref().and_then(dut_cycles_at_throughput),
                         cycles_at_top: t.as_ref().and_then(dut_cycles_at_top),
+                        capacity_at_top: t.as_ref().and_then(capacity_at_top),
                         projection: s.and_then(|s| s.projection),
                         x_floor: None,
                     }
@@ -802,6 +820,26 @@ pub fn dut_cycles_at_top(t: &TestResult) -> Option<f64> {
         .collect();
     cycles.sort_by(f64::total_cmp);
     cycles.get(cycles.len() / 2).copied()
+}
+
+/// The capacity projected from the trials at the highest rate a
+/// throughput test offered: per trial, the rate forwarded per port
+/// (offered x received / sent) over the DUT CPUs' busy share while
+/// sending ([`dut_busy_pct`], soakers only), the median of those trials.
+/// Above 1 % busy only, like [`projection`].
+pub fn capacity_at_top(t: &TestResult) -> Option<f64> {
+    let live = || t.trials.iter().filter(|tr| !tr.discarded);
+    let top = live().map(|tr| tr.spec.rate_fps).reduce(f64::max)?;
+    let mut caps: Vec<f64> = live()
+        .filter(|tr| tr.spec.rate_fps == top && tr.outcome.sent > 0)
+        .filter_map(|tr| {
+            let busy = dut_busy_pct(tr).filter(|&b| b > 1.0)?;
+            let fwd = top * tr.outcome.received as f64 / tr.outcome.sent as f64;
+            Some(fwd / (busy.min(100.0) / 100.0))
+        })
+        .collect();
+    caps.sort_by(f64::total_cmp);
+    caps.get(caps.len() / 2).copied()
 }
 
 /// One CSV row per trial of `r`.
@@ -1435,5 +1473,28 @@ mod tests {
         );
         let r = x.x_floor.unwrap().cycles_per_packet.unwrap();
         assert!((r - 1.25).abs() < 1e-9, "{r}");
+        // No soakers: no capacity at the top, the measured rates compare.
+        assert_eq!(x.capacity_at_top, None);
+    }
+
+    #[test]
+    fn capacity_against_the_floor_is_projected_at_the_same_load_for_both() {
+        // The tier tester-limited, 25 % busy at the top; the floor 50 %
+        // busy there, but it lost a frame (a host stall) and ended lower,
+        // so it has no projection of its own.
+        let x = with_busy(throughput_run(400_000.0, "softrouter"), 25.0, 500.0);
+        let floor = with_busy(throughput_run(60_000.0, "floor"), 50.0, 400.0);
+        let b = BenchResults::new(vec![x, floor]);
+        let (x, f) = (&b.comparison[0].duts[0], &b.comparison[0].duts[1]);
+        assert!(x.projection.is_some() && f.projection.is_none());
+        // At the top (100 kfps offered): 100 k / 0.25 and what the floor
+        // forwarded there / 0.5.
+        let fx = x.capacity_at_top.unwrap();
+        assert!((fx - 400_000.0).abs() < 1.0, "{fx}");
+        let ff = f.capacity_at_top.unwrap();
+        assert!(ff > 100_000.0 && ff <= 200_000.0, "{ff}");
+        let r = x.x_floor.unwrap();
+        assert!((r.capacity.unwrap() - fx / ff).abs() < 1e-9, "{r:?}");
+        assert!(r.projected);
     }
 }
