@@ -807,39 +807,39 @@ pub fn dut_cycles_at_throughput(t: &TestResult) -> Option<f64> {
         .and_then(|d| d.cycles_per_packet())
 }
 
-/// DUT cycles per forwarded packet at the highest rate a throughput test
-/// offered: the median over the trials at that rate (the search's first
-/// trial and any it ran again there). Every DUT of a run starts its
+/// The median of `figure` over the trials at the highest rate a
+/// throughput test offered (the search's first trial and any it ran
+/// again there; the upper one of two). Every DUT of a run starts its
 /// search at the same maximum, so this is one load for all of them.
-pub fn dut_cycles_at_top(t: &TestResult) -> Option<f64> {
+fn median_at_top(t: &TestResult, figure: impl Fn(&TrialRecord) -> Option<f64>) -> Option<f64> {
     let live = || t.trials.iter().filter(|tr| !tr.discarded);
     let top = live().map(|tr| tr.spec.rate_fps).reduce(f64::max)?;
-    let mut cycles: Vec<f64> = live()
+    let mut v: Vec<f64> = live()
         .filter(|tr| tr.spec.rate_fps == top)
-        .filter_map(|tr| tr.outcome.dut_stats.as_ref()?.cycles_per_packet())
+        .filter_map(figure)
         .collect();
-    cycles.sort_by(f64::total_cmp);
-    cycles.get(cycles.len() / 2).copied()
+    v.sort_by(f64::total_cmp);
+    v.get(v.len() / 2).copied()
+}
+
+/// DUT cycles per forwarded packet at the highest rate a throughput test
+/// offered ([`median_at_top`]).
+pub fn dut_cycles_at_top(t: &TestResult) -> Option<f64> {
+    median_at_top(t, |tr| tr.outcome.dut_stats.as_ref()?.cycles_per_packet())
 }
 
 /// The capacity projected from the trials at the highest rate a
-/// throughput test offered: per trial, the rate forwarded per port
-/// (offered x received / sent) over the DUT CPUs' busy share while
-/// sending ([`dut_busy_pct`], soakers only), the median of those trials.
-/// Above 1 % busy only, like [`projection`].
+/// throughput test offered ([`median_at_top`]): per trial, the rate
+/// forwarded per port (offered x received / sent) over the DUT CPUs' busy
+/// share while sending ([`dut_busy_pct`], soakers only). Above 1 % busy
+/// only, like [`projection`].
 pub fn capacity_at_top(t: &TestResult) -> Option<f64> {
-    let live = || t.trials.iter().filter(|tr| !tr.discarded);
-    let top = live().map(|tr| tr.spec.rate_fps).reduce(f64::max)?;
-    let mut caps: Vec<f64> = live()
-        .filter(|tr| tr.spec.rate_fps == top && tr.outcome.sent > 0)
-        .filter_map(|tr| {
-            let busy = dut_busy_pct(tr).filter(|&b| b > 1.0)?;
-            let fwd = top * tr.outcome.received as f64 / tr.outcome.sent as f64;
-            Some(fwd / (busy.min(100.0) / 100.0))
-        })
-        .collect();
-    caps.sort_by(f64::total_cmp);
-    caps.get(caps.len() / 2).copied()
+    median_at_top(t, |tr| {
+        let o = &tr.outcome;
+        let busy = dut_busy_pct(tr).filter(|&b| b > 1.0 && o.sent > 0)?;
+        let fwd = tr.spec.rate_fps * o.received as f64 / o.sent as f64;
+        Some(fwd / (busy.min(100.0) / 100.0))
+    })
 }
 
 /// One CSV row per trial of `r`.
