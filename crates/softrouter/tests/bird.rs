@@ -424,10 +424,8 @@ local = true
         r.sysctl(&format!("net.{nd}.neigh.{}.{key}", th.router_out), value)
             .unwrap();
     }
-    let router = RouterProcess::start(r, "bird", &cfg);
-    wait_for("softrouter ready", Duration::from_secs(20), || {
-        !show(&sock, Some(format!("{ROUTER_IN_V4}/32"))).is_empty()
-    });
+    let mut router = RouterProcess::start(r, "bird", &cfg);
+    router.wait_ready(Duration::from_secs(20));
 
     let session = "connect delay time 1; connect retry time 1; error wait time 1, 2;";
     let (fam, peer_ip, router_ip) = (f.name(), f.peer, f.router);

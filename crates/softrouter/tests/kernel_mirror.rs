@@ -68,7 +68,8 @@ routes = true
 "#,
             sock = sock.display()
         );
-        let router = RouterProcess::start(r, tag, &cfg);
+        let mut router = RouterProcess::start(r, tag, &cfg);
+        router.wait_ready(Duration::from_secs(20));
         let lab = Lab {
             router: Some(router),
             sock,
@@ -77,9 +78,6 @@ routes = true
             ns: r.name().to_string(),
             tb,
         };
-        wait_for("control socket", Duration::from_secs(20), || {
-            lab.route("198.18.0.0/24").is_some()
-        });
         lab
     }
 

@@ -123,10 +123,8 @@ routes = true
 "#,
         sock = sock.display()
     );
-    let router = RouterProcess::start(r, "krel", &cfg);
-    wait_for("control socket", Duration::from_secs(20), || {
-        stats(&sock).is_some()
-    });
+    let mut router = RouterProcess::start(r, "krel", &cfg);
+    router.wait_ready(Duration::from_secs(20));
     let before = sizes(&sock);
     let rss_before = rss_kib(router.pid());
     let mut rss_first = None;

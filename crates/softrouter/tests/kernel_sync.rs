@@ -35,6 +35,14 @@ fn route(sock: &Path, prefix: &str) -> Option<serde_json::Value> {
     }
 }
 
+/// The router's log line that says how long the start-up dump took.
+fn mirrored(log: &str) -> String {
+    log.lines()
+        .find(|l| l.contains("kernel routes mirrored"))
+        .map(str::to_string)
+        .unwrap_or_else(|| panic!("no \"kernel routes mirrored\" line in: {log}"))
+}
+
 fn wait_for(what: &str, timeout: Duration, mut f: impl FnMut() -> bool) -> Duration {
     let t = Instant::now();
     while !f() {
@@ -110,10 +118,8 @@ routes = true
 "#,
         sock = sock.display()
     );
-    let router = RouterProcess::start(r, "ksync", &cfg);
-    wait_for("control socket", Duration::from_secs(20), || {
-        route(&sock, "198.18.0.0/24").is_some()
-    });
+    let mut router = RouterProcess::start(r, "ksync", &cfg);
+    router.wait_ready(Duration::from_secs(20));
 
     // The dump: present at once, gateways kept, the configuration's own
     // route as configured, the gatewayless route skipped.
@@ -184,18 +190,11 @@ routes = true
     // A router started next to a full kernel table has it before it is
     // ready: the dump's time is in its log.
     let t = Instant::now();
-    let router = RouterProcess::start(r, "ksync2", &cfg);
-    // The dump is applied (in the kernel's order, not ours) when the
-    // router logs it.
-    let mirrored = |log: &str| {
-        log.lines()
-            .find(|l| l.contains("kernel routes mirrored"))
-            .map(str::to_string)
-    };
-    wait_for("second router's dump", Duration::from_secs(60), || {
-        mirrored(&router.log()).is_some()
-    });
-    let line = mirrored(&router.log()).unwrap();
+    let mut router = RouterProcess::start(r, "ksync2", &cfg);
+    // The dump is applied (in the kernel's order, not ours) before
+    // READY=1; the log says how long it took.
+    router.wait_ready(Duration::from_secs(60));
+    let line = mirrored(&router.log());
     eprintln!(
         "start with {} kernel routes: ready after {:.2} s; {line}",
         N - 1,
@@ -293,10 +292,8 @@ routes = true
 "#,
         sock = sock.display()
     );
-    let router = RouterProcess::start(r, "ksync-full", &cfg);
-    wait_for("control socket", Duration::from_secs(20), || {
-        route(&sock, "198.18.0.0/24").is_some()
-    });
+    let mut router = RouterProcess::start(r, "ksync-full", &cfg);
+    router.wait_ready(Duration::from_secs(20));
     // Followed: from the start of `ip -batch` to the last route in
     // softrouter (the kernel's own insertion is part of it).
     let (last4, last6) = (
@@ -335,17 +332,10 @@ routes = true
     // Dumped: a router started next to the full kernel table has it
     // when it says it is ready.
     let t = Instant::now();
-    let router = RouterProcess::start(r, "ksync-full2", &cfg);
-    let mirrored = |log: &str| {
-        log.lines()
-            .find(|l| l.contains("kernel routes mirrored"))
-            .map(str::to_string)
-    };
-    wait_for("the dump", Duration::from_secs(300), || {
-        mirrored(&router.log()).is_some()
-    });
+    let mut router = RouterProcess::start(r, "ksync-full2", &cfg);
+    router.wait_ready(Duration::from_secs(300));
     let ready = t.elapsed();
-    let line = mirrored(&router.log()).unwrap();
+    let line = mirrored(&router.log());
     eprintln!(
         "full table dumped at start: ready after {:.1} s ({:.0} routes/s); {line}",
         ready.as_secs_f64(),

@@ -5,6 +5,7 @@
 
 #![allow(dead_code)]
 
+use std::os::unix::net::UnixDatagram;
 use std::path::PathBuf;
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
@@ -13,11 +14,15 @@ use testbed::Netns;
 
 /// softrouter running in a namespace with a configuration the test wrote;
 /// killed on drop so a failing test never leaves it behind. Its stderr
-/// goes to a log that a failed stop quotes.
+/// goes to a log that a failed stop quotes. It runs under a
+/// `$NOTIFY_SOCKET` the test holds, as under systemd, so a test can wait
+/// for `READY=1` ([`RouterProcess::wait_ready`]) rather than guess from
+/// the control socket, which answers before the kernel's table is in.
 pub struct RouterProcess {
     child: Child,
     stats: PathBuf,
     dir: PathBuf,
+    notify: UnixDatagram,
 }
 
 impl RouterProcess {
@@ -30,6 +35,9 @@ impl RouterProcess {
         std::fs::write(&path, config).unwrap();
         let stats = dir.join("stats.json");
         let log = std::fs::File::create(dir.join("router.log")).unwrap();
+        let notify_path = dir.join("notify.sock");
+        let _ = std::fs::remove_file(&notify_path);
+        let notify = UnixDatagram::bind(&notify_path).unwrap();
         let child = ns
             .command(
                 env!("CARGO_BIN_EXE_softrouter"),
@@ -41,11 +49,46 @@ impl RouterProcess {
                     stats.to_str().unwrap(),
                 ],
             )
+            .env("NOTIFY_SOCKET", &notify_path)
             .stdin(Stdio::null())
             .stderr(log)
             .spawn()
             .expect("starting softrouter");
-        RouterProcess { child, stats, dir }
+        RouterProcess {
+            child,
+            stats,
+            dir,
+            notify,
+        }
+    }
+
+    /// Waits for `READY=1`: ports open, the configured and the kernel's
+    /// tables loaded, the control socket answering. Fails with the log if
+    /// it does not come within `limit` or the router exits first.
+    pub fn wait_ready(&mut self, limit: Duration) {
+        let deadline = Instant::now() + limit;
+        let mut buf = [0u8; 4096];
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                panic!(
+                    "softrouter exited with {status} before ready: {}",
+                    self.log()
+                );
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            assert!(
+                !left.is_zero(),
+                "softrouter not ready within {limit:?}: {}",
+                self.log()
+            );
+            let wait = left.min(Duration::from_millis(200));
+            self.notify.set_read_timeout(Some(wait)).unwrap();
+            if let Ok(n) = self.notify.recv(&mut buf) {
+                if buf[..n].starts_with(b"READY=1") {
+                    return;
+                }
+            }
+        }
     }
 
     /// The configuration file it runs with (a test may rewrite it and
