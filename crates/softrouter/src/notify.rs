@@ -8,7 +8,9 @@
 //! than it saves. Without `$NOTIFY_SOCKET` (not started by systemd) every
 //! call does nothing. A datagram that cannot be sent is logged once and
 //! never stops the router: readiness is the manager's view, forwarding
-//! does not depend on it.
+//! does not depend on it. Nor does it wait: the socket is non-blocking,
+//! so a manager that stops reading (a full queue, `net.unix.max_dgram_qlen`
+//! datagrams) costs notifications, never a stalled reload.
 
 use std::os::linux::net::SocketAddrExt;
 use std::os::unix::net::{SocketAddr, UnixDatagram};
@@ -20,6 +22,24 @@ use std::time::Duration;
 struct Notifier {
     sock: UnixDatagram,
     to: SocketAddr,
+}
+
+impl Notifier {
+    /// A non-blocking socket to the address `var` names (None: no socket).
+    fn open(var: &str) -> std::io::Result<Option<Notifier>> {
+        let Some(to) = address(var)? else {
+            return Ok(None);
+        };
+        let sock = UnixDatagram::unbound()?;
+        sock.set_nonblocking(true)?;
+        Ok(Some(Notifier { sock, to }))
+    }
+
+    fn send(&self, state: &str) -> std::io::Result<()> {
+        self.sock
+            .send_to_addr(state.as_bytes(), &self.to)
+            .map(|_| ())
+    }
 }
 
 static NOTIFIER: OnceLock<Option<Notifier>> = OnceLock::new();
@@ -42,10 +62,8 @@ fn notifier() -> Option<&'static Notifier> {
     NOTIFIER
         .get_or_init(|| {
             let var = std::env::var("NOTIFY_SOCKET").ok()?;
-            let made = address(&var).and_then(|to| Ok((UnixDatagram::unbound()?, to)));
-            match made {
-                Ok((sock, Some(to))) => Some(Notifier { sock, to }),
-                Ok((_, None)) => None,
+            match Notifier::open(&var) {
+                Ok(n) => n,
                 Err(e) => {
                     tracing::warn!("NOTIFY_SOCKET={var:?}: {e}; no readiness notifications");
                     None
@@ -59,7 +77,7 @@ fn notifier() -> Option<&'static Notifier> {
 /// if there is one.
 pub fn send(state: &str) {
     let Some(n) = notifier() else { return };
-    if let Err(e) = n.sock.send_to_addr(state.as_bytes(), &n.to) {
+    if let Err(e) = n.send(state) {
         if !FAILED.swap(true, Ordering::Relaxed) {
             tracing::warn!("service manager notification not sent: {e}");
         }
@@ -131,5 +149,34 @@ mod tests {
         );
         // Longer than sun_path: an error, not a truncated address.
         assert!(address(&"/x".repeat(100)).is_err());
+    }
+
+    /// A manager that stops reading: the sends beyond its queue fail at
+    /// once instead of blocking the router (a reload sends two).
+    #[test]
+    fn a_manager_that_does_not_read_never_blocks_the_router() {
+        let dir = std::env::temp_dir().join(format!("sr-notify-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("notify.sock");
+        let _ = std::fs::remove_file(&path);
+        let manager = UnixDatagram::bind(&path).unwrap();
+        let n = Notifier::open(path.to_str().unwrap()).unwrap().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let results: Vec<bool> = (0..1000).map(|_| n.send("RELOADING=1").is_ok()).collect();
+            let _ = tx.send(results);
+        });
+        let results = rx
+            .recv_timeout(Duration::from_secs(10))
+            .expect("1000 notifications to a full queue did not return");
+        assert!(results[0], "the first notification was not sent");
+        assert!(
+            results.iter().any(|ok| !ok),
+            "a queue that is never read took 1000 datagrams"
+        );
+        let mut buf = [0u8; 64];
+        let got = manager.recv(&mut buf).unwrap();
+        assert_eq!(&buf[..got], b"RELOADING=1");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

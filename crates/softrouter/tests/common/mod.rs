@@ -8,6 +8,8 @@
 use std::os::unix::net::UnixDatagram;
 use std::path::PathBuf;
 use std::process::{Child, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use testbed::Netns;
@@ -15,14 +17,33 @@ use testbed::Netns;
 /// softrouter running in a namespace with a configuration the test wrote;
 /// killed on drop so a failing test never leaves it behind. Its stderr
 /// goes to a log that a failed stop quotes. It runs under a
-/// `$NOTIFY_SOCKET` the test holds, as under systemd, so a test can wait
-/// for `READY=1` ([`RouterProcess::wait_ready`]) rather than guess from
-/// the control socket, which answers before the kernel's table is in.
+/// `$NOTIFY_SOCKET` the test reads, as systemd does (every datagram, so
+/// the queue never fills), so a test can wait for `READY=1`
+/// ([`RouterProcess::wait_ready`]) rather than guess from the control
+/// socket, which answers before the kernel's table is in.
 pub struct RouterProcess {
     child: Child,
     stats: PathBuf,
     dir: PathBuf,
-    notify: UnixDatagram,
+    /// `READY=1` came.
+    ready: Arc<AtomicBool>,
+    /// Ends the notification reader.
+    done: Arc<AtomicBool>,
+}
+
+/// Reads the router's notifications until `done`, setting `ready` at the
+/// first `READY=1`.
+fn read_notifications(sock: UnixDatagram, ready: Arc<AtomicBool>, done: Arc<AtomicBool>) {
+    sock.set_read_timeout(Some(Duration::from_millis(100)))
+        .unwrap();
+    let mut buf = [0u8; 4096];
+    while !done.load(Ordering::Relaxed) {
+        if let Ok(n) = sock.recv(&mut buf) {
+            if buf[..n].starts_with(b"READY=1") {
+                ready.store(true, Ordering::Relaxed);
+            }
+        }
+    }
 }
 
 impl RouterProcess {
@@ -54,11 +75,18 @@ impl RouterProcess {
             .stderr(log)
             .spawn()
             .expect("starting softrouter");
+        let ready = Arc::new(AtomicBool::new(false));
+        let done = Arc::new(AtomicBool::new(false));
+        {
+            let (ready, done) = (ready.clone(), done.clone());
+            std::thread::spawn(move || read_notifications(notify, ready, done));
+        }
         RouterProcess {
             child,
             stats,
             dir,
-            notify,
+            ready,
+            done,
         }
     }
 
@@ -67,27 +95,19 @@ impl RouterProcess {
     /// it does not come within `limit` or the router exits first.
     pub fn wait_ready(&mut self, limit: Duration) {
         let deadline = Instant::now() + limit;
-        let mut buf = [0u8; 4096];
-        loop {
+        while !self.ready.load(Ordering::Relaxed) {
             if let Some(status) = self.child.try_wait().unwrap() {
                 panic!(
                     "softrouter exited with {status} before ready: {}",
                     self.log()
                 );
             }
-            let left = deadline.saturating_duration_since(Instant::now());
             assert!(
-                !left.is_zero(),
+                Instant::now() < deadline,
                 "softrouter not ready within {limit:?}: {}",
                 self.log()
             );
-            let wait = left.min(Duration::from_millis(200));
-            self.notify.set_read_timeout(Some(wait)).unwrap();
-            if let Ok(n) = self.notify.recv(&mut buf) {
-                if buf[..n].starts_with(b"READY=1") {
-                    return;
-                }
-            }
+            std::thread::sleep(Duration::from_millis(10));
         }
     }
 
@@ -134,6 +154,7 @@ impl RouterProcess {
 
 impl Drop for RouterProcess {
     fn drop(&mut self) {
+        self.done.store(true, Ordering::Relaxed);
         if let Ok(None) = self.child.try_wait() {
             let _ = self.child.kill();
             let _ = self.child.wait();
