@@ -11,7 +11,9 @@
 # (tester_ring: the tester's own receive ring; dut_ring) and
 # rx_ns_per_frame: the on-CPU time of the tester ends' NAPI threads
 # (/proc/<pid>/schedstat) per frame received, a figure other load on the
-# machine barely moves (it is the threads' own run time).
+# machine barely moves (it is the threads' own run time), and
+# rx_frames_per_run: frames received per time those threads ran (a
+# wake-up each).
 #
 # Usage: bench/floor/keepup.sh [--rates R1,R2,..] [--seconds S] [--defer-us U] [--shield]
 #   --shield: keep the host's threads off the DUT's CPUs as the bench does

@@ -89,19 +89,27 @@ fn env_f64s(name: &str, default: &str) -> Vec<f64> {
         .collect()
 }
 
-/// CPU time (ns) so far of the tester ends' NAPI threads by pid
-/// (`/proc/<pid>/schedstat`): what the tester's CPU spent receiving,
-/// whatever else ran beside it. (Threads are recreated when the counter
+/// CPU time (ns) and times run so far of the tester ends' NAPI threads by
+/// pid (`/proc/<pid>/schedstat`): what the tester's CPU spent receiving,
+/// whatever else ran beside it, and how many wake-ups it took (frames per
+/// run says whether wake-ups or frames are the cost). (Threads are recreated when the counter
 /// is reloaded: only pids seen before and after a trial count.)
-fn napi_cpu_ns(ifaces: &[String]) -> std::collections::HashMap<i32, u64> {
+fn napi_cpu_ns(ifaces: &[String]) -> std::collections::HashMap<i32, (u64, u64)> {
     let mut out = std::collections::HashMap::new();
     for i in ifaces {
         for pid in testbed::napi::napi_threads(i).unwrap_or_default() {
-            let ns = std::fs::read_to_string(format!("/proc/{pid}/schedstat"))
-                .ok()
-                .and_then(|s| s.split_whitespace().next()?.parse().ok());
-            if let Some(ns) = ns {
-                out.insert(pid, ns);
+            // On-CPU ns, wait ns, times run (each a wake-up for a thread
+            // that sleeps between polls).
+            let fields: Option<Vec<u64>> =
+                std::fs::read_to_string(format!("/proc/{pid}/schedstat"))
+                    .ok()
+                    .map(|s| {
+                        s.split_whitespace()
+                            .filter_map(|w| w.parse().ok())
+                            .collect()
+                    });
+            if let Some(f) = fields.filter(|f| f.len() == 3) {
+                out.insert(pid, (f[0], f[2]));
             }
         }
     }
@@ -115,14 +123,18 @@ fn measured(t: &mut NetTrial, ifaces: &[String], rate: f64, secs: f64) -> String
     let before = napi_cpu_ns(ifaces);
     let o = t.run(&spec).unwrap();
     let after = napi_cpu_ns(ifaces);
-    let napi: u64 = after
+    let (napi, runs) = after
         .iter()
-        .filter_map(|(pid, ns)| Some(ns.saturating_sub(*before.get(pid)?)))
-        .sum();
+        .filter_map(|(pid, (ns, runs))| {
+            let (ns0, runs0) = before.get(pid)?;
+            Some((ns.saturating_sub(*ns0), runs.saturating_sub(*runs0)))
+        })
+        .fold((0, 0), |(a, b), (c, d)| (a + c, b + d));
     format!(
-        "{} rx_ns_per_frame={:.0}",
+        "{} rx_ns_per_frame={:.0} rx_frames_per_run={:.1}",
         report(&o),
-        napi as f64 / o.received.max(1) as f64
+        napi as f64 / o.received.max(1) as f64,
+        o.received as f64 / runs.max(1) as f64
     )
 }
 
