@@ -141,14 +141,6 @@ fn summary(r: &serde_json::Value) -> String {
         .to_string()
 }
 
-fn wait_for(what: &str, timeout: Duration, mut f: impl FnMut() -> bool) {
-    let t = Instant::now();
-    while !f() {
-        assert!(t.elapsed() < timeout, "{what}: not within {timeout:?}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
 /// Waits until `prefix` shows as `want` ("-": no route).
 fn expect(lab: &Lab, prefix: &str, want: &str, after: &str) {
     let t = Instant::now();

@@ -92,8 +92,9 @@ fn env_f64s(name: &str, default: &str) -> Vec<f64> {
 /// CPU time (ns) and times run so far of the tester ends' NAPI threads by
 /// pid (`/proc/<pid>/schedstat`): what the tester's CPU spent receiving,
 /// whatever else ran beside it, and how many wake-ups it took (frames per
-/// run says whether wake-ups or frames are the cost). (Threads are recreated when the counter
-/// is reloaded: only pids seen before and after a trial count.)
+/// run says whether wake-ups or frames are the cost). (Threads are
+/// recreated when the counter is reloaded: only pids seen before and after
+/// a trial count.)
 fn napi_cpu_ns(ifaces: &[String]) -> std::collections::HashMap<i32, (u64, u64)> {
     let mut out = std::collections::HashMap::new();
     for i in ifaces {
