@@ -14,4 +14,7 @@ export PATH="$HOME/.cargo/bin:$PATH"
 # for the host to place the tester's and the DUT's CPUs near (up to a
 # minute a DUT's run; `docs/reading-results.md`).
 export SOFTROUTER_PLACEMENT_WAIT=0
+# Nor to pin the tester's maximum down to 3 %: a coarse calibration takes
+# about a third of the time (docs/bench-testbed.md).
+export SOFTROUTER_CALIBRATION=coarse
 cargo test --locked --workspace --all-targets

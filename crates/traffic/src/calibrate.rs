@@ -160,6 +160,52 @@ const TRIAL: Duration = Duration::from_millis(300);
 const CONFIRM: Duration = Duration::from_secs(1);
 const ABSURD_FPS: f64 = 50_000_000.0;
 
+/// How closely calibration pins the maximum down.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Precision {
+    /// The bisection stops when its bounds are this close (share of the
+    /// upper one).
+    width: f64,
+    /// Trials at one rate before it counts as beyond the tester ([`holds`]).
+    tries: u32,
+    /// Steps of 3 % down until a full-length trial passes.
+    confirm_steps: u32,
+}
+
+impl Precision {
+    /// The figures' calibration: 3 %, three trials a rate, confirmed at
+    /// full length.
+    const FULL: Precision = Precision {
+        width: 0.03,
+        tries: 3,
+        confirm_steps: 4,
+    };
+    /// `SOFTROUTER_CALIBRATION=coarse`: 10 %, one trial a rate, no
+    /// confirmation, about a third of the time. For runs that check
+    /// behaviour, not figures (the test suite: the floor calibration was
+    /// 12 of a test run's 30 s); the maximum is lower and less repeatable.
+    const COARSE: Precision = Precision {
+        width: 0.10,
+        tries: 1,
+        confirm_steps: 0,
+    };
+
+    /// From `SOFTROUTER_CALIBRATION` (unset or `full`: [`Self::FULL`]).
+    fn from_env() -> Result<Precision> {
+        Self::parse(std::env::var("SOFTROUTER_CALIBRATION").ok().as_deref())
+    }
+
+    fn parse(v: Option<&str>) -> Result<Precision> {
+        match v.map(str::trim) {
+            None | Some("") | Some("full") => Ok(Self::FULL),
+            Some("coarse") => Ok(Self::COARSE),
+            Some(other) => {
+                anyhow::bail!("SOFTROUTER_CALIBRATION={other:?}: expected \"full\" or \"coarse\"")
+            }
+        }
+    }
+}
+
 /// Calibrate the tester for `sizes` on a fresh namespace with one veth
 /// pair (both ends tester ports); removed again before returning.
 pub fn calibrate(backend: TesterBackend, sizes: &[FrameSize], ipv6: bool) -> Result<Calibration> {
@@ -272,6 +318,7 @@ fn tester_held(o: &bench::search::TrialOutcome, through_dut: bool) -> bool {
 }
 
 fn calibrate_size(t: &mut NetTrial, size: FrameSize, through_dut: bool) -> Result<SizeCalibration> {
+    let precision = Precision::from_env()?;
     // Far beyond the tester: the generator falls behind by design, so
     // this first trial is not run again for it.
     let mut trials = 1;
@@ -287,7 +334,7 @@ fn calibrate_size(t: &mut NetTrial, size: FrameSize, through_dut: bool) -> Resul
     let (mut lo, mut hi) = (0.0f64, gen_max);
     let mut rate = gen_max * 0.97;
     for _ in 0..8 {
-        let pass = holds(|| {
+        let pass = holds(precision.tries, || {
             let o = run(rate)?;
             let pass = tester_held(&o, through_dut);
             tracing::debug!(rate, pass, lost = o.lost, reason = ?o.tester_limit_reason, "calibration trial");
@@ -298,7 +345,7 @@ fn calibrate_size(t: &mut NetTrial, size: FrameSize, through_dut: bool) -> Resul
         } else {
             hi = rate;
         }
-        if hi - lo <= hi * 0.03 {
+        if hi - lo <= hi * precision.width {
             break;
         }
         rate = (lo + hi) / 2.0;
@@ -307,7 +354,7 @@ fn calibrate_size(t: &mut NetTrial, size: FrameSize, through_dut: bool) -> Resul
     // trial, not only 300 ms, or trials at it come out tester-limited at
     // random and results scatter from run to run. Step down 3 % until a
     // 1 s trial passes.
-    for _ in 0..4 {
+    for _ in 0..precision.confirm_steps {
         if lo <= 0.0 {
             break;
         }
@@ -368,7 +415,8 @@ fn host_fault(o: &bench::search::TrialOutcome) -> Option<&str> {
     o.measurement_fault.as_deref().filter(|_| !o.tester_limited)
 }
 
-/// Whether the tester holds a rate: one of up to three trials passes.
+/// Whether the tester holds a rate: one of up to `tries` trials (three
+/// for the figures, [`Precision::FULL`]) passes.
 /// Why more than one: one host stall in a 300 ms trial fails it at any
 /// rate (through the floor, a stall on the tester's CPU overflows its
 /// receive ring, which is also how the tester fails beyond its maximum),
@@ -376,8 +424,13 @@ fn host_fault(o: &bench::search::TrialOutcome) -> Option<&str> {
 /// (through the floor DUT three runs gave 0.88, 1.16 and 1.55 Mfps; with
 /// two trials and no repeats for faults, 0.40 Mfps at 512 B against 1.36
 /// in the run before); a rate beyond the tester fails all three.
-fn holds(mut trial: impl FnMut() -> Result<bool>) -> Result<bool> {
-    Ok(trial()? || trial()? || trial()?)
+fn holds(tries: u32, mut trial: impl FnMut() -> Result<bool>) -> Result<bool> {
+    for _ in 0..tries {
+        if trial()? {
+            return Ok(true);
+        }
+    }
+    Ok(false)
 }
 
 #[cfg(test)]
@@ -425,7 +478,7 @@ mod tests {
         let seq = |answers: &[bool]| {
             let mut it = answers.iter().copied();
             let mut n = 0;
-            let r = holds(|| {
+            let r = holds(Precision::FULL.tries, || {
                 n += 1;
                 Ok(it.next().unwrap())
             })
@@ -436,6 +489,28 @@ mod tests {
         assert_eq!(seq(&[false, true]), (true, 2), "a stall once");
         assert_eq!(seq(&[false, false, true]), (true, 3), "a stall twice");
         assert_eq!(seq(&[false, false, false]), (false, 3), "beyond the tester");
+    }
+
+    #[test]
+    fn coarse_calibration_is_asked_for_by_name_only() {
+        assert_eq!(Precision::parse(None).unwrap(), Precision::FULL);
+        assert_eq!(Precision::parse(Some("full")).unwrap(), Precision::FULL);
+        let c = Precision::parse(Some(" coarse ")).unwrap();
+        assert_eq!(c, Precision::COARSE);
+        assert!(c.width > Precision::FULL.width && c.tries == 1 && c.confirm_steps == 0);
+        let e = Precision::parse(Some("fast")).unwrap_err().to_string();
+        assert!(
+            e.contains("SOFTROUTER_CALIBRATION") && e.contains("\"fast\""),
+            "{e}"
+        );
+        // One trial a rate: a single failure is the answer.
+        let mut n = 0;
+        assert!(!holds(Precision::COARSE.tries, || {
+            n += 1;
+            Ok(false)
+        })
+        .unwrap());
+        assert_eq!(n, 1);
     }
 
     fn cal(path: &str, sizes: &[(usize, f64)]) -> Calibration {
