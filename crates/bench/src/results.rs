@@ -289,11 +289,18 @@ pub fn projection(t: &TestResult) -> Option<Projection> {
     }
     let measured_fps = g.fps?;
     let busy_pct = dut_busy_pct(trial_at_throughput(t)?)?;
-    (busy_pct > 1.0).then(|| Projection {
+    Some(Projection {
         measured_fps,
         busy_pct,
-        projected_fps: measured_fps / (busy_pct.min(100.0) / 100.0),
+        projected_fps: projected(measured_fps, busy_pct)?,
     })
+}
+
+/// What `fps` forwarded at `busy_pct` % busy projects to (`fps` over the
+/// busy share, which [`dut_busy_pct`] caps at 100); `None` at 1 % busy or
+/// less, where the share is noise.
+fn projected(fps: f64, busy_pct: f64) -> Option<f64> {
+    (busy_pct > 1.0).then(|| fps / (busy_pct / 100.0))
 }
 
 impl ThroughputSummary {
@@ -831,14 +838,13 @@ pub fn dut_cycles_at_top(t: &TestResult) -> Option<f64> {
 /// The capacity projected from the trials at the highest rate a
 /// throughput test offered ([`median_at_top`]): per trial, the rate
 /// forwarded per port (offered x received / sent) over the DUT CPUs' busy
-/// share while sending ([`dut_busy_pct`], soakers only). Above 1 % busy
-/// only, like [`projection`].
+/// share while sending ([`dut_busy_pct`], soakers only), as
+/// [`projection`] projects.
 pub fn capacity_at_top(t: &TestResult) -> Option<f64> {
     median_at_top(t, |tr| {
         let o = &tr.outcome;
-        let busy = dut_busy_pct(tr).filter(|&b| b > 1.0 && o.sent > 0)?;
-        let fwd = tr.spec.rate_fps * o.received as f64 / o.sent as f64;
-        Some(fwd / (busy.min(100.0) / 100.0))
+        let busy = dut_busy_pct(tr).filter(|_| o.sent > 0)?;
+        projected(tr.spec.rate_fps * o.received as f64 / o.sent as f64, busy)
     })
 }
 
