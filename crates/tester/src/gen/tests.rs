@@ -217,6 +217,60 @@ fn paced_phases_hold_frames_until_due_and_count_phases() {
     assert_eq!((c.sent, c.early, c.errors), (1, 5, 0));
 }
 
+/// A frame due within the pacing slack (8 intervals, at most 4 µs) of the
+/// last clock reading goes without a new reading; one due later needs a
+/// reading, and waits for its time (`GEN_PACE_SLACK_*` in gen.bpf.c).
+#[test]
+fn frames_due_within_the_slack_go_without_a_clock_reading() {
+    if !can_run("frames_due_within_the_slack_go_without_a_clock_reading") {
+        return;
+    }
+    let mut g = generator(1, &[64]);
+    let mut p = plan(
+        vec![Port {
+            ifindex: 1,
+            streams: vec![0],
+        }],
+        vec![Phase {
+            frames: 100,
+            rate_fps: Some(1e6),
+        }],
+        vec![0],
+    );
+    p.latency_every = MAX_LATENCY_EVERY;
+    g.check(&p).unwrap();
+    let page = [0u8; 100];
+    // The last reading a second ahead of the real clock: only the cached
+    // reading can make a frame due, a new one finds every frame early.
+    let ahead = crate::timer::mono_ns() + 1_000_000_000;
+    for (due_after_reading, sent) in [(3_000, true), (4_000, true), (5_000, false)] {
+        g.write_plan(&p, 0);
+        {
+            // SAFETY: CCtl mirrors the map value; the program is not running.
+            let c: &mut CCtl = unsafe { g.ctl.as_mut() };
+            (c.first_ns, c.clock_ns) = (ahead, ahead);
+            c.due_ns = ahead + due_after_reading;
+            // Not every 16th frame nor a latency sample (sequence 0):
+            // those read the clock regardless.
+            c.sent = 1;
+        }
+        g.seq.set(0, 1);
+        let act = step(&mut g, &page).0;
+        let c = g.ctl_ref();
+        assert_eq!(
+            act == XDP_REDIRECT,
+            sent,
+            "due {due_after_reading} ns after the reading"
+        );
+        assert_eq!(
+            c.clock_reads,
+            u64::from(!sent),
+            "due {due_after_reading} ns after"
+        );
+        assert_eq!(c.early, u64::from(!sent));
+    }
+}
+
 #[test]
 fn rejects_plans_that_do_not_fit() {
     if !can_run("rejects_plans_that_do_not_fit") {
@@ -279,6 +333,12 @@ fn gen_program_cost() {
             }],
             vec![slot],
         );
+        // Latency samples as the bench takes them at high rates: the
+        // clock is read for one frame in 16 (the first/last times).
+        let p = Plan {
+            latency_every: crate::gen::latency_every(Some(10_000_000.0)),
+            ..p
+        };
         g.write_plan(&p, 0);
         let page = vec![0u8; if slot == 0 { 60 } else { 1514 }];
         let prog = g.prog().unwrap();
