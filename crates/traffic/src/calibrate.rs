@@ -306,7 +306,7 @@ pub fn wire_plan(
 /// floor DUT's CPU says nothing of what the tester holds, and counting
 /// them made the floor calibration land anywhere from 0.47 to 1.41 Mfps
 /// at 64 B in three quiet runs.
-fn tester_held(o: &bench::search::TrialOutcome, through_dut: bool) -> bool {
+pub fn tester_held(o: &bench::search::TrialOutcome, through_dut: bool) -> bool {
     let dut_loss = if through_dut {
         o.loss_split
             .as_ref()

@@ -66,7 +66,8 @@ mod trial;
 mod xdp;
 
 pub use calibrate::{
-    calibrate, calibrate_through, wire_plan, Calibration, SizeCalibration, FLOOR, LOOPBACK,
+    calibrate, calibrate_through, tester_held, wire_plan, Calibration, SizeCalibration, FLOOR,
+    LOOPBACK,
 };
 pub use learning::LearningReport;
 

@@ -147,20 +147,23 @@ fn warm_up(t: &mut NetTrial, rates: &[f64], secs: f64) {
     t.run(&spec).unwrap();
 }
 
-/// One line per trial, `key=value` words (bench/floor/keepup.sh parses
-/// them).
+/// One line per trial, `key=value` words (bench/floor/keepup.sh and
+/// pair.sh parse them). `held=1`: the tester held the rate as calibration
+/// asks (sent, not limited, nothing lost but what the DUT lost).
 fn report(o: &TrialOutcome) -> String {
     let split = o.loss_split.as_ref();
+    let (tester_ring, dut_ring, dut_drops) =
+        split.map_or((0, 0, 0), |s| (s.tester_ring, s.dut_ring, s.dut_drops));
+    let held = traffic::tester_held(o, true);
     format!(
-        "offered={:.0} achieved={:.0} sent={} received={} lost={} tester_ring={} dut_ring={} \
-         limited={:?} fault={:?}",
+        "offered={:.0} achieved={:.0} sent={} received={} lost={} tester_ring={tester_ring} \
+         dut_ring={dut_ring} dut_drops={dut_drops} held={} limited={:?} fault={:?}",
         o.offered_rate_fps,
         o.achieved_tx_rate_fps,
         o.sent,
         o.received,
         o.lost,
-        split.map_or(0, |s| s.tester_ring),
-        split.map_or(0, |s| s.dut_ring),
+        u8::from(held),
         o.tester_limit_reason,
         o.measurement_fault,
     )
