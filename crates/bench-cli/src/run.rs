@@ -355,7 +355,6 @@ fn run_one(
     })
 }
 
-/// One line per size: the tester's maximum and latency floor.
 /// The tester's maximum for IP version `v6`: calibrated in loopback and,
 /// with the xdp tester, through the floor DUT; the lower of the two per
 /// size (`traffic::calibrate` says why). A floor that cannot be started
@@ -401,6 +400,7 @@ fn calibrate_tester(
     }
 }
 
+/// One line per size: the tester's maximum and latency floor.
 fn describe_calibration(c: &traffic::Calibration) -> String {
     let mut out = String::new();
     for s in &c.sizes {
