@@ -413,14 +413,11 @@ fn worker_panic_stops_the_router_with_an_error_and_statistics() {
         &["--duration", "120", "--stats-json", stats.to_str().unwrap()],
         &[("SOFTROUTER_TEST_WORKER_PANIC_MS", "300")],
     );
-    let t0 = Instant::now();
-    // Noticed promptly: well before the 120 s duration.
-    let (code, err) = r.wait(Duration::from_secs(10));
-    assert!(
-        t0.elapsed() < Duration::from_secs(5),
-        "took {:?}",
-        t0.elapsed()
-    );
+    // Noticed: well before the 120 s duration (`wait` fails past 60 s).
+    // About 1 s alone; 9 s once in a full test run, behind the namespace
+    // cleanups of the tests before it: the bound is the duration, not the
+    // machine's speed.
+    let (code, err) = r.wait(Duration::from_secs(60));
     assert_eq!(code, Some(1), "{err}");
     assert!(err.contains("worker 0 panicked"), "{err}");
     assert!(err.contains("injected worker panic"), "{err}");
