@@ -199,9 +199,10 @@ impl Precision {
         settle: SETTLE,
     };
     /// `SOFTROUTER_CALIBRATION=coarse`: 10 %, one trial a rate, no
-    /// confirmation, no settling, about a third of the time. For runs that check
-    /// behaviour, not figures (the test suite: the floor calibration was
-    /// 12 of a test run's 30 s); the maximum is lower and less repeatable.
+    /// confirmation, no settling, about a third of the time. For runs
+    /// that check behaviour, not figures (the test suite: the floor
+    /// calibration was 12 of a test run's 30 s); the maximum is lower and
+    /// less repeatable.
     const COARSE: Precision = Precision {
         width: 0.10,
         tries: 1,
