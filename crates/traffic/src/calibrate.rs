@@ -264,7 +264,8 @@ pub fn calibrate_through(
         ..TrafficOptions::default()
     };
     let precision = Precision::from_env()?;
-    if path != LOOPBACK {
+    let through_dut = path != LOOPBACK;
+    if through_dut {
         std::thread::sleep(precision.settle);
     }
     let mut t = NetTrial::new(plan, probe, opts).context("calibration tester")?;
@@ -276,7 +277,7 @@ pub fn calibrate_through(
     };
     for size in sizes {
         super::supported_size(size, ipv6)?;
-        let mut s = calibrate_size(&mut t, size.effective(ipv6), path != LOOPBACK, precision)
+        let mut s = calibrate_size(&mut t, size.effective(ipv6), through_dut, precision)
             .with_context(|| format!("calibrating {size} {}", via(path)))?;
         s.path = path.to_string();
         out.sizes.push(s);

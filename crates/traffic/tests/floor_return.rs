@@ -95,7 +95,7 @@ fn env_f64s(name: &str, default: &str) -> Vec<f64> {
 /// run says whether wake-ups or frames are the cost). (Threads are
 /// recreated when the counter is reloaded: only pids seen before and after
 /// a trial count.)
-fn napi_cpu_ns(ifaces: &[String]) -> std::collections::HashMap<i32, (u64, u64)> {
+fn napi_schedstat(ifaces: &[String]) -> std::collections::HashMap<i32, (u64, u64)> {
     let mut out = std::collections::HashMap::new();
     for i in ifaces {
         for pid in testbed::napi::napi_threads(i).unwrap_or_default() {
@@ -121,9 +121,9 @@ fn napi_cpu_ns(ifaces: &[String]) -> std::collections::HashMap<i32, (u64, u64)> 
 /// [`warm_up`] first.
 fn measured(t: &mut NetTrial, ifaces: &[String], rate: f64, secs: f64) -> String {
     let spec = TrialSpec::constant(rate, Duration::from_secs_f64(secs), FrameSize::Fixed(64));
-    let before = napi_cpu_ns(ifaces);
+    let before = napi_schedstat(ifaces);
     let o = t.run(&spec).unwrap();
-    let after = napi_cpu_ns(ifaces);
+    let after = napi_schedstat(ifaces);
     let (napi, runs) = after
         .iter()
         .filter_map(|(pid, (ns, runs))| {
