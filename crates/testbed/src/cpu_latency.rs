@@ -15,58 +15,134 @@
 //!
 //! The request lives as long as the file stays open: the kernel drops it
 //! when the process exits, however it exits (nothing to restore).
+//!
+//! [`relaxed`] lifts it for a while: waiting for the host to place the
+//! tester's and the DUT's vCPUs near ([`crate::placement`]) goes faster
+//! with idle vCPUs that halt, since a halted vCPU is one the host places
+//! anew when it wakes.
 
 use std::fs::File;
 use std::io::Write;
+use std::sync::Mutex;
 
-/// The request, held while alive.
-pub struct Held(#[allow(dead_code)] File);
+/// The open request and how many [`Held`]s share it.
+static REQUEST: Mutex<(usize, Option<File>)> = Mutex::new((0, None));
+
+/// What the kernel takes for "no request" (`PM_QOS_DEFAULT_VALUE`).
+const NO_LIMIT: i32 = -1;
+
+/// The request, held while alive (shared by every `Held` in the process).
+pub struct Held(());
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        let mut r = REQUEST.lock().unwrap_or_else(|e| e.into_inner());
+        r.0 -= 1;
+        if r.0 == 0 {
+            r.1 = None;
+        }
+    }
+}
 
 /// Ask for 0 µs idle exit latency on every CPU; `None` when the device is
 /// missing or not writable (not root, no PM QoS).
 pub fn hold() -> Option<Held> {
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .open("/dev/cpu_dma_latency")
-        .ok()?;
-    f.write_all(&0i32.to_ne_bytes()).ok()?;
-    Some(Held(f))
+    let mut r = REQUEST.lock().unwrap_or_else(|e| e.into_inner());
+    if r.1.is_none() {
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/cpu_dma_latency")
+            .ok()?;
+        f.write_all(&0i32.to_ne_bytes()).ok()?;
+        r.1 = Some(f);
+    }
+    r.0 += 1;
+    Some(Held(()))
+}
+
+/// Whether the request is held now.
+pub fn is_held() -> bool {
+    REQUEST
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .1
+        .is_some()
+}
+
+/// Run `f` with the request lifted (idle CPUs may halt), and put it back
+/// after; without a request held, just run `f`.
+pub fn relaxed<T>(f: impl FnOnce() -> T) -> T {
+    let set = |v: i32| {
+        let mut r = REQUEST.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(file) = r.1.as_mut() {
+            // The request's new value (4 bytes, native order), as the
+            // kernel's cpu_latency_qos_write() reads it.
+            let _ = file.write_all(&v.to_ne_bytes());
+        }
+    };
+    set(NO_LIMIT);
+    let out = f();
+    set(0);
+    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
-    /// With the request held the idle governor picks the polling state:
-    /// its usage count grows while the CPUs idle, and the request goes
-    /// with the file.
+    /// CPU 0's idle state `i`: its name and how often it was entered.
+    fn state(i: usize) -> (String, u64) {
+        let dir = format!("/sys/devices/system/cpu/cpu0/cpuidle/state{i}");
+        let read = |f: &str| std::fs::read_to_string(format!("{dir}/{f}")).unwrap_or_default();
+        (
+            read("name").trim().into(),
+            read("usage").trim().parse().unwrap_or(0),
+        )
+    }
+
+    /// Whether CPU 0 enters idle state `i` within 2 s (at once, usually;
+    /// later on a machine busy with builds and other tests).
+    fn enters(i: usize) -> bool {
+        let before = state(i).1;
+        (0..200).any(|_| {
+            std::thread::sleep(Duration::from_millis(10));
+            state(i).1 > before
+        })
+    }
+
+    /// With the request held the idle governor polls and never halts;
+    /// relaxed, it halts; put back, it polls again; and the request goes
+    /// with the last `Held`.
     #[test]
-    fn idle_cpus_poll_while_held() {
-        let state0 = "/sys/devices/system/cpu/cpu0/cpuidle/state0";
-        let name = std::fs::read_to_string(format!("{state0}/name")).unwrap_or_default();
-        if name.trim() != "POLL" {
-            eprintln!("SKIP idle_cpus_poll_while_held: no cpuidle polling state");
+    fn idle_cpus_poll_while_held_and_halt_while_relaxed() {
+        if state(0).0 != "POLL" || state(1).0.is_empty() {
+            eprintln!("SKIP idle_cpus_poll_while_held_and_halt_while_relaxed: no polling and halting idle states");
             return;
         }
         let Some(h) = hold() else {
-            eprintln!("SKIP idle_cpus_poll_while_held: /dev/cpu_dma_latency not writable");
+            eprintln!("SKIP idle_cpus_poll_while_held_and_halt_while_relaxed: /dev/cpu_dma_latency not writable");
             return;
         };
-        let usage = || -> u64 {
-            std::fs::read_to_string(format!("{state0}/usage"))
-                .unwrap()
-                .trim()
-                .parse()
-                .unwrap()
-        };
-        let before = usage();
-        // CPU 0 has to go idle once: up to 2 s on a busy machine (other
-        // tests and builds beside this one), usually at once.
-        let polled = (0..200).any(|_| {
-            std::thread::sleep(std::time::Duration::from_millis(10));
-            usage() > before
-        });
-        assert!(polled, "CPU 0 never polled while the request was held");
+        let second = hold().expect("a second hold shares the request");
+        assert!(enters(0), "CPU 0 never polled while the request was held");
+        let halts = state(1).1;
+        std::thread::sleep(Duration::from_millis(200));
+        assert_eq!(state(1).1, halts, "CPU 0 halted while the request was held");
+        assert!(relaxed(|| enters(1)), "CPU 0 never halted while relaxed");
+        // A halt begun before the request came back is counted when it
+        // ends (the kernel wakes idle CPUs on the change).
+        std::thread::sleep(Duration::from_millis(20));
+        let halts = state(1).1;
+        std::thread::sleep(Duration::from_millis(200));
+        assert_eq!(
+            state(1).1,
+            halts,
+            "CPU 0 halted after the request was put back"
+        );
+        drop(second);
+        assert!(is_held(), "held while one Held lives");
         drop(h);
+        assert!(!is_held(), "gone with the last Held");
     }
 }
