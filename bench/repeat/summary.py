@@ -96,12 +96,15 @@ probed = [h for h in hosts if h["host_probe"]]
 if probed:
     print("host before each run (probe ns: ALU step, load within the caches, beyond them; "
           "CPU round trip ns min/median/max over the trials, s waited for the near placement, "
-          "trials run again because the CPUs moved apart):")
+          "trials run again because the CPUs moved apart; pauses over 250 us / over 1 ms and the "
+          "longest, us, in the probe's spin):")
     for h in probed:
         p = h["host_probe"]
         rt = "/".join(f"{x:.0f}" for x in h["round_trip_ns"]) if h["round_trip_ns"] else "-"
         print(f'{h["file"].rsplit("/", 1)[-1]:28s} {h["dut"]:18s} round {h["round"]}  '
               f'{p["alu_ns"]:.2f}  {p["cache_load_ns"]:.1f}  {p["memory_load_ns"]:.0f}  '
-              f'rt {rt}  waited {h["placement_wait_s"]:.1f} s  moved {h["moved_apart_trials"]}')
+              f'rt {rt}  waited {h["placement_wait_s"]:.1f} s  moved {h["moved_apart_trials"]}'
+              + (f'  pauses {p["pauses_over_250us"]}/{p["pauses_over_1ms"]} '
+                 f'{p["longest_pause_us"]:.0f}' if p.get("pause_watch_s") else ''))
     summary["host_probes"] = probed
 json.dump(summary, open(out, "w"), indent=2)

@@ -115,6 +115,19 @@ pub struct HostProbe {
     pub cache_load_ns: f64,
     /// ns per load of a dependent walk through 128 MiB (beyond them).
     pub memory_load_ns: f64,
+    /// Seconds it spun on the CPU counting pauses (0: files before it).
+    #[serde(default)]
+    pub pause_watch_s: f64,
+    /// Pauses over 250 µs in that time (the thread kept off its CPU by the
+    /// host or the guest's kernel): the DUT's 256-frame ring at 1 Mpps.
+    #[serde(default)]
+    pub pauses_over_250us: u32,
+    /// Of those, the ones over 1 ms (the ring at 0.256 Mpps).
+    #[serde(default)]
+    pub pauses_over_1ms: u32,
+    /// The longest pause, µs.
+    #[serde(default)]
+    pub longest_pause_us: f64,
 }
 
 impl std::fmt::Display for HostProbe {
@@ -125,7 +138,18 @@ impl std::fmt::Display for HostProbe {
             "host probe{on}: ALU step {:.2} ns, load {:.1} ns within the caches (4 MiB), \
              {:.0} ns beyond them (128 MiB)",
             self.alu_ns, self.cache_load_ns, self.memory_load_ns
-        )
+        )?;
+        if self.pause_watch_s > 0.0 {
+            write!(
+                f,
+                "; pauses in {:.0} s spinning: {} over 250 µs, {} over 1 ms, longest {:.0} µs",
+                self.pause_watch_s,
+                self.pauses_over_250us,
+                self.pauses_over_1ms,
+                self.longest_pause_us
+            )?;
+        }
+        Ok(())
     }
 }
 
