@@ -18,9 +18,9 @@
 //! away: it is a different testbed. So the bench measures the placement
 //! before and after every trial through a DUT, waits (capped) for the
 //! near placement before it starts one (with idle vCPUs allowed to halt
-//! meanwhile, so that the host places them anew: [`wait_until_near`]), and a trial during which the host
-//! moved the CPUs apart is a measurement fault, run again (`traffic`'s
-//! noise meter). What near is here is remembered until reboot
+//! meanwhile, so that the host places them anew: [`wait_until_near`]),
+//! and a trial during which the host moved the CPUs apart is a
+//! measurement fault, run again (`traffic`'s noise meter). What near is here is remembered until reboot
 //! ([`REMEMBERED`]), so a run that starts in the far placement waits too.
 //! On a host that never moves its CPUs every probe is near and nothing
 //! waits.

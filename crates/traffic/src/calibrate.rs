@@ -409,8 +409,8 @@ fn calibrate_size(
 }
 
 /// The highest of `lo` and up to `confirm_steps` steps of 3 % below it
-/// that holds ([`holds`]) for a full-length `trial`, or the last step
-/// tried.
+/// that holds ([`holds`]) for a full-length `trial`; when none does, one
+/// step below the last tried.
 ///
 /// Why [`holds`], as in the bisection, and not one trial a step: a host
 /// pause longer than a ring holds fails a 1 s trial at rates the tester
