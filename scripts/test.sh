@@ -17,4 +17,7 @@ export SOFTROUTER_PLACEMENT_WAIT=0
 # Nor to pin the tester's maximum down to 3 %: a coarse calibration takes
 # about a third of the time (docs/bench-testbed.md).
 export SOFTROUTER_CALIBRATION=coarse
+# Nor to watch the DUT's CPU for the host's pauses before each DUT's run
+# (2 s each, `meta.host_probe`).
+export SOFTROUTER_PAUSE_WATCH=0
 cargo test --locked --workspace --all-targets

@@ -35,13 +35,40 @@ const STEPS: usize = 1 << 20;
 /// Repetitions of each measure (the median is reported).
 const REPEATS: usize = 3;
 
-/// How long the probe watches for pauses.
+/// How long the probe watches for pauses, unless `SOFTROUTER_PAUSE_WATCH`
+/// says otherwise ([`pause_watch`]).
 const PAUSE_WATCH: Duration = Duration::from_secs(2);
 
 /// Time the workload on `cpu` (the calling thread is moved there for the
 /// probe and back after; `None`: wherever it runs).
 pub fn measure(cpu: Option<usize>) -> HostProbe {
-    measure_for(cpu, PAUSE_WATCH)
+    let var = std::env::var("SOFTROUTER_PAUSE_WATCH").ok();
+    let watch = pause_watch(var.as_deref()).unwrap_or_else(|| {
+        eprintln!(
+            "softrouter bench: SOFTROUTER_PAUSE_WATCH={:?} is not a number of seconds; \
+             watching {} s",
+            var.unwrap_or_default(),
+            PAUSE_WATCH.as_secs()
+        );
+        PAUSE_WATCH
+    });
+    measure_for(cpu, watch)
+}
+
+/// The pause watch `SOFTROUTER_PAUSE_WATCH` asks for (seconds, 0: none;
+/// the test suite's runs check behaviour, not the host, and save 2 s a
+/// DUT's run), [`PAUSE_WATCH`] when unset, `None` when it is not a
+/// number of seconds.
+fn pause_watch(var: Option<&str>) -> Option<Duration> {
+    match var {
+        None => Some(PAUSE_WATCH),
+        Some(v) => v
+            .trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|s| s.is_finite() && *s >= 0.0)
+            .map(Duration::from_secs_f64),
+    }
 }
 
 /// [`measure`], watching for pauses for `watch`.
@@ -180,6 +207,15 @@ mod tests {
             probes.iter().any(|p| p.memory_load_ns > p.cache_load_ns),
             "{probes:?}"
         );
+    }
+
+    #[test]
+    fn the_pause_watch_is_two_seconds_unless_the_variable_says() {
+        assert_eq!(pause_watch(None), Some(PAUSE_WATCH));
+        assert_eq!(pause_watch(Some("0")), Some(Duration::ZERO));
+        assert_eq!(pause_watch(Some(" 0.5 ")), Some(Duration::from_millis(500)));
+        assert_eq!(pause_watch(Some("-1")), None);
+        assert_eq!(pause_watch(Some("two")), None);
     }
 
     /// Gaps in the clock are counted by length, shorter ones not at all,
