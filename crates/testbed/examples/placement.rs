@@ -44,13 +44,15 @@ fn main() {
             .map(Duration::from_secs_f64)
             .unwrap_or_else(|| usage())
     };
+    // One probe, printed: whether near (`None`: it could not run).
+    let probe = || {
+        let rt = round_trip(a, b);
+        let near = rt.is_some_and(testbed::placement::is_near);
+        println!("{}", line(rt, near));
+        rt.map(|_| near)
+    };
     let near = match args.get(2).map(String::as_str) {
-        None => {
-            let rt = round_trip(a, b);
-            let near = rt.is_some_and(testbed::placement::is_near);
-            println!("{}", line(rt, near));
-            rt.map(|_| near)
-        }
+        None => probe(),
         Some("--wait-near") => {
             let p = wait_until_near(a, b, secs());
             println!(
@@ -63,10 +65,7 @@ fn main() {
         Some("--watch") => {
             let (end, mut last) = (Instant::now() + secs(), None);
             while Instant::now() < end {
-                let rt = round_trip(a, b);
-                let near = rt.is_some_and(testbed::placement::is_near);
-                println!("{}", line(rt, near));
-                last = rt.map(|_| near);
+                last = probe();
                 std::thread::sleep(Duration::from_millis(250));
             }
             last

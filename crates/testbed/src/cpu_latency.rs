@@ -60,15 +60,6 @@ pub fn hold() -> Option<Held> {
     Some(Held(()))
 }
 
-/// Whether the request is held now.
-pub fn is_held() -> bool {
-    REQUEST
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .1
-        .is_some()
-}
-
 /// Run `f` with the request lifted (idle CPUs may halt), and put it back
 /// after; without a request held, just run `f`.
 pub fn relaxed<T>(f: impl FnOnce() -> T) -> T {
@@ -90,6 +81,15 @@ pub fn relaxed<T>(f: impl FnOnce() -> T) -> T {
 mod tests {
     use super::*;
     use std::time::Duration;
+
+    /// Whether the request is open now.
+    fn is_held() -> bool {
+        REQUEST
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .1
+            .is_some()
+    }
 
     /// CPU 0's idle state `i`: its name and how often it was entered.
     fn state(i: usize) -> (String, u64) {
