@@ -1058,6 +1058,7 @@ mod tests {
                     max_rate_fps: 100_000.0,
                     goals: test_goals(),
                     rate_tolerance_pct: 1.0,
+                    stream_seconds: crate::throughput::STREAM_SECONDS,
                 },
             )
             .unwrap();
@@ -1375,6 +1376,7 @@ mod tests {
                     max_rate_fps: 100_000.0,
                     goals: test_goals(),
                     rate_tolerance_pct: 1.0,
+                    stream_seconds: crate::throughput::STREAM_SECONDS,
                 };
                 TestResult::throughput(size, 4, throughput(&mut dut, &cfg).unwrap())
             })

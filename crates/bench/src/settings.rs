@@ -439,7 +439,7 @@ mod tests {
         let names = |s: &Settings| -> Vec<String> {
             s.search_goals().into_iter().map(|g| g.code()).collect()
         };
-        assert_eq!(names(&q), ["1f3d0l50e2w0.5i", "1f3d0.5l50e2w0.5i"]);
+        assert_eq!(names(&q), ["0.1f2d0l50e2w", "0.1f2d0.5l50e2w"]);
         let r = Settings::rfc().resolved();
         assert_eq!(r.trial_seconds, Some(60.0));
         assert_eq!(r.drain_seconds, Some(2.0));

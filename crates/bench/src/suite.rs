@@ -105,6 +105,7 @@ pub fn run(
                     max_rate_fps: max,
                     goals: s.search_goals(),
                     rate_tolerance_pct: s.rate_tolerance_pct,
+                    stream_seconds: throughput::STREAM_SECONDS,
                 };
                 // Throughput first whenever it is asked for, or needed by
                 // latency, back-to-back or recovery, which start from it:

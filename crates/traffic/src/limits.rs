@@ -197,6 +197,7 @@ pub(crate) fn outcome(
         None => {}
     }
     let limited = !reasons.is_empty();
+    let fault_beyond_receive = faults.len() > usize::from(split.tester_ring > 0);
     TrialOutcome {
         offered_rate_fps: spec.rate_fps,
         sent: c.sent,
@@ -216,6 +217,7 @@ pub(crate) fn outcome(
         dut_stats: sample.and_then(|s| s.dut_stats),
         loss_split: Some(split),
         measurement_fault: (!faults.is_empty()).then(|| faults.join("; ")),
+        fault_beyond_receive,
         noise: Some(seen.noise),
     }
 }

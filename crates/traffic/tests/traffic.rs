@@ -231,6 +231,7 @@ fn measure_tester_and_kernel() {
         max_rate_fps,
         goals: vec![bench::settings::SearchGoal::from_code("1f1d0l0e2w").unwrap()],
         rate_tolerance_pct: 1.0,
+        stream_seconds: 0.0,
     };
     let mut r = throughput::throughput(&mut t, &cfg(max)).unwrap();
     let mut top = max;

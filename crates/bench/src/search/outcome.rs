@@ -110,6 +110,12 @@ pub struct TrialOutcome {
     /// [`run_checked`]). The reason, for the record.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub measurement_fault: Option<String>,
+    /// Of the measurement faults, one besides the tester's receive drops
+    /// (the generator failed or was paused, the host moved the CPUs
+    /// apart): calibration judges the tester by its windows only without
+    /// one (`traffic::calibrate::tester_held`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub fault_beyond_receive: bool,
     /// What the host did during the trial (steal, the DUT's longest
     /// receive gap): reported beside the result, never used to discard a
     /// trial by its loss.

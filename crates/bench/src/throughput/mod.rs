@@ -39,6 +39,7 @@ pub mod classify;
 mod search;
 #[cfg(test)]
 mod tests;
+pub mod window;
 
 use std::time::Duration;
 
@@ -56,9 +57,14 @@ pub use search::throughput;
 /// nothing.
 pub const MIN_RATE_FPS: f64 = 1_000.0;
 
-/// At most this many trials per search: a DUT whose loss has nothing to
-/// do with the load could otherwise keep the bounds moving.
+/// At most this many streams per search (a stream is one trial, or the
+/// windows of [`ThroughputConfig::stream_seconds`]): a DUT whose loss has
+/// nothing to do with the load could otherwise keep the bounds moving.
 pub const MAX_TRIALS: usize = 300;
+
+/// The shortest stream the bench sends for throughput trials, s: trials
+/// of a goal shorter than this are its windows ([`window`]'s docs).
+pub const STREAM_SECONDS: f64 = 1.0;
 
 /// A trial with a measurement fault is run again at most this many times.
 pub const MAX_REPEATS: u32 = 2;
@@ -76,6 +82,12 @@ pub struct ThroughputConfig {
     pub goals: Vec<SearchGoal>,
     /// Achieved-rate tolerance before a trial counts as tester-limited, %.
     pub rate_tolerance_pct: f64,
+    /// The shortest stream sent, s: a trial shorter than this is one
+    /// window of a stream of such trials at the same load, counted by the
+    /// stream's loss timeline ([`window`]'s docs), but a stream holds no
+    /// more trials than the goal's duration sum; 0: every trial its own
+    /// stream.
+    pub stream_seconds: f64,
 }
 
 /// One load as a goal saw it at the end of the search.
@@ -85,13 +97,22 @@ pub struct LoadResult {
     pub fps: f64,
     /// Lower bound, upper bound or undecided.
     pub class: Class,
-    /// Trials there (discarded ones not counted).
+    /// Trials there (discarded ones not counted; each window of a stream
+    /// is one).
     pub trials: u32,
+    /// Windows that did not count: the tester's receive drops in their
+    /// stream could decide them ([`window`]'s docs).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub spoiled_windows: u32,
     /// Their duration sums for this goal.
     pub sums: LoadSums,
     /// The tester, not the DUT, could not hold this load.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub tester_limited: bool,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// The result of one goal (RFC 9971's Goal Result, with this

@@ -5,6 +5,12 @@
 //! * **Goals in order, one set of trials.** Every trial counts for every
 //!   goal; the search serves the first goal not yet done, so later goals
 //!   start from the loads the earlier ones measured.
+//! * **Short trials are windows of one stream.** A trial shorter than
+//!   [`ThroughputConfig::stream_seconds`] is measured with the others of
+//!   its stream at the same load ([`super::window`]); below, "a trial"
+//!   is then the whole stream. A window whose verdict the tester's
+//!   receive drops could decide does not count (spoiled) instead of
+//!   making the whole stream the tester's.
 //! * **One trial per new load, the duration sum where it decides.** A
 //!   load is explored with one trial; the goal's provisional bounds are
 //!   the lowest load whose trials lean high-loss (more than the exceed
@@ -29,10 +35,11 @@ use anyhow::{bail, Result};
 
 use super::classify::{conditional_throughput, full_length, high_loss, TrialLoss};
 use super::*;
-use crate::search::{run_checked, Trial, TrialSpec};
+use crate::search::{run_checked, Trial, TrialOutcome, TrialSpec};
 use crate::sizes::{l2_bps, wire_bps};
 
-/// A counted trial as the search sees it.
+/// A counted trial as the search sees it (a whole stream, or one of its
+/// windows).
 #[derive(Debug, Clone)]
 struct Measured {
     /// The intended load.
@@ -49,8 +56,13 @@ struct Measured {
     /// The load was offered as asked (`TrialOutcome::load_held`): a limit
     /// then only blurs the count by `tester_dropped` frames.
     held: bool,
-    /// Its index in the records.
+    /// Its index in the records (shared by the windows of a stream).
     record: usize,
+    /// One window of a stream the tester spoiled in a few windows at
+    /// most: a window whose verdict hinges on the tester's receive drops
+    /// does not count (it is spoiled) instead of making its load the
+    /// tester's.
+    window: bool,
 }
 
 impl Measured {
@@ -88,6 +100,8 @@ struct Load {
     class: Class,
     sums: LoadSums,
     trials: u32,
+    /// Windows that did not count: the tester's drops could decide them.
+    spoiled: u32,
     tester: bool,
 }
 
@@ -145,6 +159,8 @@ struct Search<'a> {
     min: f64,
     measured: Vec<Measured>,
     records: Vec<TrialRecord>,
+    /// Streams measured and kept (one trial, or its windows).
+    streams: usize,
     repeats: u32,
     /// Per goal: the current external step, relative to the load.
     step: Vec<f64>,
@@ -153,18 +169,25 @@ struct Search<'a> {
 impl Search<'_> {
     fn view(&self, goal: &SearchGoal) -> View {
         let mut loads: Vec<Load> = Vec::new();
-        let mut by_load: Vec<(f64, Vec<TrialLoss>, bool)> = Vec::new();
+        let mut by_load: Vec<(f64, Vec<TrialLoss>, bool, u32)> = Vec::new();
         for m in &self.measured {
             let (t, tester) = m.for_goal(goal);
-            match by_load.iter_mut().find(|(l, _, _)| same_load(*l, m.load)) {
-                Some((_, v, tt)) => {
-                    v.push(t);
-                    *tt |= tester;
+            let i = match by_load.iter().position(|b| same_load(b.0, m.load)) {
+                Some(i) => i,
+                None => {
+                    by_load.push((m.load, Vec::new(), false, 0));
+                    by_load.len() - 1
                 }
-                None => by_load.push((m.load, vec![t], tester)),
+            };
+            let b = &mut by_load[i];
+            if m.window && tester {
+                b.3 += 1;
+                continue;
             }
+            b.1.push(t);
+            b.2 |= tester;
         }
-        for (fps, trials, tester) in by_load {
+        for (fps, trials, tester, spoiled) in by_load {
             let sums = LoadSums::of(goal, trials.iter().copied());
             // A load the tester could not hold (after the repeats) is
             // beyond this tester: an upper bound, flagged as the tester's.
@@ -178,6 +201,7 @@ impl Search<'_> {
                 class,
                 sums,
                 trials: trials.len() as u32,
+                spoiled,
                 tester,
             });
         }
@@ -321,19 +345,29 @@ impl Search<'_> {
         Some((load, d, "search"))
     }
 
-    /// Run a trial, again while the tester spoiled it in a way that could
-    /// change some goal's verdict (at most [`MAX_REPEATS`] times).
+    /// Run a trial (the windows of one stream when it is shorter than
+    /// the stream length, [`super::window`]), again while the tester
+    /// spoiled it in a way that could change some goal's verdict (at most
+    /// [`MAX_REPEATS`] times).
     fn measure(&mut self, load: f64, duration_s: f64, purpose: String, gi: usize) -> Result<()> {
-        let spec = TrialSpec::constant(
-            load,
-            Duration::from_secs_f64(duration_s),
-            self.cfg.size.clone(),
-        );
         let cfg = self.cfg;
         let goal = &cfg.goals[gi];
+        // Never more trials in a stream than the goal's duration sum asks.
+        let n = window::count(
+            duration_s,
+            cfg.stream_seconds.min(goal.duration_sum_seconds),
+        );
+        let mut spec = TrialSpec::constant(
+            load,
+            Duration::from_secs_f64(duration_s * f64::from(n)),
+            cfg.size.clone(),
+        );
+        if n > 1 {
+            spec.timeline_interval = Some(Duration::from_secs_f64(duration_s));
+        }
         for attempt in 0..=MAX_REPEATS {
-            let o = run_checked(self.trial, &spec, self.cfg.rate_tolerance_pct)?;
-            let m = Measured {
+            let o = run_checked(self.trial, &spec, cfg.rate_tolerance_pct)?;
+            let whole = Measured {
                 load,
                 duration_s: spec.duration.as_secs_f64(),
                 sent: o.sent,
@@ -343,8 +377,12 @@ impl Search<'_> {
                 limited: o.tester_limited || o.measurement_fault.is_some(),
                 held: o.load_held,
                 record: self.records.len(),
+                window: false,
             };
-            let decisive = cfg.goals.iter().any(|g| hinges_on_tester(g, &m));
+            let windows = self.windows(&o, n, &whole);
+            // A stream whose windows keep the count needs no repeat.
+            let decisive =
+                windows.is_none() && cfg.goals.iter().any(|g| hinges_on_tester(g, &whole));
             if o.measurement_fault.is_some() && decisive && attempt < MAX_REPEATS {
                 self.trial
                     .verdict(&format!("{purpose}: measurement fault, run again"));
@@ -354,24 +392,76 @@ impl Search<'_> {
                 self.records.push(r);
                 continue;
             }
-            let (t, tester) = m.for_goal(goal);
-            let passed = !tester && !high_loss(goal, t.loss_ratio);
-            self.trial.verdict(&format!(
-                "{purpose}: {}",
-                if tester {
-                    "tester-limited"
-                } else if passed {
-                    "low loss"
-                } else {
-                    "high loss"
+            let trials = windows.unwrap_or_else(|| vec![whole]);
+            let verdicts: Vec<(TrialLoss, bool)> =
+                trials.iter().map(|m| m.for_goal(goal)).collect();
+            let spoiled = trials
+                .iter()
+                .zip(&verdicts)
+                .filter(|(m, (_, t))| m.window && *t)
+                .count();
+            let tester = verdicts.iter().any(|(_, t)| *t) && spoiled == 0;
+            let counted = || {
+                trials
+                    .iter()
+                    .zip(&verdicts)
+                    .filter(|(m, (_, t))| !(m.window && *t))
+                    .map(|(_, v)| v.0)
+            };
+            let high: f64 = counted()
+                .filter(|t| high_loss(goal, t.loss_ratio))
+                .map(|t| t.duration_s)
+                .sum();
+            let all: f64 = counted().map(|t| t.duration_s).sum();
+            // A stream of windows passes when its windows lean low, as a
+            // load does (`Load::leans_high`).
+            let passed = !tester && all > 0.0 && high <= goal.exceed_pct / 100.0 * all + 1e-9;
+            let highs = counted().filter(|t| high_loss(goal, t.loss_ratio)).count();
+            let what = if tester {
+                "tester-limited".to_string()
+            } else if trials.len() > 1 {
+                let mut w = format!("{highs} of {} windows high loss", trials.len());
+                if spoiled > 0 {
+                    w.push_str(&format!(", {spoiled} spoiled by the tester"));
                 }
-            ));
-            self.measured.push(m);
+                w
+            } else if passed {
+                "low loss".into()
+            } else {
+                "high loss".into()
+            };
+            self.trial.verdict(&format!("{purpose}: {what}"));
+            self.measured.extend(trials);
+            self.streams += 1;
             self.records
                 .push(TrialRecord::new(purpose, spec, o, passed));
             return Ok(());
         }
         unreachable!("the last attempt is always kept")
+    }
+
+    /// The stream's windows as trials ([`super::window`]), when they
+    /// keep the count: the stream has a timeline that accounts for its
+    /// frames, and for every goal at most half its windows have a verdict
+    /// the tester could decide (they do not count: `Search::view`). A
+    /// window's share of the tester's receive drops is unknown, so each
+    /// may hold all of them; a load the tester did not offer as asked
+    /// (its generator paused or fell behind) could decide every window
+    /// without loss.
+    fn windows(&self, o: &TrialOutcome, n: u32, whole: &Measured) -> Option<Vec<Measured>> {
+        let w: Vec<Measured> = window::split(o, n)?
+            .into_iter()
+            .map(|(sent, lost)| Measured {
+                duration_s: whole.duration_s / f64::from(n),
+                sent,
+                lost,
+                tester_dropped: whole.tester_dropped.min(lost),
+                window: true,
+                ..whole.clone()
+            })
+            .collect();
+        let few = |g: &SearchGoal| 2 * w.iter().filter(|m| m.for_goal(g).1).count() <= w.len();
+        self.cfg.goals.iter().all(few).then_some(w)
     }
 
     /// The goal's result; marks the records that carry its lower bound.
@@ -397,13 +487,14 @@ impl Search<'_> {
             })
             .flatten();
         if let Some(lo) = lower {
-            let carriers: Vec<usize> = at(lo)
+            let mut carriers: Vec<usize> = at(lo)
                 .filter(|m| {
                     let (t, _) = m.for_goal(&goal);
                     full_length(&goal, t.duration_s) && !high_loss(&goal, t.loss_ratio)
                 })
                 .map(|m| m.record)
                 .collect();
+            carriers.dedup();
             for i in carriers {
                 self.records[i].bound_for.push(goal.name.clone());
             }
@@ -431,6 +522,7 @@ impl Search<'_> {
                     fps: l.fps,
                     class: l.class,
                     trials: l.trials,
+                    spoiled_windows: l.spoiled,
                     sums: l.sums,
                     tester_limited: l.tester,
                 })
@@ -460,6 +552,7 @@ pub fn throughput(trial: &mut dyn Trial, cfg: &ThroughputConfig) -> Result<Throu
         min: MIN_RATE_FPS.min(cfg.max_rate_fps),
         measured: Vec::new(),
         records: Vec::new(),
+        streams: 0,
         repeats: 0,
         // External steps start at twice the width and double.
         step: cfg
@@ -468,7 +561,7 @@ pub fn throughput(trial: &mut dyn Trial, cfg: &ThroughputConfig) -> Result<Throu
             .map(|g| 2.0 * g.width_pct / 100.0)
             .collect(),
     };
-    'search: while s.measured.len() < MAX_TRIALS {
+    'search: while s.streams < MAX_TRIALS {
         for gi in 0..cfg.goals.len() {
             if let Some((load, d, why)) = s.next(gi) {
                 let purpose = format!("{why} {}", cfg.goals[gi].name);
@@ -478,7 +571,7 @@ pub fn throughput(trial: &mut dyn Trial, cfg: &ThroughputConfig) -> Result<Throu
         }
         break;
     }
-    if s.measured.len() >= MAX_TRIALS {
+    if s.streams >= MAX_TRIALS {
         tracing::warn!(
             "throughput search of {} stopped after {MAX_TRIALS} trials",
             cfg.size

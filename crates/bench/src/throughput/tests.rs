@@ -17,7 +17,7 @@ fn goal(code: &str, name: &str) -> SearchGoal {
     }
 }
 
-/// The quick preset's NDR and PDR (1 s trials, 3 s sums, 2 % width).
+/// The quick preset's NDR and PDR (0.1 s trials, 2 s sums, 2 % width).
 fn quick_goals() -> Vec<SearchGoal> {
     SearchGoal::defaults(Preset::Quick)
 }
@@ -28,6 +28,7 @@ fn cfg(max: f64, goals: Vec<SearchGoal>) -> ThroughputConfig {
         max_rate_fps: max,
         goals,
         rate_tolerance_pct: 1.0,
+        stream_seconds: STREAM_SECONDS,
     }
 }
 
@@ -69,10 +70,29 @@ fn check(r: &ThroughputResult, c: &ThroughputConfig) {
         let name = t.purpose.split_whitespace().last().unwrap();
         let goal = c.goals.iter().find(|g| g.name == name).unwrap();
         let o = &t.outcome;
-        let low = !classify::high_loss(goal, search::loss_ratio(o));
+        // A stream of windows: low when its windows lean low.
+        let windows = t.spec.timeline_interval.and_then(|w| {
+            let n = (t.spec.duration.as_secs_f64() / w.as_secs_f64()).round();
+            window::split(o, n as u32)
+        });
+        let low = match &windows {
+            Some(w) => {
+                let high = w
+                    .iter()
+                    .filter(|&&(s, l)| classify::high_loss(goal, l as f64 / s.max(1) as f64))
+                    .count();
+                high as f64 <= goal.exceed_pct / 100.0 * w.len() as f64
+            }
+            None => !classify::high_loss(goal, search::loss_ratio(o)),
+        };
         // A limited trial passes only when the load was held and even its
-        // whole loss (the tester's drops included) is low.
+        // whole loss (the tester's drops included) is low; windows the
+        // tester may have spoiled do not count (`receive_drops_spoil_only_
+        // their_window`).
         let limited = o.tester_limited || o.measurement_fault.is_some();
+        if limited && windows.is_some() && o.load_held {
+            continue;
+        }
         assert_eq!(t.passed, low && (!limited || o.load_held), "{t:?}");
     }
 }
@@ -97,12 +117,13 @@ fn finds_the_capacity_within_the_goal_width() {
         check(&r, &c);
         for g in &r.goals {
             let (lo, hi) = (g.lower_fps.unwrap(), g.upper_fps.unwrap());
-            // 1 s trials cannot see an excess below the 8 frames the
-            // queue absorbs; a goal that tolerates loss may pass a load
-            // that much above the capacity.
+            // The windows of a 1 s stream cannot see an excess that
+            // takes half of it to fill the 8 frames the queue absorbs; a
+            // goal that tolerates loss may pass a load that much above
+            // the capacity.
             let loss = g.goal.as_ref().unwrap().loss_pct / 100.0;
             assert!(
-                lo <= (cap + 8.0) / (1.0 - loss) && hi > cap,
+                lo <= (cap + 16.0) / (1.0 - loss) && hi > cap,
                 "cap {cap}: {g:?}"
             );
             assert!(g.regular && !g.lower_bound && !g.tester_limited, "{g:?}");
@@ -112,17 +133,18 @@ fn finds_the_capacity_within_the_goal_width() {
                 assert!(g.fps <= g.lower_fps && g.fps.unwrap() > cap * 0.98, "{g:?}");
             }
         }
-        // Decided loads need two of three 1 s trials: a few dozen at most.
+        // A load takes one or two 1 s streams: a few dozen at most.
         assert!(r.trials.len() <= 40, "cap {cap}: {} trials", r.trials.len());
     }
 }
 
 /// RFC 9971's point: host stalls that overflow the DUT's ring now and
 /// then no longer decide the zero-loss rate. A DUT of 20 kfps whose host
-/// stalls it for 5 ms (its 64-frame ring holds 5 ms at 12.8 kfps) 0.05
-/// and 0.1 times a second (a 1 s trial meets a stall 5 % and 10 % of the
-/// time): the default NDR is the capacity within the goal width at both
-/// stall rates, for every seed.
+/// stalls it for 5 ms (its 64-frame ring holds 3.2 ms at 20 kfps): the
+/// default NDR is the capacity within the goal width at rare stall rates
+/// (0.05 and 0.1 a second) and at this VM's (0.7 and 1.4 a second: a
+/// 1 s trial meets one 50 % and 75 % of the time, a 0.1 s window 7 % and
+/// 13 %), for every seed.
 #[test]
 fn doubling_rare_stalls_moves_the_ndr_less_than_the_goal_width() {
     let cap = 20_000.0;
@@ -144,15 +166,17 @@ fn doubling_rare_stalls_moves_the_ndr_less_than_the_goal_width() {
         r.goals[0].lower_fps.unwrap_or(0.0)
     };
     let width = 0.02 * cap;
-    for seed in 1..=5 {
-        let (once, twice) = (
-            ndr(0.05, seed, quick_goals()),
-            ndr(0.1, seed, quick_goals()),
-        );
-        assert!(
-            (once - twice).abs() < width && (cap - once) < width && (cap - twice) < width,
-            "seed {seed}: NDR {once} at 0.05 stalls/s, {twice} at 0.1"
-        );
+    for rate in [0.05, 0.7] {
+        for seed in 1..=5 {
+            let (once, twice) = (
+                ndr(rate, seed, quick_goals()),
+                ndr(2.0 * rate, seed, quick_goals()),
+            );
+            assert!(
+                (once - twice).abs() < width && (cap - once) < width && (cap - twice) < width,
+                "seed {seed}: NDR {once} at {rate} stalls/s, {twice} at twice that"
+            );
+        }
     }
 }
 
@@ -206,9 +230,9 @@ fn the_maximum_passing_is_an_irregular_lower_bound() {
     )
     .unwrap();
     check(&r, &c);
-    // A 0.5 s look (the initial trial duration), then two low-loss
-    // seconds of three decide.
-    assert_eq!(r.trials.len(), 3, "{:?}", r.trials);
+    // One stream: ten low-loss windows of 0.1 s are half the 2 s sum,
+    // which decides the load whatever the other half would say.
+    assert_eq!(r.trials.len(), 1, "{:?}", r.trials);
     for g in &r.goals {
         assert_eq!(
             (g.fps, g.lower_fps, g.upper_fps),
@@ -268,37 +292,80 @@ fn a_tester_limit_is_flagged_never_the_dut_throughput() {
     );
 }
 
-/// Trials the tester spoiled are run again and counted; the result is
-/// the one a tester without faults gives.
-#[test]
-fn measurement_faults_are_repeated_and_counted() {
-    struct Faulty(SimDut, u32);
-    impl Trial for Faulty {
-        fn run(&mut self, spec: &TrialSpec) -> Result<TrialOutcome> {
-            let mut o = self.0.run(spec)?;
-            self.1 += 1;
-            if self.1.is_multiple_of(3) {
-                o.measurement_fault = Some("the tester's ring dropped 5 frames".into());
-                o.tester_dropped = 5;
-                o.lost += 5;
+/// A tester that spoils every second stream: with its receive ring
+/// dropping 5 frames in the last window (`beyond` false), or with its
+/// generator paused for a while (`beyond` true: the load was not
+/// offered as asked, and no window tells where).
+struct Faulty {
+    dut: SimDut,
+    runs: u32,
+    beyond: bool,
+}
+
+impl Trial for Faulty {
+    fn run(&mut self, spec: &TrialSpec) -> Result<TrialOutcome> {
+        let mut o = self.dut.run(spec)?;
+        self.runs += 1;
+        if self.runs.is_multiple_of(2) && self.beyond {
+            o.measurement_fault = Some("the host kept the generator off its CPU".into());
+            o.load_held = false;
+            o.fault_beyond_receive = true;
+        } else if self.runs.is_multiple_of(2) {
+            o.measurement_fault = Some("the tester's ring dropped 5 frames".into());
+            o.tester_dropped = 5;
+            o.lost += 5;
+            if let Some(l) = o.timeline.as_mut().and_then(|t| t.lost.last_mut()) {
+                *l += 5;
             }
-            Ok(o)
         }
+        Ok(o)
     }
-    let mk = || {
-        sim(SimConfig {
+}
+
+fn faulty(beyond: bool) -> Faulty {
+    Faulty {
+        dut: sim(SimConfig {
             capacity_fps: 20_000.0,
             buffer: 8,
             ..SimConfig::default()
-        })
-    };
+        }),
+        runs: 0,
+        beyond,
+    }
+}
+
+/// Streams the tester spoiled in more than half their windows are run
+/// again and counted; the result is the one a tester without faults
+/// gives.
+#[test]
+fn measurement_faults_are_repeated_and_counted() {
     let c = cfg(40_000.0, quick_goals());
-    let clean = throughput(&mut mk(), &c).unwrap();
-    let r = throughput(&mut Faulty(mk(), 0), &c).unwrap();
+    let clean = throughput(&mut faulty(false).dut, &c).unwrap();
+    let r = throughput(&mut faulty(true), &c).unwrap();
     check(&r, &c);
     assert!(r.measurement_repeats > 0);
     let discarded = r.trials.iter().filter(|t| t.discarded).count();
     assert_eq!(discarded as u32, r.measurement_repeats);
+    for (a, b) in r.goals.iter().zip(&clean.goals) {
+        assert_eq!((a.lower_fps, a.upper_fps), (b.lower_fps, b.upper_fps));
+    }
+}
+
+/// Receive drops in one window of a stream spoil that window only: it
+/// does not count for a goal its drops could decide, the stream's other
+/// windows do, nothing is run again, and the result is the clean one.
+#[test]
+fn receive_drops_spoil_only_their_window() {
+    let c = cfg(40_000.0, quick_goals());
+    let clean = throughput(&mut faulty(false).dut, &c).unwrap();
+    let r = throughput(&mut faulty(false), &c).unwrap();
+    check(&r, &c);
+    assert_eq!(r.measurement_repeats, 0);
+    let ndr = &r.goals[0];
+    assert!(ndr.loads.iter().any(|l| l.spoiled_windows > 0), "{ndr:?}");
+    // One window of a stream's ten at most.
+    let one_a_stream = |l: &LoadResult| 10 * l.spoiled_windows <= l.trials + l.spoiled_windows;
+    assert!(ndr.loads.iter().all(one_a_stream), "{ndr:?}");
     for (a, b) in r.goals.iter().zip(&clean.goals) {
         assert_eq!((a.lower_fps, a.upper_fps), (b.lower_fps, b.upper_fps));
     }
@@ -330,7 +397,9 @@ fn the_strict_rfc2544_goal() {
     assert!(carriers
         .iter()
         .all(|t| t.spec.duration.as_secs_f64() >= 3.0));
-    assert!(r.trials.iter().any(|t| t.spec.duration.as_secs_f64() < 1.0));
+    // The initial trials, 0.5 s windows of a 1 s stream.
+    let trial_s = |t: &TrialRecord| t.spec.timeline_interval.unwrap_or(t.spec.duration);
+    assert!(r.trials.iter().any(|t| trial_s(t).as_secs_f64() < 1.0));
 }
 
 #[test]
