@@ -332,6 +332,17 @@ pub fn wire_plan(
 /// floor DUT's CPU says nothing of what the tester holds, and counting
 /// them made the floor calibration land anywhere from 0.47 to 1.41 Mfps
 /// at 64 B in three quiet runs.
+///
+/// With a loss timeline of [`WINDOW`]s (every calibration trial has one),
+/// a trial in which the tester lost frames itself still holds when the
+/// load was offered as asked and those losses fit in at most half of the
+/// windows ([`fewest_windows_holding`]): a stall of the tester's CPU
+/// overflows its ring in the window it falls in, a rate beyond the
+/// tester in every window. Why:
+/// a few dozen drops a second at rates the tester otherwise holds (the
+/// generator and the receive side share its CPU) failed every 1 s
+/// confirmation from 1.98 down to 1.81 Mfps in one run, and the maximum
+/// came out 1.30, 1.36 and 1.64 Mfps in three.
 pub fn tester_held(o: &bench::search::TrialOutcome, through_dut: bool) -> bool {
     let dut_loss = if through_dut {
         o.loss_split
@@ -340,7 +351,51 @@ pub fn tester_held(o: &bench::search::TrialOutcome, through_dut: bool) -> bool {
     } else {
         0
     };
-    o.sent > 0 && !o.tester_limited && o.lost.saturating_sub(dut_loss) == 0
+    if o.sent == 0 {
+        return false;
+    }
+    if !o.tester_limited && o.lost.saturating_sub(dut_loss) == 0 {
+        return true;
+    }
+    let windows = o.timeline.as_ref().and_then(|t| {
+        // A last bucket of a few frames due right at the end is no window.
+        let short_tail = t.sent.len() > 1 && 2 * t.sent[t.sent.len() - 1] < t.sent[0];
+        let n = t.sent.len() - usize::from(short_tail);
+        bench::throughput::window::split(o, n as u32)
+    });
+    let receive_only = o.load_held && !o.fault_beyond_receive;
+    let own = o.lost.saturating_sub(dut_loss);
+    windows.is_some_and(|w| receive_only && 2 * fewest_windows_holding(own, &w) <= w.len())
+}
+
+/// The fewest of `windows` (`(sent, lost)`) whose losses can hold `own`
+/// lost frames: where the tester's own losses lie is unknown, only that
+/// they are among the windows' losses; through a DUT, a stall of the
+/// DUT's CPU adds losses of its own to other windows.
+fn fewest_windows_holding(own: u64, windows: &[(u64, u64)]) -> usize {
+    let mut losses: Vec<u64> = windows.iter().map(|w| w.1).filter(|&l| l > 0).collect();
+    losses.sort_unstable_by(|a, b| b.cmp(a));
+    let mut left = own;
+    let mut n = 0;
+    for l in losses {
+        if left == 0 {
+            break;
+        }
+        left = left.saturating_sub(l);
+        n += 1;
+    }
+    n
+}
+
+/// The windows calibration trials are judged by ([`tester_held`]).
+const WINDOW: Duration = Duration::from_millis(100);
+
+/// A calibration trial at `rate` for `d`, counted in [`WINDOW`]s.
+fn windowed(rate: f64, d: Duration, size: &FrameSize) -> TrialSpec {
+    TrialSpec {
+        timeline_interval: Some(WINDOW),
+        ..TrialSpec::constant(rate, d, size.clone())
+    }
 }
 
 fn calibrate_size(
@@ -355,11 +410,7 @@ fn calibrate_size(
     let raw = t.run(&TrialSpec::constant(ABSURD_FPS, TRIAL, size.clone()))?;
     let gen_max = raw.achieved_tx_rate_fps;
     let mut run = |rate: f64| -> Result<bench::search::TrialOutcome> {
-        run_unfaulted(
-            t,
-            &mut trials,
-            &TrialSpec::constant(rate, TRIAL, size.clone()),
-        )
+        run_unfaulted(t, &mut trials, &windowed(rate, TRIAL, &size))
     };
     let (mut lo, mut hi) = (0.0f64, gen_max);
     let mut rate = gen_max * 0.97;
@@ -384,12 +435,10 @@ fn calibrate_size(
     // trial, not only 300 ms, or trials at it come out tester-limited at
     // random and results scatter from run to run.
     lo = confirm(lo, precision, |rate| {
-        let o = run_unfaulted(
-            t,
-            &mut trials,
-            &TrialSpec::constant(rate, CONFIRM, size.clone()),
-        )?;
-        Ok(tester_held(&o, through_dut))
+        let o = run_unfaulted(t, &mut trials, &windowed(rate, CONFIRM, &size))?;
+        let pass = tester_held(&o, through_dut);
+        tracing::debug!(rate, pass, lost = o.lost, reason = ?o.tester_limit_reason, "calibration confirmation");
+        Ok(pass)
     })?;
     let floor_rate = (lo / 20.0).clamp(100.0, 10_000.0);
     let mut run = |rate: f64| -> Result<bench::search::TrialOutcome> {
@@ -504,6 +553,67 @@ mod tests {
         // The tester's own ring, or loss nobody claims: not held.
         assert!(!tester_held(&o(5, 0, 5), true));
         assert!(!tester_held(&o(5, 0, 0), true));
+    }
+
+    /// The tester's receive drops in at most half the windows of a load
+    /// it offered as asked: a stall, not its limit.
+    #[test]
+    fn receive_drops_in_few_windows_do_not_fail_a_rate() {
+        let o = |lossy: usize, held: bool, beyond: bool| {
+            let lost: Vec<u64> = (0..10).map(|i| u64::from(i < lossy) * 7).collect();
+            bench::search::TrialOutcome {
+                sent: 1000,
+                lost: lost.iter().sum(),
+                tester_limited: true,
+                tester_dropped: lost.iter().sum(),
+                load_held: held,
+                fault_beyond_receive: beyond,
+                measurement_fault: Some("the tester's receive ring dropped frames".into()),
+                timeline: Some(bench::search::LossTimeline {
+                    interval_ns: 100_000_000,
+                    sent: vec![100; 10],
+                    lost,
+                    last_lost_ns: None,
+                }),
+                ..Default::default()
+            }
+        };
+        for through in [false, true] {
+            assert!(tester_held(&o(1, true, false), through));
+            assert!(tester_held(&o(5, true, false), through));
+            assert!(!tester_held(&o(6, true, false), through));
+            // The generator did not offer the load, or something else
+            // spoiled the trial: the windows tell nothing.
+            assert!(!tester_held(&o(1, false, false), through));
+            assert!(!tester_held(&o(1, true, true), through));
+        }
+        // Through a DUT, its own losses in other windows do not count.
+        let mut floor = o(1, true, false);
+        floor.lost += 6 * 3;
+        let tl = floor.timeline.as_mut().unwrap();
+        for l in &mut tl.lost[4..] {
+            *l += 3;
+        }
+        floor.loss_split = Some(bench::search::LossSplit {
+            dut_ring: 18,
+            dut_drops: 0,
+            tester_ring: 7,
+            elsewhere: 0,
+        });
+        assert!(tester_held(&floor, true));
+        assert!(
+            !tester_held(&floor, false),
+            "in loopback every loss is the tester's"
+        );
+        assert_eq!(
+            fewest_windows_holding(10, &[(9, 4), (9, 0), (9, 7), (9, 5)]),
+            2
+        );
+        assert_eq!(fewest_windows_holding(0, &[(9, 4)]), 0);
+        // Without a timeline, any drop of the tester's fails the rate.
+        let mut untimed = o(1, true, false);
+        untimed.timeline = None;
+        assert!(!tester_held(&untimed, false));
     }
 
     #[test]
