@@ -188,6 +188,12 @@ struct Precision {
     confirm_steps: u32,
     /// Wait before calibrating through a DUT ([`calibrate_through`]).
     settle: Duration,
+    /// Whole calibrations of a size through a DUT, the highest maximum
+    /// kept: the host's slow spells last seconds to minutes (the tester's
+    /// maximum through the floor came out 1.11 Mfps at 64 B and 1.38 at
+    /// IMIX, calibrated seconds later, where other runs found 1.77-1.93
+    /// and 1.63-1.64), and a rate one pass confirmed the tester holds.
+    passes: u32,
 }
 
 impl Precision {
@@ -198,6 +204,7 @@ impl Precision {
         tries: 3,
         confirm_steps: 4,
         settle: SETTLE,
+        passes: 2,
     };
     /// `SOFTROUTER_CALIBRATION=coarse`: 10 %, one trial a rate, no
     /// confirmation, no settling, about a third of the time. For runs
@@ -209,6 +216,7 @@ impl Precision {
         tries: 1,
         confirm_steps: 0,
         settle: Duration::ZERO,
+        passes: 1,
     };
 
     /// From `SOFTROUTER_CALIBRATION` (unset or `full`: [`Self::FULL`]).
@@ -276,14 +284,35 @@ pub fn calibrate_through(
         tx_path: t.tx_paths().join(", "),
         sizes: Vec::new(),
     };
+    let passes = if through_dut { precision.passes } else { 1 };
     for size in sizes {
         super::supported_size(size, ipv6)?;
-        let mut s = calibrate_size(&mut t, size.effective(ipv6), through_dut, precision)
-            .with_context(|| format!("calibrating {size} {}", via(path)))?;
+        let mut best: Option<SizeCalibration> = None;
+        for _ in 0..passes {
+            let s = calibrate_size(&mut t, size.effective(ipv6), through_dut, precision)
+                .with_context(|| format!("calibrating {size} {}", via(path)))?;
+            best = Some(match best {
+                Some(b) => higher(b, s),
+                None => s,
+            });
+        }
+        let mut s = best.expect("at least one pass");
         s.path = path.to_string();
         out.sizes.push(s);
     }
     Ok(out)
+}
+
+/// Of two calibrations of a size, the one with the higher maximum (the
+/// earlier on a tie), counting both one's trials.
+fn higher(a: SizeCalibration, b: SizeCalibration) -> SizeCalibration {
+    let trials = a.trials + b.trials;
+    let best = if b.max_rate_fps > a.max_rate_fps {
+        b
+    } else {
+        a
+    };
+    SizeCalibration { trials, ..best }
 }
 
 /// The plan for one veth pair inside `ns` whose two ends are both tester
@@ -617,6 +646,23 @@ mod tests {
     }
 
     #[test]
+    fn of_two_passes_the_higher_maximum_is_kept_with_every_trial() {
+        let pass = |max, trials| SizeCalibration {
+            size: FrameSize::Fixed(64),
+            max_rate_fps: max,
+            generator_max_fps: 2e6,
+            latency_floor: LatencySummary::default(),
+            trials,
+            path: LOOPBACK.into(),
+            other_paths: Vec::new(),
+        };
+        let h = higher(pass(1.11e6, 20), pass(1.77e6, 25));
+        assert_eq!((h.max_rate_fps, h.trials), (1.77e6, 45));
+        let h = higher(pass(1.9e6, 20), pass(1.5e6, 25));
+        assert_eq!((h.max_rate_fps, h.trials), (1.9e6, 45));
+    }
+
+    #[test]
     fn only_the_hosts_faults_are_run_again() {
         let o = |fault: Option<&str>, limited| bench::search::TrialOutcome {
             measurement_fault: fault.map(String::from),
@@ -682,6 +728,7 @@ mod tests {
         let c = Precision::parse(Some(" coarse ")).unwrap();
         assert_eq!(c, Precision::COARSE);
         assert!(c.width > Precision::FULL.width && c.tries == 1 && c.confirm_steps == 0);
+        assert!(c.passes == 1 && Precision::FULL.passes == 2);
         assert_eq!(c.settle, Duration::ZERO, "the test suite does not wait");
         let e = Precision::parse(Some("fast")).unwrap_err().to_string();
         assert!(

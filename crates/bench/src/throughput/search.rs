@@ -58,8 +58,7 @@ struct Measured {
     held: bool,
     /// Its index in the records (shared by the windows of a stream).
     record: usize,
-    /// One window of a stream the tester spoiled in a few windows at
-    /// most: a window whose verdict hinges on the tester's receive drops
+    /// One window of a stream: when its verdict hinges on the tester it
     /// does not count (it is spoiled) instead of making its load the
     /// tester's.
     window: bool,
@@ -134,6 +133,44 @@ impl View {
     fn fps(&self, i: Option<usize>) -> Option<f64> {
         i.map(|i| self.loads[i].fps)
     }
+}
+
+/// Whether a stream passed for `goal` and what it said, in words: a whole
+/// stream by its loss; a stream of windows when at most the exceed ratio
+/// of its counted windows were high-loss (as a load leans,
+/// [`Load::leans_high`]), spoiled ones not counted.
+fn verdict(goal: &SearchGoal, trials: &[Measured]) -> (bool, String) {
+    let (mut high, mut high_s, mut all_s, mut spoiled) = (0, 0.0, 0.0, 0);
+    for m in trials {
+        let (t, tester) = m.for_goal(goal);
+        if tester {
+            if !m.window {
+                return (false, "tester-limited".into());
+            }
+            spoiled += 1;
+            continue;
+        }
+        all_s += t.duration_s;
+        if high_loss(goal, t.loss_ratio) {
+            high += 1;
+            high_s += t.duration_s;
+        }
+    }
+    let passed = all_s > 0.0
+        && if trials.len() == 1 {
+            high == 0
+        } else {
+            high_s <= goal.exceed_pct / 100.0 * all_s + 1e-9
+        };
+    let what = match trials.len() {
+        1 if passed => "low loss".to_string(),
+        1 => "high loss".to_string(),
+        n if spoiled > 0 => {
+            format!("{high} of {n} windows high loss, {spoiled} spoiled by the tester")
+        }
+        n => format!("{high} of {n} windows high loss"),
+    };
+    (passed, what)
 }
 
 /// Whether the tester's failure in a trial could change `goal`'s verdict
@@ -393,43 +430,7 @@ impl Search<'_> {
                 continue;
             }
             let trials = windows.unwrap_or_else(|| vec![whole]);
-            let verdicts: Vec<(TrialLoss, bool)> =
-                trials.iter().map(|m| m.for_goal(goal)).collect();
-            let spoiled = trials
-                .iter()
-                .zip(&verdicts)
-                .filter(|(m, (_, t))| m.window && *t)
-                .count();
-            let tester = verdicts.iter().any(|(_, t)| *t) && spoiled == 0;
-            let counted = || {
-                trials
-                    .iter()
-                    .zip(&verdicts)
-                    .filter(|(m, (_, t))| !(m.window && *t))
-                    .map(|(_, v)| v.0)
-            };
-            let high: f64 = counted()
-                .filter(|t| high_loss(goal, t.loss_ratio))
-                .map(|t| t.duration_s)
-                .sum();
-            let all: f64 = counted().map(|t| t.duration_s).sum();
-            // A stream of windows passes when its windows lean low, as a
-            // load does (`Load::leans_high`).
-            let passed = !tester && all > 0.0 && high <= goal.exceed_pct / 100.0 * all + 1e-9;
-            let highs = counted().filter(|t| high_loss(goal, t.loss_ratio)).count();
-            let what = if tester {
-                "tester-limited".to_string()
-            } else if trials.len() > 1 {
-                let mut w = format!("{highs} of {} windows high loss", trials.len());
-                if spoiled > 0 {
-                    w.push_str(&format!(", {spoiled} spoiled by the tester"));
-                }
-                w
-            } else if passed {
-                "low loss".into()
-            } else {
-                "high loss".into()
-            };
+            let (passed, what) = verdict(goal, &trials);
             self.trial.verdict(&format!("{purpose}: {what}"));
             self.measured.extend(trials);
             self.streams += 1;
@@ -573,7 +574,7 @@ pub fn throughput(trial: &mut dyn Trial, cfg: &ThroughputConfig) -> Result<Throu
     }
     if s.streams >= MAX_TRIALS {
         tracing::warn!(
-            "throughput search of {} stopped after {MAX_TRIALS} trials",
+            "throughput search of {} stopped after {MAX_TRIALS} streams",
             cfg.size
         );
     }
