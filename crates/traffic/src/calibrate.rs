@@ -304,7 +304,7 @@ pub fn calibrate_through(
 }
 
 /// Of two calibrations of a size, the one with the higher maximum (the
-/// earlier on a tie), counting both one's trials.
+/// earlier on a tie), with the trials of both.
 fn higher(a: SizeCalibration, b: SizeCalibration) -> SizeCalibration {
     let trials = a.trials + b.trials;
     let best = if b.max_rate_fps > a.max_rate_fps {
@@ -367,11 +367,10 @@ pub fn wire_plan(
 /// load was offered as asked and those losses fit in at most half of the
 /// windows ([`fewest_windows_holding`]): a stall of the tester's CPU
 /// overflows its ring in the window it falls in, a rate beyond the
-/// tester in every window. Why:
-/// a few dozen drops a second at rates the tester otherwise holds (the
-/// generator and the receive side share its CPU) failed every 1 s
-/// confirmation from 1.98 down to 1.81 Mfps in one run, and the maximum
-/// came out 1.30, 1.36 and 1.64 Mfps in three.
+/// tester in every window. Why: a few dozen drops a second at rates the
+/// tester otherwise holds (the generator and the receive side share its
+/// CPU) failed every 1 s confirmation from 1.98 down to 1.81 Mfps in one
+/// run, and the maximum came out 1.30, 1.36 and 1.64 Mfps in three.
 pub fn tester_held(o: &bench::search::TrialOutcome, through_dut: bool) -> bool {
     let dut_loss = if through_dut {
         o.loss_split
