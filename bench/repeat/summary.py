@@ -13,6 +13,9 @@ import json
 import statistics
 import sys
 
+if len(sys.argv) < 3 or not sys.argv[1].endswith("summary.json"):
+    # The first argument is written: a results file there would be lost.
+    sys.exit("usage: summary.py OUT-summary.json RUN1.json [RUN2.json ...]")
 out, files = sys.argv[1], sys.argv[2:]
 rates, ratios, medians, hosts = {}, {}, {}, []
 for f in files:
