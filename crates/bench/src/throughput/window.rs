@@ -7,15 +7,16 @@
 //! length ([`ThroughputConfig::stream_seconds`]) is sent as part of one
 //! stream of such trials back to back at the same load (no more of them
 //! than the goal's duration sum asks for: a goal decided by one short
-//! trial gets one), and the stream's
-//! loss timeline (each frame counted in the window it was due in, by its
-//! sequence number, however late it arrived) gives every window its own
-//! sent and lost counts: each window is one trial of the goal's duration.
+//! trial gets one). The stream's loss timeline (each frame counted in the
+//! window it was due in, by its sequence number, however late it
+//! arrived) gives every window its own sent and lost counts: each window
+//! is one trial of the goal's duration.
 //!
 //! The windows are not separated by a pause: a window starts with
 //! whatever the one before left queued. At a load the DUT holds, that is
-//! nothing; above it, the backlog only adds loss to a load that is an
-//! upper bound anyway.
+//! nothing. Above it, a DUT buffer of B frames hides an excess of less
+//! than 2·B frames a second from a 1 s stream (it fills in more than half
+//! the stream): 0.05 % for veth's 256-frame ring at 1 Mpps.
 //!
 //! [`ThroughputConfig::stream_seconds`]: super::ThroughputConfig::stream_seconds
 
