@@ -408,7 +408,42 @@ mod tests {
                 "lost {lost}"
             );
             assert!(o.load_held && !o.tester_limited, "lost {lost}");
+            assert!(o.fault_beyond_receive, "lost {lost}");
         }
+    }
+
+    /// Frames lost in the tester's own receive ring are a fault of their
+    /// own kind: calibration may judge the trial by its windows.
+    #[test]
+    fn receive_drops_alone_are_no_fault_beyond_receive() {
+        let spec = TrialSpec::constant(
+            1_000_000.0,
+            std::time::Duration::from_secs(1),
+            bench::sizes::FrameSize::Fixed(64),
+        );
+        let counted = || Counted {
+            sent: 1_000_000,
+            received: 999_990,
+            lost: 10,
+            reordered: 0,
+            duplicates: 0,
+            non_test: 0,
+            latency: LatencySummary::default(),
+            timeline: None,
+        };
+        let ring = || Seen {
+            tester_rx: 10,
+            ..Seen::default()
+        };
+        let o = outcome(&spec, counted(), 1e6, Vec::new(), ring(), None);
+        assert!(o.measurement_fault.is_some() && o.load_held && o.tester_limited);
+        assert!(!o.fault_beyond_receive);
+        let both = Seen {
+            moved: Some("moved apart".into()),
+            ..ring()
+        };
+        let o = outcome(&spec, counted(), 1e6, Vec::new(), both, None);
+        assert!(o.fault_beyond_receive);
     }
 
     #[test]

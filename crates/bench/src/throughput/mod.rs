@@ -100,8 +100,9 @@ pub struct LoadResult {
     /// Trials there (discarded ones not counted; each window of a stream
     /// is one).
     pub trials: u32,
-    /// Windows that did not count: the tester's receive drops in their
-    /// stream could decide them ([`window`]'s docs).
+    /// Windows that did not count: the tester could decide them (its
+    /// receive drops in their stream, a load it did not offer as asked;
+    /// [`window`]'s docs).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub spoiled_windows: u32,
     /// Their duration sums for this goal.
