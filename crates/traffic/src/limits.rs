@@ -315,6 +315,29 @@ mod tests {
         [s.tester_ring, s.dut_ring, s.dut_drops, s.elsewhere]
     }
 
+    /// A 1 s trial of 64 B frames at `rate`.
+    fn spec(rate: f64) -> TrialSpec {
+        TrialSpec::constant(
+            rate,
+            std::time::Duration::from_secs(1),
+            bench::sizes::FrameSize::Fixed(64),
+        )
+    }
+
+    /// `sent` frames counted, `lost` of them lost, nothing else.
+    fn counted(sent: u64, lost: u64) -> Counted {
+        Counted {
+            sent,
+            received: sent - lost,
+            lost,
+            reordered: 0,
+            duplicates: 0,
+            non_test: 0,
+            latency: LatencySummary::default(),
+            timeline: None,
+        }
+    }
+
     fn timing(paused_ms: u64) -> SendTiming {
         SendTiming {
             port_frames: vec![1_000_000],
@@ -329,11 +352,7 @@ mod tests {
 
     #[test]
     fn a_long_host_pause_is_a_fault_to_run_again_not_a_limit() {
-        let spec = TrialSpec::constant(
-            930_000.0,
-            std::time::Duration::from_secs(1),
-            bench::sizes::FrameSize::Fixed(64),
-        );
+        let spec = spec(930_000.0);
         // 223 ms of a 1 s trial at a fifth of the tester's maximum (seen
         // in a quiet run): the trial is run again.
         let f = pause_fault(&spec, &timing(223)).expect("a fault");
@@ -345,21 +364,8 @@ mod tests {
 
     #[test]
     fn a_pause_beside_other_limits_is_the_testers_limit() {
-        let spec = TrialSpec::constant(
-            4_900_000.0,
-            std::time::Duration::from_secs(1),
-            bench::sizes::FrameSize::Fixed(64),
-        );
-        let counted = || Counted {
-            sent: 1000,
-            received: 1000,
-            lost: 0,
-            reordered: 0,
-            duplicates: 0,
-            non_test: 0,
-            latency: LatencySummary::default(),
-            timeline: None,
-        };
+        let spec = spec(4_900_000.0);
+        let counted = || counted(1000, 0);
         let seen = || Seen {
             pause: Some("paused".into()),
             ..Seen::default()
@@ -380,22 +386,9 @@ mod tests {
     /// offered as asked, and the tester did not limit it.
     #[test]
     fn cpus_moved_apart_is_a_fault_to_run_again_whatever_the_loss() {
-        let spec = TrialSpec::constant(
-            1_000_000.0,
-            std::time::Duration::from_secs(1),
-            bench::sizes::FrameSize::Fixed(64),
-        );
+        let spec = spec(1_000_000.0);
         for lost in [0, 5000] {
-            let counted = Counted {
-                sent: 1_000_000,
-                received: 1_000_000 - lost,
-                lost,
-                reordered: 0,
-                duplicates: 0,
-                non_test: 0,
-                latency: LatencySummary::default(),
-                timeline: None,
-            };
+            let counted = counted(1_000_000, lost);
             let seen = Seen {
                 dut_ring: lost,
                 moved: Some("moved apart".into()),
@@ -416,21 +409,8 @@ mod tests {
     /// own kind: calibration may judge the trial by its windows.
     #[test]
     fn receive_drops_alone_are_no_fault_beyond_receive() {
-        let spec = TrialSpec::constant(
-            1_000_000.0,
-            std::time::Duration::from_secs(1),
-            bench::sizes::FrameSize::Fixed(64),
-        );
-        let counted = || Counted {
-            sent: 1_000_000,
-            received: 999_990,
-            lost: 10,
-            reordered: 0,
-            duplicates: 0,
-            non_test: 0,
-            latency: LatencySummary::default(),
-            timeline: None,
-        };
+        let spec = spec(1_000_000.0);
+        let counted = || counted(1_000_000, 10);
         let ring = || Seen {
             tester_rx: 10,
             ..Seen::default()

@@ -334,21 +334,28 @@ fn faulty(beyond: bool) -> Faulty {
     }
 }
 
+/// The search with a [`faulty`] tester, checked, after asserting that
+/// it found the bounds a tester without faults finds.
+fn against_a_clean_tester(beyond: bool) -> ThroughputResult {
+    let c = cfg(40_000.0, quick_goals());
+    let clean = throughput(&mut faulty(false).dut, &c).unwrap();
+    let r = throughput(&mut faulty(beyond), &c).unwrap();
+    check(&r, &c);
+    for (a, b) in r.goals.iter().zip(&clean.goals) {
+        assert_eq!((a.lower_fps, a.upper_fps), (b.lower_fps, b.upper_fps));
+    }
+    r
+}
+
 /// Streams the tester spoiled in more than half their windows are run
 /// again and counted; the result is the one a tester without faults
 /// gives.
 #[test]
 fn measurement_faults_are_repeated_and_counted() {
-    let c = cfg(40_000.0, quick_goals());
-    let clean = throughput(&mut faulty(false).dut, &c).unwrap();
-    let r = throughput(&mut faulty(true), &c).unwrap();
-    check(&r, &c);
+    let r = against_a_clean_tester(true);
     assert!(r.measurement_repeats > 0);
     let discarded = r.trials.iter().filter(|t| t.discarded).count();
     assert_eq!(discarded as u32, r.measurement_repeats);
-    for (a, b) in r.goals.iter().zip(&clean.goals) {
-        assert_eq!((a.lower_fps, a.upper_fps), (b.lower_fps, b.upper_fps));
-    }
 }
 
 /// Receive drops in one window of a stream spoil that window only: it
@@ -356,19 +363,13 @@ fn measurement_faults_are_repeated_and_counted() {
 /// windows do, nothing is run again, and the result is the clean one.
 #[test]
 fn receive_drops_spoil_only_their_window() {
-    let c = cfg(40_000.0, quick_goals());
-    let clean = throughput(&mut faulty(false).dut, &c).unwrap();
-    let r = throughput(&mut faulty(false), &c).unwrap();
-    check(&r, &c);
+    let r = against_a_clean_tester(false);
     assert_eq!(r.measurement_repeats, 0);
     let ndr = &r.goals[0];
     assert!(ndr.loads.iter().any(|l| l.spoiled_windows > 0), "{ndr:?}");
     // One window of a stream's ten at most.
     let one_a_stream = |l: &LoadResult| 10 * l.spoiled_windows <= l.trials + l.spoiled_windows;
     assert!(ndr.loads.iter().all(one_a_stream), "{ndr:?}");
-    for (a, b) in r.goals.iter().zip(&clean.goals) {
-        assert_eq!((a.lower_fps, a.upper_fps), (b.lower_fps, b.upper_fps));
-    }
 }
 
 /// The strict RFC 2544 goal: one short lossy trial makes an upper bound,
