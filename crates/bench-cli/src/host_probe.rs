@@ -79,8 +79,8 @@ fn measure_for(cpu: Option<usize>, watch: Duration) -> HostProbe {
         HostProbe {
             cpu,
             alu_ns: median(|| alu_ns_per_step(1 << 20)),
-            cache_load_ns: median(|| walk_ns_per_load(&ring(4 << 20))),
-            memory_load_ns: median(|| walk_ns_per_load(&ring(128 << 20))),
+            cache_load_ns: walk_median(&ring(4 << 20)),
+            memory_load_ns: walk_median(&ring(128 << 20)),
             pause_watch_s: watch.as_secs_f64(),
             ..p
         }
@@ -156,19 +156,26 @@ fn ring(bytes: usize) -> Vec<u32> {
     v
 }
 
-fn walk_ns_per_load(ring: &[u32]) -> f64 {
-    let mut i = 0usize;
-    // One lap untimed: the walk's pages mapped and its lines where they
-    // settle.
-    for _ in 0..ring.len() / 16 {
+/// The median of [`REPEATS`] timed walks of [`STEPS`] loads through one
+/// `ring`, after one untimed lap (its pages mapped and its lines where
+/// they settle). One ring for all: building and warming the 128 MiB ring
+/// costs more than its three walks together (it took 2.5 s of every DUT's
+/// run when each walk built its own).
+fn walk_median(ring: &[u32]) -> f64 {
+    let mut i = walk(ring, 0, ring.len() / 16);
+    median(|| {
+        let t = Instant::now();
+        i = walk(ring, i, STEPS);
+        t.elapsed().as_nanos() as f64 / STEPS as f64
+    })
+}
+
+/// `steps` dependent loads from slot `i`: where the walk ends.
+fn walk(ring: &[u32], mut i: usize, steps: usize) -> usize {
+    for _ in 0..steps {
         i = ring[i] as usize;
     }
-    let t = Instant::now();
-    for _ in 0..STEPS {
-        i = ring[i] as usize;
-    }
-    std::hint::black_box(i);
-    t.elapsed().as_nanos() as f64 / STEPS as f64
+    std::hint::black_box(i)
 }
 
 #[cfg(test)]

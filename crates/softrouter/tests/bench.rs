@@ -109,8 +109,9 @@ fn bench(dir: &Path, dut: &str, extra: &[&str]) -> (serde_json::Value, String) {
     (r, stdout)
 }
 
-/// Every test type in the tables and the JSON of one DUT's run.
-fn check(r: &serde_json::Value, stdout: &str, dut: &str) {
+/// Every test type in the tables and the JSON of one DUT's run, whose
+/// maximum rate came from `max_from` ("calibrated", "set by the user").
+fn check(r: &serde_json::Value, stdout: &str, dut: &str, max_from: &str) {
     for title in ["throughput", "latency", "loss", "back-to-back", "recovery"] {
         assert!(stdout.contains(title), "table {title} printed:\n{stdout}");
     }
@@ -123,10 +124,8 @@ fn check(r: &serde_json::Value, stdout: &str, dut: &str) {
     let r = &r["runs"][0];
     assert_eq!(r["meta"]["dut"]["kind"], dut);
     assert!(!r["meta"]["dut"]["version"].as_str().unwrap().is_empty());
-    assert!(r["meta"]["max_rate_source"]
-        .as_str()
-        .unwrap()
-        .contains("calibrated"));
+    let source = r["meta"]["max_rate_source"].as_str().unwrap();
+    assert!(source.contains(max_from), "{source}");
     let tests = r["tests"].as_array().unwrap();
     let kinds: Vec<&str> = tests.iter().map(|t| t["test"].as_str().unwrap()).collect();
     assert_eq!(
@@ -227,8 +226,10 @@ fn every_test_type_against_linux() {
     }
     let _s = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().unwrap();
-    let (r, stdout) = bench(dir.path(), "linux", &[]);
-    check(&r, &stdout, "linux");
+    // A given maximum: the calibrated runs are named at
+    // `several_duts_repeated_write_one_file_with_medians`.
+    let (r, stdout) = bench(dir.path(), "linux", &["--max-rate-fps", "1000000"]);
+    check(&r, &stdout, "linux", "set by the user");
     let cfg = &r["runs"][0]["meta"]["dut"]["config"];
     assert!(
         cfg.to_string().contains("forwarding"),
@@ -244,7 +245,7 @@ fn every_test_type_against_softrouter() {
     let _s = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().unwrap();
     let (r, stdout) = bench(dir.path(), "softrouter", &["--mode", "interrupt"]);
-    check(&r, &stdout, "softrouter");
+    check(&r, &stdout, "softrouter", "calibrated");
     let r = &r["runs"][0];
     // softrouter's own figures with every trial: cycles per stage, drops.
     let tr = &r["tests"][0]["trials"][0]["outcome"]["dut_stats"];
@@ -282,65 +283,20 @@ fn every_test_type_against_softrouter() {
         .contains("afxdp"));
 }
 
-/// Two DUTs: one JSON file with both runs in order and their comparison,
-/// one CSV with a `dut` column, and the comparison table printed.
+/// Two DUTs with `--repeat 2` and goals given by flag: one JSON file
+/// with four runs, interleaved (linux softrouter linux softrouter), each
+/// with its round and the same name in both rounds, and their comparison;
+/// one CSV with a `dut` column (checked by `bench`); `repeats[]` with
+/// each DUT's median and range over its two rounds, the ratio of the
+/// medians with the per-round range; the comparison printed as median
+/// (min-max), a column per goal; the progress names the round.
+///
+/// A given maximum rate (`--max-rate-fps`) instead of the tester's
+/// calibration, as a user with a known tester would run it: the runs
+/// with calibration are `every_test_type_against_softrouter`, the floor's
+/// and experiment 002's.
 #[test]
-fn several_duts_write_one_file() {
-    if !testbed::require_root("bench linux,softrouter") {
-        return;
-    }
-    let _s = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let dir = tempfile::tempdir().unwrap();
-    let (r, stdout) = bench(
-        dir.path(),
-        "linux,softrouter",
-        // Short goals (a built-in name would bring the preset's 3 s sums).
-        &[
-            "--test",
-            "throughput",
-            "--goals",
-            "0.3f0.3d0l50e5w,0.3f0.6d1l50e5w",
-        ],
-    );
-    let c = r["comparison"].as_array().unwrap();
-    assert_eq!(c.len(), 1, "one size: {c:?}");
-    assert_eq!(c[0]["size"], "64");
-    let duts: Vec<&str> = c[0]["duts"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|d| d["dut"].as_str().unwrap())
-        .collect();
-    assert_eq!(duts, ["linux", "softrouter"]);
-    // A row per run, each against the last run, a column per goal.
-    assert!(
-        stdout.contains("0.3F0.3D0L50E5W/softrouter")
-            && stdout.contains("0.3F0.6D1L50E5W/softrouter"),
-        "{stdout}"
-    );
-    let rows: Vec<&str> = stdout.lines().filter(|l| l.starts_with("64 v4")).collect();
-    assert!(
-        rows.iter().any(|l| l.contains(" linux "))
-            && rows.iter().any(|l| l.contains(" softrouter ")),
-        "{stdout}"
-    );
-    for run in r["runs"].as_array().unwrap() {
-        assert_eq!(run["settings"]["goals"][1]["name"], "0.3f0.6d1l50e5w");
-        assert_eq!(
-            run["tests"][0]["result"]["goals"][1]["goal"]["loss_pct"],
-            1.0
-        );
-        assert_eq!(run["settings"]["tester"], "xdp");
-    }
-}
-
-/// `--repeat 2` with two DUTs: four runs, interleaved (linux softrouter
-/// linux softrouter), each with its round and the same name in both
-/// rounds; `repeats[]` with each DUT's median and range over its two
-/// rounds, the ratio of the medians with the per-round range; the
-/// comparison printed as median (min-max); the progress names the round.
-#[test]
-fn repeated_runs_interleave_and_report_medians() {
+fn several_duts_repeated_write_one_file_with_medians() {
     if !testbed::require_root("bench --repeat 2") {
         return;
     }
@@ -349,7 +305,21 @@ fn repeated_runs_interleave_and_report_medians() {
     let (r, stdout) = bench(
         dir.path(),
         "linux,softrouter",
-        &["--test", "throughput", "--repeat", "2"],
+        &[
+            "--test",
+            "throughput",
+            "--repeat",
+            "2",
+            "--max-rate-fps",
+            "1000000",
+            // Short goals (a built-in name would bring the preset's sums).
+            "--goals",
+            "0.3f0.3d0l50e5w,0.3f0.6d1l50e5w",
+        ],
+    );
+    assert_eq!(
+        r["runs"][0]["meta"]["max_rate_source"],
+        "set by the user: 1000000 frames/s"
     );
     let runs = r["runs"].as_array().unwrap();
     let order: Vec<(String, u64)> = runs
@@ -372,8 +342,19 @@ fn repeated_runs_interleave_and_report_medians() {
         ]
     );
     assert!(runs.iter().all(|r| r["settings"]["repeat"] == 2));
+    for run in runs {
+        assert_eq!(run["settings"]["goals"][1]["name"], "0.3f0.6d1l50e5w");
+        assert_eq!(
+            run["tests"][0]["result"]["goals"][1]["goal"]["loss_pct"],
+            1.0
+        );
+        assert_eq!(run["settings"]["tester"], "xdp");
+    }
     // comparison[]: a row per run, each against softrouter's run of its round.
-    let c = &r["comparison"][0];
+    let comparison = r["comparison"].as_array().unwrap();
+    assert_eq!(comparison.len(), 1, "one size: {comparison:?}");
+    let c = &comparison[0];
+    assert_eq!(c["size"], "64");
     assert_eq!(c["baseline"], "softrouter");
     assert_eq!(c["duts"].as_array().unwrap().len(), 4);
     for d in c["duts"].as_array().unwrap() {
@@ -406,7 +387,9 @@ fn repeated_runs_interleave_and_report_medians() {
         }
     }
     assert!(
-        stdout.contains("median of 2 rounds") && stdout.contains("NDR/softrouter"),
+        stdout.contains("median of 2 rounds")
+            && stdout.contains("0.3F0.3D0L50E5W/softrouter")
+            && stdout.contains("0.3F0.6D1L50E5W/softrouter"),
         "{stdout}"
     );
     let linux = stdout
@@ -462,6 +445,8 @@ fn linux_with_interrupt_coalescing_forwards() {
             "2",
             "--gro-flush-timeout-us",
             "50",
+            "--max-rate-fps",
+            "1000000",
         ],
     );
     let run = &r["runs"][0];

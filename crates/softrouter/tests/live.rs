@@ -456,6 +456,11 @@ fn afxdp_egress_that_stops_taking_xdp_frames() {
     assert_eq!(out["fast_path"]["xdp_tx"], false, "{stats}");
 }
 
+// The scenarios cover each mode with each worker count, each XDP tier
+// and each backend, not every product of them: the three are independent
+// in the code (the mode picks how a worker waits, the tier what the
+// kernel forwards before it, the worker count how queues are shared), and
+// a full product costs the test suite 5 s a case.
 #[test]
 fn afxdp_poll_1() {
     scenario("afxdp", "poll", 1, Tier::Xdp);
@@ -481,16 +486,8 @@ fn afxdp_adaptive_1_off() {
     scenario("afxdp", "adaptive", 1, Tier::Off);
 }
 #[test]
-fn afxdp_interrupt_1_off() {
-    scenario("afxdp", "interrupt", 1, Tier::Off);
-}
-#[test]
 fn afxdp_interrupt_1_generic() {
     scenario("afxdp", "interrupt", 1, Tier::XdpGeneric);
-}
-#[test]
-fn afxdp_adaptive_1_no_egress() {
-    scenario("afxdp", "adaptive", 1, Tier::XdpNoEgress);
 }
 #[test]
 fn afpacket_poll_2() {
@@ -501,20 +498,8 @@ fn afpacket_interrupt_1() {
     scenario("afpacket", "interrupt", 1, Tier::Off);
 }
 #[test]
-fn afpacket_adaptive_1() {
-    scenario("afpacket", "adaptive", 1, Tier::Off);
-}
-#[test]
 fn afpacket_adaptive_2() {
     scenario("afpacket", "adaptive", 2, Tier::Off);
-}
-#[test]
-fn afpacket_poll_1() {
-    scenario("afpacket", "poll", 1, Tier::Off);
-}
-#[test]
-fn afpacket_interrupt_2() {
-    scenario("afpacket", "interrupt", 2, Tier::Off);
 }
 
 /// More workers than queues (a single-queue veth, as most virtual NICs):
