@@ -226,8 +226,8 @@ fn every_test_type_against_linux() {
     }
     let _s = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().unwrap();
-    // A given maximum: the calibrated runs are named at
-    // `several_duts_repeated_write_one_file_with_medians`.
+    // A given maximum, not a calibration (see
+    // `several_duts_repeated_write_one_file_with_medians`).
     let (r, stdout) = bench(dir.path(), "linux", &["--max-rate-fps", "1000000"]);
     check(&r, &stdout, "linux", "set by the user");
     let cfg = &r["runs"][0]["meta"]["dut"]["config"];
@@ -292,9 +292,10 @@ fn every_test_type_against_softrouter() {
 /// (min-max), a column per goal; the progress names the round.
 ///
 /// A given maximum rate (`--max-rate-fps`) instead of the tester's
-/// calibration, as a user with a known tester would run it: the runs
-/// with calibration are `every_test_type_against_softrouter`, the floor's
-/// and experiment 002's.
+/// calibration (9 s a run here), as a user with a known tester would run
+/// it. The bench runs that calibrate are
+/// `every_test_type_against_softrouter`'s and experiment 002's
+/// (`tests/experiments.rs`).
 #[test]
 fn several_duts_repeated_write_one_file_with_medians() {
     if !testbed::require_root("bench --repeat 2") {
