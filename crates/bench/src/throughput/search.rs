@@ -206,25 +206,43 @@ struct Search<'a> {
 impl Search<'_> {
     fn view(&self, goal: &SearchGoal) -> View {
         let mut loads: Vec<Load> = Vec::new();
-        let mut by_load: Vec<(f64, Vec<TrialLoss>, bool, u32)> = Vec::new();
+        /// One load's counted trials as they gather.
+        struct Gathered {
+            fps: f64,
+            trials: Vec<TrialLoss>,
+            tester: bool,
+            spoiled: u32,
+        }
+        let mut by_load: Vec<Gathered> = Vec::new();
         for m in &self.measured {
             let (t, tester) = m.for_goal(goal);
-            let i = match by_load.iter().position(|b| same_load(b.0, m.load)) {
+            let i = match by_load.iter().position(|g| same_load(g.fps, m.load)) {
                 Some(i) => i,
                 None => {
-                    by_load.push((m.load, Vec::new(), false, 0));
+                    by_load.push(Gathered {
+                        fps: m.load,
+                        trials: Vec::new(),
+                        tester: false,
+                        spoiled: 0,
+                    });
                     by_load.len() - 1
                 }
             };
-            let b = &mut by_load[i];
+            let g = &mut by_load[i];
             if m.window && tester {
-                b.3 += 1;
+                g.spoiled += 1;
                 continue;
             }
-            b.1.push(t);
-            b.2 |= tester;
+            g.trials.push(t);
+            g.tester |= tester;
         }
-        for (fps, trials, tester, spoiled) in by_load {
+        for Gathered {
+            fps,
+            trials,
+            tester,
+            spoiled,
+        } in by_load
+        {
             let sums = LoadSums::of(goal, trials.iter().copied());
             // A load the tester could not hold (after the repeats) is
             // beyond this tester: an upper bound, flagged as the tester's.
