@@ -15,8 +15,8 @@ pub use dataplane::report::{DEVICE_TX_DROPPED, XDP_XMIT_ERRORS};
 use dataplane::{StatsSnapshot, WorkerStats};
 use netio::Port;
 use std::path::Path;
-use std::sync::Arc;
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 /// How long a snapshot waits for a running worker to answer (a worker
 /// sleeps at most 10 ms between rounds); a worker that does not answer is
@@ -137,9 +137,29 @@ fn assemble(
     }
 }
 
-/// The big regions of this process and their huge-page bytes.
+/// How long [`memory`] reuses its last reading.
+///
+/// Why: reading `/proc/self/smaps` walks the page tables of every mapping
+/// (the FIB's tables included), and every report reads it: each `ctl
+/// stats`, SIGUSR1 and metrics scrape. The bench's control-latency sampler
+/// asks 40 times a second during every trial, and the walk took ~2 % of
+/// the DUT CPU's busy time while the XDP tier forwarded 1.6-2.2 Mpps
+/// (`perf record -C 0`, `bench/floor/README.md`), CPU time counted in the
+/// tier's cycles per packet. Huge-page backing changes far more slowly.
+const MEMORY_MAX_AGE: Duration = Duration::from_secs(1);
+
+/// The big regions of this process and their huge-page bytes, as read at
+/// most [`MEMORY_MAX_AGE`] ago.
 pub fn memory() -> Vec<MemoryRegion> {
-    hugemem::report()
+    static LAST: Mutex<Option<(Instant, Vec<MemoryRegion>)>> = Mutex::new(None);
+    let mut last = LAST.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, m)) = last
+        .as_ref()
+        .filter(|(at, _)| at.elapsed() < MEMORY_MAX_AGE)
+    {
+        return m.clone();
+    }
+    let m: Vec<MemoryRegion> = hugemem::report()
         .into_iter()
         .map(|r| MemoryRegion {
             region: r.region.to_string(),
@@ -148,7 +168,9 @@ pub fn memory() -> Vec<MemoryRegion> {
             huge_explicit_bytes: r.huge_explicit_bytes,
             huge_thp_bytes: r.huge_thp_bytes,
         })
-        .collect()
+        .collect();
+    *last = Some((Instant::now(), m.clone()));
+    m
 }
 
 /// Adds to `now` the regions of `at_start` that are gone (the exit report
