@@ -12,7 +12,7 @@ mod load;
 mod mmap;
 mod test_run;
 
-pub use load::{load, load_raw_tracepoints, Loaded};
+pub use load::{has_kernel_btf, load, load_raw_tracepoints, Loaded};
 pub use mmap::MmapArray;
 pub use test_run::{run_once, XDP_ABORTED, XDP_DROP, XDP_PASS, XDP_REDIRECT, XDP_TX};
 

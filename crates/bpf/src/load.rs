@@ -28,8 +28,14 @@ pub fn load(
     prog: &str,
 ) -> Result<Loaded> {
     let mut loader = EbpfLoader::new();
-    // No CO-RE in these programs: skip reading the kernel's BTF.
-    loader.btf(None);
+    // Relocated against the kernel's BTF when it has one: the XDP
+    // programs read no kernel structure, but an object's tracing programs
+    // may (the fast path's egress drop counter reads `ifindex`, CO-RE).
+    // Without BTF their reads stay unrelocated: [`has_kernel_btf`] says
+    // whether to attach them.
+    let btf = has_kernel_btf().then(aya::Btf::from_sys_fs).transpose();
+    let btf = btf.with_context(|| format!("{what}: the kernel's BTF ({KERNEL_BTF})"))?;
+    loader.btf(btf.as_ref());
     for &(name, n) in entries {
         loader.map_max_entries(name, n.max(1));
     }
@@ -49,6 +55,15 @@ pub fn load(
     Ok(Loaded { ebpf })
 }
 
+/// Where the kernel offers its BTF.
+const KERNEL_BTF: &str = "/sys/kernel/btf/vmlinux";
+
+/// Whether the kernel offers its BTF, so that CO-RE reads of kernel
+/// structures in a loaded object are relocated.
+pub fn has_kernel_btf() -> bool {
+    std::path::Path::new(KERNEL_BTF).exists()
+}
+
 /// Load `obj`, relocated against the running kernel's BTF (tracing
 /// programs read kernel structures, whose layout is the kernel's: CO-RE),
 /// and attach each raw tracepoint program `(prog, tracepoint)` of
@@ -57,7 +72,7 @@ pub fn load(
 /// trace.
 pub fn load_raw_tracepoints(what: &str, obj: &[u8], attach: &[(&str, &str)]) -> Result<Loaded> {
     let btf = aya::Btf::from_sys_fs()
-        .with_context(|| format!("{what}: the kernel's BTF (/sys/kernel/btf/vmlinux)"))?;
+        .with_context(|| format!("{what}: the kernel's BTF ({KERNEL_BTF})"))?;
     let mut ebpf = EbpfLoader::new()
         .btf(Some(&btf))
         .load(obj)

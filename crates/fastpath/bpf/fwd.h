@@ -84,11 +84,15 @@ _Static_assert(sizeof(struct fp_counters) == FP_COUNTERS_SIZE, "Counters");
 struct fp_identity {
 	__u32 prog_id;
 	__u32 tx_map_id;
+	__u64 netns_cookie;
 };
 _Static_assert(sizeof(struct fp_identity) == FP_IDENTITY_SIZE, "Identity");
 _Static_assert(__builtin_offsetof(struct fp_identity, prog_id) == FP_IDENTITY_OFF_PROG_ID,
 	       "Identity");
 _Static_assert(__builtin_offsetof(struct fp_identity, tx_map_id) == FP_IDENTITY_OFF_TX_MAP_ID,
+	       "Identity");
+_Static_assert(__builtin_offsetof(struct fp_identity, netns_cookie) ==
+		       FP_IDENTITY_OFF_NETNS_COOKIE,
 	       "Identity");
 
 /* fastpath::layout::InSlot: the ingress port cache's slot of an

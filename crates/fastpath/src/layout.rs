@@ -187,9 +187,13 @@ impl Counters {
 pub struct Identity {
     pub prog_id: u32,
     pub tx_map_id: u32,
+    /// The router's network namespace (its `SO_NETNS_COOKIE`): ifindexes
+    /// are per namespace, so the egress drop counter counts only flushes
+    /// of devices in it.
+    pub netns_cookie: u64,
 }
 
-// SAFETY: two integers.
+// SAFETY: integers, no padding (4 + 4 + 8).
 unsafe impl aya::Pod for Identity {}
 // SAFETY: two integers.
 unsafe impl aya::Pod for InSlot {}

@@ -54,11 +54,39 @@ fn mount_tracefs() -> Result<()> {
     let r = unsafe { libc::mount(src.as_ptr(), dst.as_ptr(), fs.as_ptr(), 0, std::ptr::null()) };
     if r != 0 {
         bail!(
-            "mounting tracefs on {TRACEFS} for the xdp_devmap_xmit tracepoint: {}",
+            "mounting tracefs on {TRACEFS} for the xdp_redirect_err tracepoint: {}",
             std::io::Error::last_os_error()
         );
     }
     Ok(())
+}
+
+/// The cookie of this process's network namespace (`SO_NETNS_COOKIE`,
+/// Linux 5.14), as the kernel's `struct net` holds it.
+fn netns_cookie() -> Result<u64> {
+    const SO_NETNS_COOKIE: libc::c_int = 71;
+    let s = std::net::UdpSocket::bind("127.0.0.1:0")
+        .or_else(|_| std::net::UdpSocket::bind("[::1]:0"))
+        .context("a socket to read the network namespace's cookie")?;
+    let mut cookie: u64 = 0;
+    let mut len = std::mem::size_of::<u64>() as libc::socklen_t;
+    // SAFETY: a valid socket, and a u64 with its length.
+    let r = unsafe {
+        libc::getsockopt(
+            std::os::fd::AsRawFd::as_raw_fd(&s),
+            libc::SOL_SOCKET,
+            SO_NETNS_COOKIE,
+            (&mut cookie as *mut u64).cast(),
+            &mut len,
+        )
+    };
+    if r != 0 {
+        bail!(
+            "the network namespace's cookie (SO_NETNS_COOKIE): {}",
+            std::io::Error::last_os_error()
+        );
+    }
+    Ok(cookie)
 }
 
 /// Capacities of the tables the program shares with the workers (the
@@ -173,10 +201,10 @@ impl FastPath {
 
     /// Count what egress drivers drop of the redirected frames, and stop
     /// redirecting to a port whose driver refuses them: attaches the
-    /// object's `xdp:xdp_redirect_err` and `xdp:xdp_devmap_xmit`
-    /// tracepoint programs (see their comments in `bpf/fwd.bpf.c`). Mounts tracefs where the kernel offers it if
-    /// nothing is mounted there (`ip netns exec` remounts `/sys` without
-    /// it).
+    /// object's `xdp:xdp_redirect_err` tracepoint and `xdp_devmap_xmit`
+    /// raw tracepoint programs (see their comments in `bpf/fwd.bpf.c`).
+    /// Mounts tracefs where the kernel offers it if nothing is mounted
+    /// there (`ip netns exec` remounts `/sys` without it).
     pub fn watch_egress(&mut self) -> Result<()> {
         mount_tracefs()?;
         let prog_id = self
@@ -190,22 +218,41 @@ impl FastPath {
         };
         let mut ident: aya::maps::Array<_, Identity> = self.map("identity")?;
         ident
-            .set(0, Identity { prog_id, tx_map_id }, 0)
+            .set(
+                0,
+                Identity {
+                    prog_id,
+                    tx_map_id,
+                    netns_cookie: netns_cookie()?,
+                },
+                0,
+            )
             .context("identity map")?;
-        for (prog, event) in [
-            (ERR_PROGRAM, "xdp_redirect_err"),
-            (XMIT_PROGRAM, "xdp_devmap_xmit"),
-        ] {
-            let tp: &mut aya::programs::TracePoint = self
-                .obj
-                .ebpf
-                .program_mut(prog)
-                .ok_or_else(|| anyhow!("no program {prog}"))?
-                .try_into()?;
-            tp.load().map_err(|e| anyhow!("loading {prog}: {e}"))?;
-            tp.attach("xdp", event)
-                .map_err(|e| anyhow!("attaching to the tracepoint xdp:{event}: {e}"))?;
+        let tp: &mut aya::programs::TracePoint = self
+            .obj
+            .ebpf
+            .program_mut(ERR_PROGRAM)
+            .ok_or_else(|| anyhow!("no program {ERR_PROGRAM}"))?
+            .try_into()?;
+        tp.load()
+            .map_err(|e| anyhow!("loading {ERR_PROGRAM}: {e}"))?;
+        tp.attach("xdp", "xdp_redirect_err")
+            .map_err(|e| anyhow!("attaching to the tracepoint xdp:xdp_redirect_err: {e}"))?;
+        // It reads the devices' ifindex through their kernel structures,
+        // relocated at load against the kernel's BTF.
+        if !bpf::has_kernel_btf() {
+            bail!("the kernel has no BTF (/sys/kernel/btf/vmlinux) for {XMIT_PROGRAM}");
         }
+        let raw: &mut aya::programs::RawTracePoint = self
+            .obj
+            .ebpf
+            .program_mut(XMIT_PROGRAM)
+            .ok_or_else(|| anyhow!("no program {XMIT_PROGRAM}"))?
+            .try_into()?;
+        raw.load()
+            .map_err(|e| anyhow!("loading {XMIT_PROGRAM}: {e}"))?;
+        raw.attach("xdp_devmap_xmit")
+            .map_err(|e| anyhow!("attaching to the raw tracepoint xdp_devmap_xmit: {e}"))?;
         Ok(())
     }
 

@@ -226,7 +226,7 @@ fn fast_path(h: &mut Header) {
     define!(h, dec, "FP_", PORT_XDP_TX, PORT_KERNEL_LOCAL);
     layout!(h, "FP_PORT", PortSlot: mac, mtu, flags);
     layout!(h, "FP_CLOCK", Clock: epoch_ns, offset_ms, reachable_ms);
-    layout!(h, "FP_IDENTITY", Identity: prog_id, tx_map_id);
+    layout!(h, "FP_IDENTITY", Identity: prog_id, tx_map_id, netns_cookie);
     layout!(h, "FP_IN_SLOT", InSlot: ifindex, port);
     layout!(h, "FP_COUNTERS", Counters:);
 
