@@ -446,7 +446,8 @@ fn afxdp_egress_that_stops_taking_xdp_frames() {
     let lost =
         n(&out["output_drops"]["xdp_xmit_errors"]) + n(&out["output_drops"]["device_tx_dropped"]);
     eprintln!(
-        "sent {SENT}, received {got}, counted lost at egress {lost}; forwarded by XDP {}, punted for egress {}",
+        "sent {SENT}, received {got}, counted lost at egress {lost} (output drops {}); forwarded by XDP {}, punted for egress {}",
+        out["output_drops"],
         n(&inp["fast_path"]["forwarded"]),
         n(&inp["fast_path"]["punted"]["egress"])
     );
