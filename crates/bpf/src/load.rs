@@ -30,7 +30,8 @@ pub fn load(
     let mut loader = EbpfLoader::new();
     // Relocated against the kernel's BTF when it has one: the XDP
     // programs read no kernel structure, but an object's tracing programs
-    // may (the fast path's egress drop counter reads `ifindex`, CO-RE).
+    // may (the fast path's egress drop counter reads two fields of each
+    // device, CO-RE).
     // Without BTF their reads stay unrelocated: [`has_kernel_btf`] says
     // whether to attach them.
     let btf = has_kernel_btf().then(aya::Btf::from_sys_fs).transpose();

@@ -62,11 +62,11 @@ fn mount_tracefs() -> Result<()> {
 }
 
 /// The cookie of this process's network namespace (`SO_NETNS_COOKIE`,
-/// Linux 5.14), as the kernel's `struct net` holds it.
+/// Linux 5.14), as the kernel's `struct net` holds it. Read from a Unix
+/// socket: one needs neither an address nor the loopback up.
 fn netns_cookie() -> Result<u64> {
     const SO_NETNS_COOKIE: libc::c_int = 71;
-    let s = std::net::UdpSocket::bind("127.0.0.1:0")
-        .or_else(|_| std::net::UdpSocket::bind("[::1]:0"))
+    let s = std::os::unix::net::UnixDatagram::unbound()
         .context("a socket to read the network namespace's cookie")?;
     let mut cookie: u64 = 0;
     let mut len = std::mem::size_of::<u64>() as libc::socklen_t;
