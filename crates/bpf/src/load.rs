@@ -110,6 +110,14 @@ fn verifier_log(e: &aya::programs::ProgramError) -> String {
 impl Loaded {
     /// The XDP program `name`.
     pub fn xdp(&mut self, name: &str) -> Result<&mut Xdp> {
+        self.program(name)
+    }
+
+    /// The program `name`, of type `T` (`Xdp`, `TracePoint`, ...).
+    pub fn program<'a, T>(&'a mut self, name: &str) -> Result<&'a mut T>
+    where
+        &'a mut aya::programs::Program: TryInto<&'a mut T, Error = aya::programs::ProgramError>,
+    {
         self.ebpf
             .program_mut(name)
             .ok_or_else(|| anyhow!("no program {name}"))?

@@ -228,12 +228,7 @@ impl FastPath {
                 0,
             )
             .context("identity map")?;
-        let tp: &mut aya::programs::TracePoint = self
-            .obj
-            .ebpf
-            .program_mut(ERR_PROGRAM)
-            .ok_or_else(|| anyhow!("no program {ERR_PROGRAM}"))?
-            .try_into()?;
+        let tp: &mut aya::programs::TracePoint = self.obj.program(ERR_PROGRAM)?;
         tp.load()
             .map_err(|e| anyhow!("loading {ERR_PROGRAM}: {e}"))?;
         tp.attach("xdp", "xdp_redirect_err")
@@ -243,12 +238,7 @@ impl FastPath {
         if !bpf::has_kernel_btf() {
             bail!("the kernel has no BTF (/sys/kernel/btf/vmlinux) for {XMIT_PROGRAM}");
         }
-        let raw: &mut aya::programs::RawTracePoint = self
-            .obj
-            .ebpf
-            .program_mut(XMIT_PROGRAM)
-            .ok_or_else(|| anyhow!("no program {XMIT_PROGRAM}"))?
-            .try_into()?;
+        let raw: &mut aya::programs::RawTracePoint = self.obj.program(XMIT_PROGRAM)?;
         raw.load()
             .map_err(|e| anyhow!("loading {XMIT_PROGRAM}: {e}"))?;
         raw.attach("xdp_devmap_xmit")

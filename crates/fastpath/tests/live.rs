@@ -59,6 +59,18 @@ fn ifindex(name: &str) -> u32 {
     unsafe { libc::if_nametoindex(c.as_ptr()) }
 }
 
+/// The ifindexes of `names` in namespace `ns`.
+fn indexes_in(ns: &Netns, names: &[&String]) -> Vec<u32> {
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            enter(ns);
+            names.iter().map(|n| ifindex(n)).collect()
+        })
+        .join()
+        .unwrap()
+    })
+}
+
 fn pin(cpu: usize) {
     // SAFETY: pinning this thread.
     unsafe {
@@ -146,6 +158,22 @@ fn fast_path_dut(
             .map(|p| fp.counters(p).unwrap())
             .collect()
     })
+}
+
+/// `traffic` run through the fast path DUT on `w` (ports at `aliases`
+/// too, see [`fast_path_dut`]): its result and every port's counters.
+fn with_fast_path<T>(
+    w: &Wire,
+    aliases: Vec<u32>,
+    traffic: impl FnOnce() -> T,
+) -> (T, Vec<fastpath::Counters>) {
+    let (ready_tx, ready) = mpsc::channel();
+    let (stop, stop_rx) = mpsc::channel();
+    let dut = fast_path_dut(w, aliases, ready_tx, stop_rx);
+    ready.recv().unwrap();
+    let out = traffic();
+    stop.send(()).unwrap();
+    (out, dut.join().unwrap())
 }
 
 /// The kernel forwarding on the same wire (GRO on d0 so it takes the
@@ -246,13 +274,8 @@ fn forwards_on_a_veth_wire_without_loss_at_a_low_rate() {
     // loses frames loses them both times.
     for attempt in 1..=2 {
         let w = Wire::new();
-        let (ready_tx, ready) = mpsc::channel();
-        let (stop, stop_rx) = mpsc::channel();
-        let dut = fast_path_dut(&w, Vec::new(), ready_tx, stop_rx);
-        ready.recv().unwrap();
-        let (sent, received, _) = send(&w, 20_000, Some(50_000.0), 64);
-        stop.send(()).unwrap();
-        let c = dut.join().unwrap();
+        let ((sent, received, _), c) =
+            with_fast_path(&w, Vec::new(), || send(&w, 20_000, Some(50_000.0), 64));
         let (c0, c1) = (&c[0], &c[1]);
         eprintln!("d0 {c0:?}\nd1 {c1:?}");
         if attempt == 1
@@ -284,35 +307,16 @@ fn egress_drops_are_the_routers_own() {
     }
     for attempt in 1..=3 {
         let w = Wire::new();
-        let tester_indexes: Vec<u32> = std::thread::scope(|s| {
-            s.spawn(|| {
-                enter(&w.tns);
-                vec![ifindex(&w.v0.a), ifindex(&w.v1.b)]
-            })
-            .join()
-            .unwrap()
-        });
-        let router_indexes: Vec<u32> = std::thread::scope(|s| {
-            s.spawn(|| {
-                enter(&w.dns);
-                vec![ifindex(&w.v0.b), ifindex(&w.v1.a)]
-            })
-            .join()
-            .unwrap()
-        });
+        let tester_indexes = indexes_in(&w.tns, &[&w.v0.a, &w.v1.b]);
+        let router_indexes = indexes_in(&w.dns, &[&w.v0.b, &w.v1.a]);
         // A tester index that is a router port's already collides.
         let aliases: Vec<u32> = tester_indexes
             .iter()
             .copied()
             .filter(|i| !router_indexes.contains(i))
             .collect();
-        let (ready_tx, ready) = mpsc::channel();
-        let (stop, stop_rx) = mpsc::channel();
-        let dut = fast_path_dut(&w, aliases, ready_tx, stop_rx);
-        ready.recv().unwrap();
-        let (sent, received, _) = send(&w, 1_000_000, None, 256);
-        stop.send(()).unwrap();
-        let c = dut.join().unwrap();
+        let ((sent, received, _), c) =
+            with_fast_path(&w, aliases, || send(&w, 1_000_000, None, 256));
         let drops = |p: usize| c[p].get(fastpath::Counter::XmitDrops);
         let refused_at_d0 = sent - c[0].get(fastpath::Counter::RxForwarded);
         eprintln!(
@@ -343,13 +347,8 @@ fn egress_drops_are_the_routers_own() {
 fn fast_path_vs_kernel_flat_out() {
     const N: u64 = 2_000_000;
     let w = Wire::new();
-    let (ready_tx, ready) = mpsc::channel();
-    let (stop, stop_rx) = mpsc::channel();
-    let dut = fast_path_dut(&w, Vec::new(), ready_tx, stop_rx);
-    ready.recv().unwrap();
-    let xdp = send(&w, N, None, 64);
-    stop.send(()).unwrap();
-    eprintln!("fast path counters (d0, d1): {:?}", dut.join().unwrap());
+    let (xdp, c) = with_fast_path(&w, Vec::new(), || send(&w, N, None, 64));
+    eprintln!("fast path counters (d0, d1): {c:?}");
     std::thread::sleep(Duration::from_millis(200));
     let w = Wire::new();
     kernel_dut(&w);
