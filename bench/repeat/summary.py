@@ -10,6 +10,7 @@ ratios within 15 % (three separate runs); medians of two `--repeat 3`
 runs within 5 % of each other.
 """
 import json
+import re
 import statistics
 import sys
 
@@ -17,9 +18,16 @@ if len(sys.argv) < 3 or not sys.argv[1].endswith("summary.json"):
     # The first argument is written: a results file there would be lost.
     sys.exit("usage: summary.py OUT-summary.json RUN1.json [RUN2.json ...]")
 out, files = sys.argv[1], sys.argv[2:]
-rates, ratios, medians, hosts = {}, {}, {}, []
+rates, ratios, medians, hosts, maxima = {}, {}, {}, [], []
+# "64 B 2.09 Mfps through the floor DUT (loopback 3.80)" in meta.max_rate_source.
+MAX_RE = re.compile(r"(\S+)(?: B)? ([0-9.]+) Mfps (through the floor DUT|in loopback)")
 for f in files:
     doc = json.load(open(f))
+    # The tester's calibrated maxima of the run: a tester-limited DUT's
+    # figure is this, so its spread over the runs is the tester's.
+    src = doc["runs"][0]["meta"].get("max_rate_source") or "" if doc["runs"] else ""
+    maxima.append({"file": f, "max_fps": {m.group(1): float(m.group(2)) * 1e6
+                                          for m in MAX_RE.finditer(src)}})
     # How fast the host was before each DUT's run (absent in older files),
     # beside the DUT's cost: what moves between runs that no search removes.
     for run in doc["runs"]:
@@ -95,6 +103,16 @@ if medians:
             print(f"{who:18s} {size:10s} {goal:8s} {shown}  max dev {dev:.1f} %")
         summary["repeat_medians"].append({"who": who, "size": size, "goal": goal, "values": v,
                                           "max_dev_pct": dev})
+sizes = sorted({k for m in maxima for k in m["max_fps"]})
+if sizes:
+    print("the tester's calibrated maximum of each run (the 100 % rate; a tester-limited figure is this):")
+    for size in sizes:
+        v = [m["max_fps"].get(size) for m in maxima]
+        med, dev = spread(v)
+        shown = "  ".join("-" if not x else f"{x / 1e6:.4f}" for x in v)
+        if med:
+            print(f"{'tester maximum':18s} {size:10s} {'':8s} {shown}  Mfps  median {med / 1e6:.4f}  max dev {dev:.1f} %")
+    summary["tester_maxima"] = maxima
 probed = [h for h in hosts if h["host_probe"]]
 if probed:
     print("host before each run (probe ns: ALU step, load within the caches, beyond them; "
