@@ -101,7 +101,9 @@ def bench_runs(path):
 def main():
     d = sys.argv[1]
     def per_round(pattern):
-        files = sorted(glob.glob(os.path.join(d, pattern)))
+        # By round number: "raw-10" after "raw-9".
+        files = sorted(glob.glob(os.path.join(d, pattern)),
+                       key=lambda p: int(re.findall(r"(\d+)\.txt$", p)[0]) if re.findall(r"(\d+)\.txt$", p) else 0)
         return [statistics.median(r) for r in map(raw_rates, files) if r]
     raw = per_round("raw-*.txt")
     # The same generator and counter with the plainest floor between them
@@ -127,8 +129,12 @@ def main():
     # The target is per round: each round's calibrated maximum over the
     # reference measured in the same round, minutes apart at most (the
     # host moves both by tens of percent between rounds).
+    def round_no(path):
+        return int(re.search(r"bench-(\d+)\.json$", path).group(1))
+    default_runs = [p for p in glob.glob(os.path.join(d, "bench-*.json"))
+                    if re.search(r"bench-\d+\.json$", p)]
     round_cal = [statistics.median([r["calibrated_max_fps"] for r in bench_runs(p)] or [0])
-                 for p in sorted(glob.glob(os.path.join(d, "bench-*.json")))]
+                 for p in sorted(default_runs, key=round_no)]
     round_ref = raw_floor if ref is raw_floor_med else raw
     per_round_ratio = [c / r if c and r else None for c, r in zip(round_cal, round_ref)]
     summary = {
