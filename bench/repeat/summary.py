@@ -25,7 +25,7 @@ for f in files:
     doc = json.load(open(f))
     # The tester's calibrated maxima of the run: a tester-limited DUT's
     # figure is this, so its spread over the runs is the tester's.
-    src = doc["runs"][0]["meta"].get("max_rate_source") or "" if doc["runs"] else ""
+    src = (doc["runs"][0]["meta"].get("max_rate_source") or "") if doc["runs"] else ""
     maxima.append({"file": f, "max_fps": {m.group(1): float(m.group(2)) * 1e6
                                           for m in MAX_RE.finditer(src)}})
     # How fast the host was before each DUT's run (absent in older files),
