@@ -144,7 +144,7 @@ fn assemble(
 /// stats`, SIGUSR1 and metrics scrape. The bench's control-latency sampler
 /// asks 40 times a second during every trial, and the walk took ~2 % of
 /// the DUT CPU's busy time while the XDP tier forwarded 1.6-2.2 Mpps
-/// (`perf record -C 0`, `bench/floor/README.md`), CPU time counted in the
+/// (`perf record -C 0`, `bench/floor/HISTORY.md`), CPU time counted in the
 /// tier's cycles per packet. Huge-page backing changes far more slowly.
 const MEMORY_MAX_AGE: Duration = Duration::from_secs(1);
 

@@ -68,7 +68,7 @@ fn two_tester_cpus_send_and_count_every_frame() {
         assert_eq!((o.received, o.lost, o.duplicates), (planned, 0, 0));
         assert_eq!(o.latency.count, o.sent);
         // Not a timing test: whether the rate held (the second
-        // generator's call may start late, see bench/floor/README.md) is
+        // generator's call may start late, see bench/floor/HISTORY.md) is
         // this shared machine's to say, not this test's.
     }
     // An odd burst splits 201 + 200. Each share fits its receive queue's
