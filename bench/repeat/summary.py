@@ -23,11 +23,18 @@ rates, ratios, medians, hosts, maxima = {}, {}, {}, [], []
 MAX_RE = re.compile(r"(\S+)(?: B)? ([0-9.]+) Mfps (through the floor DUT|in loopback)")
 for f in files:
     doc = json.load(open(f))
-    # The tester's calibrated maxima of the run: a tester-limited DUT's
-    # figure is this, so its spread over the runs is the tester's.
-    src = (doc["runs"][0]["meta"].get("max_rate_source") or "") if doc["runs"] else ""
-    maxima.append({"file": f, "max_fps": {m.group(1): float(m.group(2)) * 1e6
-                                          for m in MAX_RE.finditer(src)}})
+    # The tester's calibrated maxima of the run, one per round (each
+    # round calibrates afresh): a tester-limited DUT's figure is this,
+    # so its spread over the runs is the tester's.
+    seen = set()
+    for run in doc["runs"]:
+        rnd = run["meta"].get("round", 1)
+        if rnd in seen:
+            continue
+        seen.add(rnd)
+        src = run["meta"].get("max_rate_source") or ""
+        maxima.append({"file": f, "round": rnd, "max_fps": {m.group(1): float(m.group(2)) * 1e6
+                                                            for m in MAX_RE.finditer(src)}})
     # How fast the host was before each DUT's run (absent in older files),
     # beside the DUT's cost: what moves between runs that no search removes.
     for run in doc["runs"]:
@@ -105,7 +112,7 @@ if medians:
                                           "max_dev_pct": dev})
 sizes = sorted({k for m in maxima for k in m["max_fps"]})
 if sizes:
-    print("the tester's calibrated maximum of each run (the 100 % rate; a tester-limited figure is this):")
+    print("the tester's calibrated maximum of each run and round (the 100 % rate; a tester-limited figure is this):")
     for size in sizes:
         v = [m["max_fps"].get(size) for m in maxima]
         med, dev = spread(v)

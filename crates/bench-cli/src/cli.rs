@@ -89,9 +89,10 @@ pub struct BenchArgs {
     /// e.g. `ndr,pdr,rfc2544` or `1f21d0.1l50e`. Default: ndr,pdr.
     #[arg(long, value_delimiter = ',', value_name = "GOALS")]
     pub goals: Vec<String>,
-    /// Runs every DUT N times, in turn (A B A B ...), each a fresh start,
-    /// and reports each DUT's median and range and the ratios from the
-    /// medians with their range (default 1).
+    /// Runs every DUT N times, in turn (A B A B ...), each a fresh start
+    /// after the round's own calibration of the tester, and reports each
+    /// DUT's median and range and the ratios from the medians with their
+    /// range (default 1).
     #[arg(long, value_name = "N")]
     pub repeat: Option<u32>,
     /// CPUs for the xdp tester, the last N (default 1): one generator and

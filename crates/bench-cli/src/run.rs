@@ -38,10 +38,10 @@ pub struct RunOptions {
 /// Runs every DUT of `runs` (one [`Settings`] per DUT, sharing the tester
 /// options of the first) and writes the outputs the first one names. With
 /// `repeat = N` the DUTs run N times in turn (A B A B ...: a slow phase of
-/// the host then falls on every DUT alike), each a fresh start, after one
-/// calibration; each run records its round. The JSON and CSV files are
-/// rewritten after every DUT, so they hold every finished run even if a
-/// later one fails.
+/// the host then falls on every DUT alike), each a fresh start, every
+/// round after its own calibration of the tester; each run records its
+/// round. The JSON and CSV files are rewritten after every DUT, so they
+/// hold every finished run even if a later one fails.
 pub fn run(runs: &[Settings], opts: &RunOptions) -> Result<BenchResults> {
     let first = runs.first().context("no DUT to run")?;
     let backend = first.tester;
@@ -73,44 +73,22 @@ pub fn run(runs: &[Settings], opts: &RunOptions) -> Result<BenchResults> {
         placement.push_str("; idle-priority CPU soakers on the DUT's CPUs");
     }
 
-    // Calibrate once: the tester's own maximum rate and latency floor.
-    let mut calibration = Vec::new();
-    if first.max_rate_fps.is_none() && first.link_bps.is_none() {
-        for v6 in first.ip.versions() {
-            let cal = calibrate_tester(first, split.as_ref(), v6)?;
-            eprint!("{}", describe_calibration(&cal));
-            calibration.push(cal);
-        }
-    }
-
-    // The DUT's CPUs to the DUT (and the bench's soakers) alone for the
-    // run: the host's other threads move to the tester's CPU until the
-    // shield drops at the end (testbed::shield says why).
-    let shield = split
-        .as_ref()
-        .and_then(|(_, d)| testbed::shield::Shield::raise(d));
-    if let Some(s) = &shield {
-        let text = format!(
-            "{} other threads of the host kept off the DUT's CPUs for the run (on CPU(s) {:?})",
-            s.moved(),
-            s.rest()
-        );
-        eprintln!("softrouter bench: {text}");
-        placement.push_str("; ");
-        placement.push_str(&text);
-    }
-    // Idle CPUs poll rather than halt for the run (testbed::cpu_latency
-    // says why), and the DUT's CPU time is read from its own CPUs.
-    let _awake = split.as_ref().and_then(|_| testbed::cpu_latency::hold());
-    if _awake.is_some() {
-        placement.push_str("; idle CPUs poll (PM QoS 0 µs exit latency)");
-    }
-    dut::probe::set_dut_cpus(split.as_ref().map_or(&[][..], |(_, d)| &d[..]));
-
     let mut done = Vec::new();
     let mut results = BenchResults::new(Vec::new());
     let rounds = first.repeat.max(1);
     for round in 1..=rounds {
+        // Each round calibrates the tester afresh: its maximum through a
+        // DUT moves with the host by 10-15 % between runs minutes apart
+        // while its generator alone holds within 4 % (bench/repeat), so a
+        // DUT the tester limits gets the maximum of its own round, and the
+        // median over rounds averages the host's phases as it does for
+        // the DUTs' own figures.
+        let calibration = calibrate_all(first, split.as_ref())?;
+        // The DUT's CPUs to the DUT (and the bench's soakers) alone for
+        // the round: the host's other threads move to the tester's CPU
+        // until the shield drops (testbed::shield says why). Idle CPUs
+        // poll rather than halt (testbed::cpu_latency says why).
+        let guard = RoundGuard::raise(split.as_ref(), &placement);
         let start = done.len();
         for (k, settings) in runs.iter().enumerate() {
             let at = Position {
@@ -130,7 +108,7 @@ pub fn run(runs: &[Settings], opts: &RunOptions) -> Result<BenchResults> {
             };
             let mut r = run_one(settings, &dut_opts, &calibration, opts.quiet, &at)?;
             r.meta.round = round;
-            r.meta.notes.push(placement.clone());
+            r.meta.notes.push(guard.placement.clone());
             done.push(r);
             // Names told apart within a round, the same in every round.
             distinct_names(&mut done[start..], runs);
@@ -165,6 +143,60 @@ pub fn run(runs: &[Settings], opts: &RunOptions) -> Result<BenchResults> {
     }
     dut::soak::stop();
     Ok(results)
+}
+
+/// The tester's calibrations for every IP version of the run, or none
+/// when the settings give the maximum rate.
+fn calibrate_all(
+    first: &Settings,
+    split: Option<&(usize, Vec<usize>)>,
+) -> Result<Vec<traffic::Calibration>> {
+    let mut calibration = Vec::new();
+    if first.max_rate_fps.is_none() && first.link_bps.is_none() {
+        for v6 in first.ip.versions() {
+            let cal = calibrate_tester(first, split, v6)?;
+            eprint!("{}", describe_calibration(&cal));
+            calibration.push(cal);
+        }
+    }
+    Ok(calibration)
+}
+
+/// What a round holds while its DUTs run: the shield over the DUT's CPUs
+/// and idle CPUs polling, both dropped with the guard (before the next
+/// round's calibration, which runs as the first round's did); and the
+/// placement note every run of the round carries.
+struct RoundGuard {
+    _shield: Option<testbed::shield::Shield>,
+    _awake: Option<testbed::cpu_latency::Held>,
+    placement: String,
+}
+
+impl RoundGuard {
+    fn raise(split: Option<&(usize, Vec<usize>)>, placement: &str) -> RoundGuard {
+        let mut placement = placement.to_string();
+        let shield = split.and_then(|(_, d)| testbed::shield::Shield::raise(d));
+        if let Some(s) = &shield {
+            let text = format!(
+                "{} other threads of the host kept off the DUT's CPUs for the run (on CPU(s) {:?})",
+                s.moved(),
+                s.rest()
+            );
+            eprintln!("softrouter bench: {text}");
+            placement.push_str("; ");
+            placement.push_str(&text);
+        }
+        let awake = split.and_then(|_| testbed::cpu_latency::hold());
+        if awake.is_some() {
+            placement.push_str("; idle CPUs poll (PM QoS 0 µs exit latency)");
+        }
+        dut::probe::set_dut_cpus(split.map_or(&[][..], |(_, d)| &d[..]));
+        RoundGuard {
+            _shield: shield,
+            _awake: awake,
+            placement,
+        }
+    }
 }
 
 /// Runs of one DUT configured several ways (an experiment's `[[duts]]`:

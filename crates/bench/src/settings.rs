@@ -144,9 +144,10 @@ pub struct Settings {
     /// Repetitions of the whole run per size (quick 1, rfc 1).
     pub repetitions: Option<u32>,
     /// Rounds of the whole bench (`--repeat N`, default 1): every DUT is
-    /// run N times, in turn (A B A B ...), each time freshly started, and
-    /// the results give each DUT's median and range over its rounds and
-    /// the ratios from the medians (`bench::repeat`).
+    /// run N times, in turn (A B A B ...), each time freshly started after
+    /// the round's own calibration of the tester, and the results give
+    /// each DUT's median and range over its rounds and the ratios from the
+    /// medians (`bench::repeat`).
     pub repeat: u32,
     /// Maximum rate per port, frames/s; unset = link rate or the tester's
     /// calibrated maximum (R2).

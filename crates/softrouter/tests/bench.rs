@@ -283,6 +283,50 @@ fn every_test_type_against_softrouter() {
         .contains("afxdp"));
 }
 
+/// `--repeat 2` with the tester's calibration: each round calibrates
+/// afresh, so each round's runs carry their own (the calibration's note
+/// names the testbed it ran on, new for every calibration), and a DUT the
+/// tester limits is held against its round's maximum.
+#[test]
+fn each_round_calibrates_the_tester_afresh() {
+    if !testbed::require_root("bench --repeat 2 calibrating") {
+        return;
+    }
+    let _s = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let (r, _) = bench(
+        dir.path(),
+        "floor",
+        &["--test", "throughput", "--repeat", "2"],
+    );
+    let runs = r["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2);
+    let calibration = |run: &serde_json::Value| -> String {
+        run["meta"]["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|n| n.as_str())
+            .filter(|n| n.starts_with("tester calibration"))
+            .collect::<Vec<_>>()
+            .join("; ")
+    };
+    let (one, two) = (calibration(&runs[0]), calibration(&runs[1]));
+    assert!(!one.is_empty(), "{}", runs[0]["meta"]);
+    assert!(!two.is_empty(), "{}", runs[1]["meta"]);
+    assert_ne!(one, two, "round 2 ran on round 1's calibration");
+    for run in runs {
+        assert!(
+            run["meta"]["max_rate_source"]
+                .as_str()
+                .unwrap()
+                .starts_with("tester calibrated maximum"),
+            "{}",
+            run["meta"]
+        );
+    }
+}
+
 /// Two DUTs with `--repeat 2` and goals given by flag: one JSON file
 /// with four runs, interleaved (linux softrouter linux softrouter), each
 /// with its round and the same name in both rounds, and their comparison;
