@@ -90,6 +90,18 @@ pub struct RepeatRow {
     pub duts: Vec<RepeatedDut>,
 }
 
+impl RepeatRow {
+    /// The goals' names, in their order, from the first DUT with a
+    /// figure for any goal (a DUT that never passed has none to name).
+    pub fn goal_names(&self) -> Vec<String> {
+        self.duts
+            .iter()
+            .find(|d| d.goals.iter().any(|g| g.n > 0))
+            .map(|d| d.goals.iter().map(|g| g.goal.clone()).collect())
+            .unwrap_or_default()
+    }
+}
+
 /// One DUT's rounds in a [`RepeatRow`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RepeatedDut {

@@ -597,12 +597,7 @@ fn repeats_table(r: &BenchResults) -> String {
         return String::new();
     };
     let base = first.baseline.clone();
-    let goals: Vec<String> = first
-        .duts
-        .iter()
-        .find(|d| d.goals.iter().any(|g| g.n > 0))
-        .map(|d| d.goals.iter().map(|g| g.goal.clone()).collect())
-        .unwrap_or_default();
+    let goals = first.goal_names();
     let mut headers = vec!["size".to_string(), "DUT".to_string(), "rounds".to_string()];
     for g in &goals {
         headers.push(format!("{} Mpps", g.to_uppercase()));

@@ -11,12 +11,7 @@ fn repeats(out: &mut String, r: &BenchResults) {
         return;
     };
     let base = first.baseline.clone();
-    let goals: Vec<String> = first
-        .duts
-        .iter()
-        .find(|d| d.goals.iter().any(|g| g.n > 0))
-        .map(|d| d.goals.iter().map(|g| g.goal.clone()).collect())
-        .unwrap_or_default();
+    let goals = first.goal_names();
     let mut rows: Vec<Vec<Cell>> = Vec::new();
     for row in &r.repeats {
         for d in &row.duts {
