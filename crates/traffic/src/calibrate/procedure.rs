@@ -1,6 +1,7 @@
 //! The procedure for one size: a bisection of short trials between 0 and
 //! the generator's own rate, confirmed at full length, each rate judged
-//! by [`tester_held`] (see the module above for why each step is there).
+//! by [`tester_held`]; why each step is there is in the parent module's
+//! doc (`mod.rs`) and at each item below.
 
 use std::time::Duration;
 
@@ -100,6 +101,8 @@ fn windowed(rate: f64, d: Duration, size: &FrameSize) -> TrialSpec {
     }
 }
 
+/// One pass over `size` on `t`: the generator's own rate, the bisection
+/// below it, the confirmation at full length, and the latency floor.
 pub(super) fn calibrate_size(
     t: &mut NetTrial,
     size: FrameSize,
