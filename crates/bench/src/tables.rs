@@ -475,12 +475,7 @@ pub fn comparison_table(r: &BenchResults) -> String {
         return String::new();
     };
     let base = first.baseline.clone();
-    let goals: Vec<String> = first
-        .duts
-        .iter()
-        .find(|d| !d.goals.is_empty())
-        .map(|d| d.goals.iter().map(|g| g.goal.clone()).collect())
-        .unwrap_or_default();
+    let goals = first.goal_names();
     let mut headers = vec!["size".to_string(), "DUT".to_string()];
     for g in &goals {
         headers.push(format!("{} Mpps", g.to_uppercase()));

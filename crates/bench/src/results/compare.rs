@@ -26,6 +26,16 @@ pub struct ComparisonRow {
 }
 
 impl ComparisonRow {
+    /// The goals' names, in their order, from the first run with any
+    /// goal (the terminal table and the report head their columns so).
+    pub fn goal_names(&self) -> Vec<String> {
+        self.duts
+            .iter()
+            .find(|d| !d.goals.is_empty())
+            .map(|d| d.goals.iter().map(|g| g.goal.clone()).collect())
+            .unwrap_or_default()
+    }
+
     /// Each DUT's median and range over its rounds at this size.
     pub fn repeats(&self) -> RepeatRow {
         let rounds: Vec<repeat::Round> = self

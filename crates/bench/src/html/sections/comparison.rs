@@ -76,12 +76,7 @@ pub(in crate::html) fn comparison(out: &mut String, r: &BenchResults) {
     };
     let rounds = r.rounds() > 1;
     let base = first.baseline.clone();
-    let goals: Vec<String> = first
-        .duts
-        .iter()
-        .find(|d| !d.goals.is_empty())
-        .map(|d| d.goals.iter().map(|g| g.goal.clone()).collect())
-        .unwrap_or_default();
+    let goals = first.goal_names();
     let floor = r
         .comparison
         .iter()
