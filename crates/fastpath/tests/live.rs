@@ -270,19 +270,22 @@ fn forwards_on_a_veth_wire_without_loss_at_a_low_rate() {
     }
     // Twice at most, on a fresh wire: a host stall of ~9 ms on this
     // 2-vCPU machine overflowed the DUT's 256-frame ring once in a full
-    // test run (the DUT's program never saw 203 frames); a fast path that
-    // loses frames loses them both times.
+    // test run (the DUT's program never saw 203 frames), and once both
+    // that ring and the tester's (15 frames never seen, 22 refused on
+    // egress and counted as XmitDrops); a fast path that loses frames
+    // loses them both times.
     for attempt in 1..=2 {
         let w = Wire::new();
         let ((sent, received, _), c) =
             with_fast_path(&w, Vec::new(), || send(&w, 20_000, Some(50_000.0), 64));
         let (c0, c1) = (&c[0], &c[1]);
         eprintln!("d0 {c0:?}\nd1 {c1:?}");
-        if attempt == 1
-            && c0.get(fastpath::Counter::RxForwarded) < 20_000
-            && received == c1.get(fastpath::Counter::Tx)
-        {
-            eprintln!("the DUT saw {received} of {sent}: once more");
+        // Every frame the program sent out arrived, or the egress ring
+        // refused it and the fast path counted that.
+        let egress_accounted =
+            received + c1.get(fastpath::Counter::XmitDrops) == c1.get(fastpath::Counter::Tx);
+        if attempt == 1 && received < 20_000 && egress_accounted {
+            eprintln!("{received} of {sent} came back, the rest lost in a veth ring: once more");
             continue;
         }
         assert_eq!((sent, received), (20_000, 20_000));
