@@ -16,7 +16,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use bench::results::{BenchResults, DutInfo, RunMeta, RunResults};
 use bench::search::{TrialOutcome, TrialSpec};
-use bench::settings::{DutSettings, IpVersion, Pattern, Settings, TestKind};
+use bench::settings::{DutSettings, IpVersion, Settings, TestKind};
 use bench::sizes::FrameSize;
 use bench::suite::{self, Observer};
 use bench::tables;
@@ -397,7 +397,10 @@ fn calibrate_tester(
     v6: bool,
 ) -> Result<traffic::Calibration> {
     eprintln!("softrouter bench: calibrating the tester in loopback ...");
-    let cal = traffic::calibrate(first.tester, &first.sizes, v6)?;
+    // Loopback is one direction on one wire: its maximum is shared by the
+    // pattern's senders; the floor runs the pattern itself.
+    let cal =
+        traffic::calibrate(first.tester, &first.sizes, v6)?.shared_by(first.pattern.senders());
     if !first.tester.counts_in_xdp() {
         return Ok(cal);
     }
@@ -409,7 +412,7 @@ fn calibrate_tester(
         tester_cpu: split.map(|s| s.0),
         ..DutOptions::default()
     };
-    let floor = dut::start(&DutSettings::Floor {}, Pattern::OneToOne, &opts).and_then(|d| {
+    let floor = dut::start(&DutSettings::Floor {}, first.pattern, &opts).and_then(|d| {
         // One flow per tester CPU: each generator sends its own.
         let c = traffic::calibrate_through(
             d.plan(v6, first.tester_cpus.max(1)),
@@ -443,7 +446,7 @@ fn describe_calibration(c: &traffic::Calibration) -> String {
             if c.ipv6 { 6 } else { 4 },
             s.size,
             s.max_rate_fps / 1e6,
-            if s.path == traffic::LOOPBACK { "in loopback".to_string() } else { format!("through the {}", s.path) },
+            s.whence(),
             s.generator_max_fps / 1e6,
             s.other_paths
                 .iter()

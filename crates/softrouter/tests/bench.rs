@@ -327,6 +327,42 @@ fn each_round_calibrates_the_tester_afresh() {
     }
 }
 
+/// `--pattern bidirectional` with the tester's calibration: both ports
+/// send from the tester's one CPU, so each port's 100 % rate is a share
+/// of what the tester holds (the floor calibrated with both ports
+/// sending, loopback's one-direction maximum halved), the source says
+/// so, and the search's first trial offers that share per port. Before,
+/// each port got the whole one-direction maximum: the top load was twice
+/// what the tester holds.
+#[test]
+fn a_bidirectional_run_offers_each_port_a_share_of_the_tester() {
+    if !testbed::require_root("bench --pattern bidirectional calibrating") {
+        return;
+    }
+    let _s = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let (r, _) = bench(
+        dir.path(),
+        "floor",
+        &["--test", "throughput", "--pattern", "bidirectional"],
+    );
+    let run = &r["runs"][0];
+    let source = run["meta"]["max_rate_source"].as_str().unwrap();
+    // "... 64 B 0.95 Mfps a port of 2 through the floor DUT (loopback 1.90)"
+    let share: f64 = source
+        .split("64 B ")
+        .nth(1)
+        .and_then(|s| s.split(" Mfps a port of 2 ").next())
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("no per-port share of two senders: {source}"));
+    let first = &run["tests"][0]["trials"][0];
+    let offered = first["spec"]["rate_fps"].as_f64().unwrap() / 1e6;
+    assert!(
+        (offered - share).abs() <= 0.01 * share.max(0.01) + 0.005,
+        "the search starts at the share: {offered} Mfps a port against {source}"
+    );
+}
+
 /// Two DUTs with `--repeat 2` and goals given by flag: one JSON file
 /// with four runs, interleaved (linux softrouter linux softrouter), each
 /// with its round and the same name in both rounds, and their comparison;

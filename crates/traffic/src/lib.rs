@@ -147,6 +147,15 @@ impl NetTrial {
         &self.tx_describe
     }
 
+    /// The ports that send: each gets a trial's rate (the plan's
+    /// distinct pair sources).
+    pub fn senders(&self) -> u32 {
+        let mut ports: Vec<usize> = self.plan.pairs.iter().map(|p| p.0).collect();
+        ports.sort_unstable();
+        ports.dedup();
+        ports.len() as u32
+    }
+
     /// ARP/NA answers sent so far.
     pub fn neighbor_answers(&self) -> u64 {
         self.shared.answers.load(Ordering::Relaxed)

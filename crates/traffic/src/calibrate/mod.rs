@@ -64,6 +64,23 @@ pub struct SizeCalibration {
     /// The other paths calibrated for this size, with their maxima (the
     /// higher ones, frames/s).
     pub other_paths: Vec<(String, f64)>,
+    /// The sending ports that each get `max_rate_fps` at once: a path's
+    /// plan's (one in loopback, the pattern's through a DUT), or the
+    /// pattern's after [`Calibration::shared_by`].
+    pub senders: u32,
+}
+
+impl SizeCalibration {
+    /// Whose maximum it is: "in loopback", "through the floor DUT", with
+    /// "a port of N " before when N senders share it.
+    pub fn whence(&self) -> String {
+        let per_port = if self.senders > 1 {
+            format!("a port of {} ", self.senders)
+        } else {
+            String::new()
+        };
+        format!("{per_port}{}", via(&self.path))
+    }
 }
 
 /// [`SizeCalibration::path`] of the tester-to-tester wire.
@@ -109,8 +126,27 @@ impl Calibration {
                 s.max_rate_fps = o.max_rate_fps;
                 s.generator_max_fps = o.generator_max_fps;
                 s.path = o.path.clone();
+                s.senders = o.senders;
             } else {
                 s.other_paths.push((o.path.clone(), o.max_rate_fps));
+            }
+        }
+        self
+    }
+
+    /// The maxima shared by `senders` sending ports, each port's share
+    /// (what a pattern with that many senders may offer per port): one
+    /// tester CPU generates and counts for all of them, so a maximum
+    /// calibrated with fewer senders is divided among them. Without it a
+    /// bidirectional run offered twice the tester's maximum at its top
+    /// load.
+    pub fn shared_by(mut self, senders: u32) -> Calibration {
+        for s in &mut self.sizes {
+            if senders > s.senders {
+                let share = f64::from(s.senders) / f64::from(senders);
+                s.max_rate_fps *= share;
+                s.generator_max_fps *= share;
+                s.senders = senders;
             }
         }
         self
@@ -141,7 +177,7 @@ impl Calibration {
                 format!(
                     "{size} {:.2} Mfps {}{others}",
                     s.max_rate_fps / 1e6,
-                    via(&s.path)
+                    s.whence()
                 )
             })
             .collect();
@@ -212,6 +248,7 @@ pub fn calibrate_through(
         sizes: Vec::new(),
     };
     let passes = if through_dut { precision.passes } else { 1 };
+    let senders = t.senders();
     for size in sizes {
         super::supported_size(size, ipv6)?;
         let mut best: Option<SizeCalibration> = None;
@@ -225,6 +262,7 @@ pub fn calibrate_through(
         }
         let mut s = best.expect("at least one pass");
         s.path = path.to_string();
+        s.senders = senders;
         out.sizes.push(s);
     }
     Ok(out)

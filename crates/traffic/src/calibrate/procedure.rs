@@ -159,6 +159,7 @@ pub(super) fn calibrate_size(
         trials,
         path: LOOPBACK.to_string(),
         other_paths: Vec::new(),
+        senders: 1,
     })
 }
 

@@ -96,6 +96,7 @@ fn of_two_passes_the_higher_maximum_is_kept_with_every_trial() {
         trials,
         path: LOOPBACK.into(),
         other_paths: Vec::new(),
+        senders: 1,
     };
     let h = higher(pass(1.11e6, 20), pass(1.77e6, 25));
     assert_eq!((h.max_rate_fps, h.trials), (1.77e6, 45));
@@ -204,6 +205,7 @@ fn cal(path: &str, sizes: &[(usize, f64)]) -> Calibration {
                 trials: 10,
                 path: path.to_string(),
                 other_paths: Vec::new(),
+                senders: 1,
             })
             .collect(),
     }
@@ -247,5 +249,38 @@ fn the_lower_maximum_wins_per_size_and_says_which() {
         src.contains("512 B 2.00 Mfps in loopback;")
             || src.ends_with("512 B 2.00 Mfps in loopback"),
         "{src}"
+    );
+}
+
+/// A pattern's senders share one tester CPU: a loopback maximum (one
+/// sender) is divided among them, a maximum measured with them is not,
+/// and the source says a port's share.
+#[test]
+fn senders_share_a_maximum_calibrated_with_fewer() {
+    let mut both = cal(LOOPBACK, &[(64, 4.0e6), (1518, 0.8e6)]);
+    both.sizes[1].senders = 2;
+    let c = both.shared_by(2);
+    assert_eq!(c.sizes[0].max_rate_fps, 2.0e6);
+    assert_eq!(c.sizes[0].generator_max_fps, 4.0e6 * 1.1 / 2.0);
+    assert_eq!(c.sizes[0].senders, 2);
+    assert_eq!(c.sizes[1].max_rate_fps, 0.8e6, "measured with two senders");
+    let src = c.max_rate_source();
+    assert!(
+        src.contains("64 B 2.00 Mfps a port of 2 in loopback"),
+        "{src}"
+    );
+    let one = cal(LOOPBACK, &[(64, 4.0e6)]).shared_by(1);
+    assert_eq!(
+        (one.sizes[0].max_rate_fps, one.sizes[0].senders),
+        (4.0e6, 1)
+    );
+    // Shared first, then the lower of loopback's share and the floor's
+    // own two-sender maximum.
+    let mut fl = cal(FLOOR, &[(64, 1.5e6)]);
+    fl.sizes[0].senders = 2;
+    let c = cal(LOOPBACK, &[(64, 4.0e6)]).shared_by(2).lower(&fl);
+    assert_eq!(
+        (c.sizes[0].max_rate_fps, c.sizes[0].path.as_str()),
+        (1.5e6, FLOOR)
     );
 }
