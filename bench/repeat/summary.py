@@ -5,7 +5,8 @@ Usage: summary.py OUT.json RUN1.json RUN2.json ...
 Per DUT, size and goal: each run's conditional throughput and the largest
 deviation from the median of the runs; per size and goal, the ratio of
 each DUT to the baseline run in every run and its largest deviation from
-the median ratio. Issue 18's targets: rates within 10 % of the median,
+the median ratio; per DUT and size, its cost at its NDR in each search
+(cycles a packet, and the NDR times them). Issue 18's targets: rates within 10 % of the median,
 ratios within 15 % (three separate runs); medians of two `--repeat 3`
 runs within 5 % of each other.
 """
@@ -18,9 +19,25 @@ if len(sys.argv) < 3 or not sys.argv[1].endswith("summary.json"):
     # The first argument is written: a results file there would be lost.
     sys.exit("usage: summary.py OUT-summary.json RUN1.json [RUN2.json ...]")
 out, files = sys.argv[1], sys.argv[2:]
-rates, ratios, medians, hosts, maxima = {}, {}, {}, [], []
+rates, ratios, medians, hosts, maxima, costs = {}, {}, {}, [], [], {}
+
+
+def cost_at(trials, ndr):
+    """A DUT's cost at its NDR in one search: the median DUT cycles a
+    packet over the trials offered 0.9-1.1x the NDR, and the NDR times
+    that (cycles a second the DUT spent on forwarding there, GHz). When
+    the rate moves between runs and the cycles move with it while the
+    product holds, the DUT's own cost a packet moved (a CPU-bound DUT's
+    rate is its CPU's cycles over its cycles a packet), not the search."""
+    cyc = [tr["outcome"]["dut_stats"]["cpu"]["dut_cycles_per_packet"] for tr in trials
+           if ((tr["outcome"].get("dut_stats") or {}).get("cpu") or {}).get("dut_cycles_per_packet")
+           and 0.9 * ndr <= tr["outcome"]["offered_rate_fps"] <= 1.1 * ndr]
+    if not cyc:
+        return None
+    c = statistics.median(cyc)
+    return {"cycles_per_packet": c, "ghz": ndr * c / 1e9, "trials": len(cyc)}
 # "64 B 2.09 Mfps through the floor DUT (loopback 3.80)" in meta.max_rate_source.
-MAX_RE = re.compile(r"(\S+)(?: B)? ([0-9.]+) Mfps (through the floor DUT|in loopback)")
+MAX_RE = re.compile(r"(\S+)(?: B)? ([0-9.]+) Mfps(?: a port of \d+)? (through the floor DUT|in loopback)")
 for f in files:
     doc = json.load(open(f))
     # The tester's calibrated maxima of the run, one per round (each
@@ -65,6 +82,8 @@ for f in files:
             for g in t["result"]["goals"]:
                 key = (dut, f'{t["size"]} v{t["ip"]}', g["goal"]["name"])
                 rates.setdefault(key, []).append((g.get("fps"), g.get("lower_bound", False)))
+                if g["goal"]["name"] == "ndr" and g.get("fps") and not g.get("tester_limited"):
+                    costs.setdefault(key[:2], []).append(cost_at(t["trials"], g["fps"]))
     for row in doc.get("comparison", []):
         for d in row["duts"]:
             if d["dut"] == row["baseline"]:
@@ -100,6 +119,21 @@ for (pair, size, goal), v in sorted(ratios.items()):
         print(f"{pair:18s} {size:10s} {goal:8s} {shown}  median {med:.2f}  max dev {dev:.1f} %")
     summary["ratios"].append({"pair": pair, "size": size, "goal": goal, "ratio": v,
                               "median": med, "max_dev_pct": dev})
+if costs:
+    print("each DUT's cost at its NDR (not tester-limited), per search: median DUT cycles a packet at "
+          "0.9-1.1x the NDR, and NDR x cycles, GHz (what it spent a second there); the cycles' "
+          "largest deviation from their median beside the rate's:")
+    summary["cost_at_ndr"] = []
+    for (dut, size), v in sorted(costs.items()):
+        present = [c for c in v if c]
+        if not present:
+            continue
+        _, cdev = spread([c["cycles_per_packet"] for c in present])
+        _, gdev = spread([c["ghz"] for c in present])
+        shown = "  ".join("-" if not c else f'{c["cycles_per_packet"]:.0f}/{c["ghz"]:.2f}' for c in v)
+        print(f"{dut:18s} {size:10s} {'ndr':8s} {shown}  cycles max dev {cdev:.1f} %  GHz max dev {gdev:.1f} %")
+        summary["cost_at_ndr"].append({"dut": dut, "size": size, "per_search": v,
+                                       "cycles_max_dev_pct": cdev, "ghz_max_dev_pct": gdev})
 if medians:
     print("medians of each file's --repeat rounds, their largest deviation from the median of the files, "
           "and how far apart they are (largest over smallest, the measure of issue 18's 5 % target):")
