@@ -28,6 +28,9 @@ pub struct Round<'a> {
     pub dut: &'a str,
     /// Per goal; empty when the run has no result at this size.
     pub goals: Vec<GoalFigure<'a>>,
+    /// The DUT's busy cycles per forwarded packet at its throughput
+    /// (`comparison[].duts[].cycles_per_packet`), when measured.
+    pub cycles_per_packet: Option<f64>,
 }
 
 /// One goal's figure in a [`Round`].
@@ -111,6 +114,18 @@ pub struct RepeatedDut {
     pub rounds: u32,
     /// Per goal, in the goals' order.
     pub goals: Vec<RepeatedGoal>,
+    /// The median, lowest and highest of its rounds' busy cycles per
+    /// forwarded packet at their throughput. Why beside the rates: a DUT
+    /// that forwards until its CPU is spent has a rate of its CPU's
+    /// cycles over these, so when its rounds' rates differ this says
+    /// whether its cost a packet moved with them (the host charging more
+    /// for the same work) or the search landed apart at the same cost.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub median_cycles_per_packet: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_cycles_per_packet: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_cycles_per_packet: Option<f64>,
 }
 
 /// One goal of one DUT over its rounds.
@@ -160,10 +175,14 @@ pub fn aggregate(size: &FrameSize, ip: u8, baseline: &str, runs: &[Round]) -> Re
         .iter()
         .map(|label| {
             let rounds: Vec<&Round> = runs.iter().filter(|d| d.dut == *label).collect();
+            let cycles = spread(rounds.iter().filter_map(|d| d.cycles_per_packet));
             RepeatedDut {
                 dut: label.to_string(),
                 rounds: rounds.len() as u32,
                 goals: goals.iter().map(|g| over_rounds(g, &rounds)).collect(),
+                median_cycles_per_packet: cycles.map(|s| s.median),
+                min_cycles_per_packet: cycles.map(|s| s.min),
+                max_cycles_per_packet: cycles.map(|s| s.max),
             }
         })
         .collect();
@@ -457,6 +476,54 @@ mod tests {
         assert_eq!(a[8..10], ["4.37x", "(4.00-4.78)"], "{t}");
         let b = row("b");
         assert_eq!(b[4..6], ["0.0950", "(0.090-0.100)"], "{t}");
-        assert_eq!(b[8..], ["-", "-"], "the baseline: {t}");
+        assert_eq!(b[8..10], ["-", "-"], "the baseline: {t}");
+        assert_eq!(b[10..], ["-"], "no cycles measured: {t}");
+    }
+
+    /// Each DUT's cycles a packet over its rounds: the median and range of
+    /// the rounds that measured them, none when no round did; the
+    /// terminal prints them as `median (min-max)`.
+    #[test]
+    fn cycles_a_packet_over_the_rounds() {
+        let round = |dut, fps, cycles| Round {
+            dut,
+            goals: vec![GoalFigure {
+                goal: "ndr",
+                fps: Some(fps),
+                lower_bound: false,
+                ratio: None,
+            }],
+            cycles_per_packet: cycles,
+        };
+        let rounds = [
+            round("linux", 0.70e6, Some(3300.0)),
+            round("tier", 2.1e6, None),
+            round("linux", 0.64e6, Some(3600.0)),
+            round("tier", 2.2e6, None),
+            round("linux", 0.76e6, Some(3000.0)),
+            round("tier", 2.0e6, None),
+        ];
+        let row = aggregate(&FrameSize::Fixed(64), 4, "linux", &rounds);
+        let linux = &row.duts[0];
+        assert_eq!(
+            (
+                linux.median_cycles_per_packet,
+                linux.min_cycles_per_packet,
+                linux.max_cycles_per_packet
+            ),
+            (Some(3300.0), Some(3000.0), Some(3600.0))
+        );
+        assert_eq!(crate::tables::cycles_cell(linux), "3300 (3000-3600)");
+        let tier = &row.duts[1];
+        assert_eq!(tier.median_cycles_per_packet, None);
+        assert_eq!(crate::tables::cycles_cell(tier), "-");
+        // Absent from the JSON when not measured, read back when present.
+        let j = serde_json::to_value(&row).unwrap();
+        assert!(
+            j["duts"][1].get("median_cycles_per_packet").is_none(),
+            "{j}"
+        );
+        let back: RepeatRow = serde_json::from_value(j).unwrap();
+        assert_eq!(back, row);
     }
 }

@@ -8,7 +8,7 @@
 use std::fmt::Write as _;
 
 use crate::analyzer::LatencySummary;
-use crate::repeat::RepeatedGoal;
+use crate::repeat::{RepeatedDut, RepeatedGoal};
 use crate::results::{BenchResults, Projection, RunResults, TestResult, TestValue};
 use crate::search::TrialRecord;
 use crate::settings::TestKind;
@@ -584,9 +584,24 @@ pub fn ratio_cell(g: &RepeatedGoal) -> String {
     }
 }
 
+/// `3450 (3366-3536)`: the median of a DUT's rounds' cycles a packet
+/// at their throughput and their range; `-` when none was measured.
+pub fn cycles_cell(d: &RepeatedDut) -> String {
+    match (
+        d.median_cycles_per_packet,
+        d.min_cycles_per_packet,
+        d.max_cycles_per_packet,
+    ) {
+        (Some(m), Some(lo), Some(hi)) => format!("{m:.0} ({lo:.0}-{hi:.0})"),
+        _ => "-".into(),
+    }
+}
+
 /// `repeats[]`: a row per size and DUT, each goal's median over the
-/// rounds with its range, and the ratio of the medians to the
-/// baseline's with the range of the per-round ratios.
+/// rounds with its range, the ratio of the medians to the baseline's
+/// with the range of the per-round ratios, and the DUT's cycles a packet
+/// at its throughput over the rounds (whether its cost moved with its
+/// rate, `repeat::RepeatedDut`).
 fn repeats_table(r: &BenchResults) -> String {
     let Some(first) = r.repeats.first() else {
         return String::new();
@@ -600,10 +615,12 @@ fn repeats_table(r: &BenchResults) -> String {
     for g in &goals {
         headers.push(format!("{}/{base}", g.to_uppercase()));
     }
+    headers.push("cyc/pkt".to_string());
     let mut tb = Table {
         title: format!(
             "throughput, Mpps (conditional throughput): median of {} rounds (min-max); \
-             ratio of the medians against {base} (min-max of the per-round ratios)",
+             ratio of the medians against {base} (min-max of the per-round ratios); \
+             DUT cycles a packet at its throughput, median (min-max)",
             r.rounds()
         ),
         headers,
@@ -626,6 +643,7 @@ fn repeats_table(r: &BenchResults) -> String {
                     _ => "-".into(),
                 });
             }
+            cells.push(cycles_cell(d));
             tb.rows.push(cells);
         }
     }

@@ -53,6 +53,7 @@ impl ComparisonRow {
                         ratio: g.ratio,
                     })
                     .collect(),
+                cycles_per_packet: d.cycles_per_packet,
             })
             .collect();
         repeat::aggregate(&self.size, self.ip, &self.baseline, &rounds)

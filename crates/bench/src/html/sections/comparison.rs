@@ -4,8 +4,8 @@
 use super::*;
 
 /// `repeats[]`: a row per size and DUT, each goal's median over the
-/// rounds with its range, and the ratio of the medians with the range of
-/// the per-round ratios.
+/// rounds with its range, the ratio of the medians with the range of
+/// the per-round ratios, and the DUT's cycles a packet over the rounds.
 fn repeats(out: &mut String, r: &BenchResults) {
     let Some(first) = r.repeats.first() else {
         return;
@@ -36,6 +36,7 @@ fn repeats(out: &mut String, r: &BenchResults) {
                     _ => Cell::num("-"),
                 });
             }
+            cells.push(Cell::num(crate::tables::cycles_cell(d)));
             rows.push(cells);
         }
     }
@@ -51,6 +52,7 @@ fn repeats(out: &mut String, r: &BenchResults) {
             .iter()
             .map(|g| format!("{} / {base}", g.to_uppercase())),
     );
+    headers.push("cycles a packet".into());
     let headers: Vec<&str> = headers.iter().map(String::as_str).collect();
     table(
         out,
@@ -58,7 +60,9 @@ fn repeats(out: &mut String, r: &BenchResults) {
             "each DUT over {} rounds run in turn: the median conditional throughput, Mpps per \
              port, with the lowest and highest round; ratio: the medians' against {base}, with \
              the lowest and highest per-round ratio (round i against {base}'s round i); ≥: some \
-             round's figure is a lower bound",
+             round's figure is a lower bound; cycles a packet: the DUT's busy cycles per \
+             forwarded packet at its throughput, median and range over the rounds (a DUT that \
+             forwards until its CPU is spent moves its rate with these)",
             r.rounds()
         ),
         &headers,
