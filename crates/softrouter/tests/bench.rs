@@ -109,6 +109,17 @@ fn bench(dir: &Path, dut: &str, extra: &[&str]) -> (serde_json::Value, String) {
     (r, stdout)
 }
 
+/// [`bench`] in a fresh folder, one run at a time, as root: `None` (and
+/// the test says it skipped `what`) without root.
+fn bench_as_root(what: &str, dut: &str, extra: &[&str]) -> Option<(serde_json::Value, String)> {
+    if !testbed::require_root(what) {
+        return None;
+    }
+    let _s = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    Some(bench(dir.path(), dut, extra))
+}
+
 /// Every test type in the tables and the JSON of one DUT's run, whose
 /// maximum rate came from `max_from` ("calibrated", "set by the user").
 fn check(r: &serde_json::Value, stdout: &str, dut: &str, max_from: &str) {
@@ -221,14 +232,12 @@ fn check(r: &serde_json::Value, stdout: &str, dut: &str, max_from: &str) {
 
 #[test]
 fn every_test_type_against_linux() {
-    if !testbed::require_root("bench linux") {
-        return;
-    }
-    let _s = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let dir = tempfile::tempdir().unwrap();
     // A given maximum, not a calibration (see
     // `several_duts_repeated_write_one_file_with_medians`).
-    let (r, stdout) = bench(dir.path(), "linux", &["--max-rate-fps", "1000000"]);
+    let Some((r, stdout)) = bench_as_root("bench linux", "linux", &["--max-rate-fps", "1000000"])
+    else {
+        return;
+    };
     check(&r, &stdout, "linux", "set by the user");
     let cfg = &r["runs"][0]["meta"]["dut"]["config"];
     assert!(
@@ -239,12 +248,11 @@ fn every_test_type_against_linux() {
 
 #[test]
 fn every_test_type_against_softrouter() {
-    if !testbed::require_root("bench softrouter") {
+    let Some((r, stdout)) =
+        bench_as_root("bench softrouter", "softrouter", &["--mode", "interrupt"])
+    else {
         return;
-    }
-    let _s = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let dir = tempfile::tempdir().unwrap();
-    let (r, stdout) = bench(dir.path(), "softrouter", &["--mode", "interrupt"]);
+    };
     check(&r, &stdout, "softrouter", "calibrated");
     let r = &r["runs"][0];
     // softrouter's own figures with every trial: cycles per stage, drops.
@@ -289,16 +297,13 @@ fn every_test_type_against_softrouter() {
 /// tester limits is held against its round's maximum.
 #[test]
 fn each_round_calibrates_the_tester_afresh() {
-    if !testbed::require_root("bench --repeat 2 calibrating") {
-        return;
-    }
-    let _s = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let dir = tempfile::tempdir().unwrap();
-    let (r, _) = bench(
-        dir.path(),
+    let Some((r, _)) = bench_as_root(
+        "bench --repeat 2 calibrating",
         "floor",
         &["--test", "throughput", "--repeat", "2"],
-    );
+    ) else {
+        return;
+    };
     let runs = r["runs"].as_array().unwrap();
     assert_eq!(runs.len(), 2);
     let calibration = |run: &serde_json::Value| -> String {
@@ -336,16 +341,13 @@ fn each_round_calibrates_the_tester_afresh() {
 /// what the tester holds.
 #[test]
 fn a_bidirectional_run_offers_each_port_a_share_of_the_tester() {
-    if !testbed::require_root("bench --pattern bidirectional calibrating") {
-        return;
-    }
-    let _s = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let dir = tempfile::tempdir().unwrap();
-    let (r, _) = bench(
-        dir.path(),
+    let Some((r, _)) = bench_as_root(
+        "bench --pattern bidirectional calibrating",
         "floor",
         &["--test", "throughput", "--pattern", "bidirectional"],
-    );
+    ) else {
+        return;
+    };
     let run = &r["runs"][0];
     let source = run["meta"]["max_rate_source"].as_str().unwrap();
     // "... 64 B 0.95 Mfps a port of 2 through the floor DUT (loopback 1.90)"
@@ -378,13 +380,8 @@ fn a_bidirectional_run_offers_each_port_a_share_of_the_tester() {
 /// (`tests/experiments.rs`).
 #[test]
 fn several_duts_repeated_write_one_file_with_medians() {
-    if !testbed::require_root("bench --repeat 2") {
-        return;
-    }
-    let _s = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let dir = tempfile::tempdir().unwrap();
-    let (r, stdout) = bench(
-        dir.path(),
+    let Some((r, stdout)) = bench_as_root(
+        "bench --repeat 2",
         "linux,softrouter",
         &[
             "--test",
@@ -397,7 +394,9 @@ fn several_duts_repeated_write_one_file_with_medians() {
             "--goals",
             "0.3f0.3d0l50e5w,0.3f0.6d1l50e5w",
         ],
-    );
+    ) else {
+        return;
+    };
     assert_eq!(
         r["runs"][0]["meta"]["max_rate_source"],
         "set by the user: 1000000 frames/s"
@@ -507,13 +506,8 @@ fn bad_experiment_names_file_line_and_field() {
 /// forwards the tester's frames.
 #[test]
 fn linux_with_interrupt_coalescing_forwards() {
-    if !testbed::require_root("bench linux coalescing") {
-        return;
-    }
-    let _s = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let dir = tempfile::tempdir().unwrap();
-    let (r, _) = bench(
-        dir.path(),
+    let Some((r, _)) = bench_as_root(
+        "bench linux coalescing",
         "linux",
         &[
             "--test",
@@ -529,7 +523,9 @@ fn linux_with_interrupt_coalescing_forwards() {
             "--max-rate-fps",
             "1000000",
         ],
-    );
+    ) else {
+        return;
+    };
     let run = &r["runs"][0];
     let cfg = &run["meta"]["dut"]["config"];
     assert_eq!(cfg["veth_napi_gro"], true, "coalescing needs veth NAPI");
