@@ -256,7 +256,8 @@ pub struct Generator {
     tmpl: MmapArray,
     n_streams: usize,
     nsizes: usize,
-    max_len: usize,
+    /// Frame length of each template, by stream x size (0: not set).
+    tmpl_len: Vec<usize>,
     timer: ThreadTimer,
     /// How late calls have started (the schedule's shift), decaying max:
     /// added to the deadline so a usual late start does not cut a trial.
@@ -298,7 +299,7 @@ impl Generator {
             tmpl,
             n_streams,
             nsizes,
-            max_len: 0,
+            tmpl_len: vec![0; ntmpl],
             timer: ThreadTimer::new().context("the generator's phase timer")?,
             setup_ns: 0,
         })
@@ -344,7 +345,7 @@ impl Generator {
             TMPL_SIZE.is_multiple_of(8),
             "array values are 8-byte strided"
         );
-        self.max_len = self.max_len.max(len);
+        self.tmpl_len[stream as usize * self.nsizes + size] = len;
         Ok(())
     }
 
@@ -384,7 +385,7 @@ impl Generator {
                 + if all_bursts { 1_000_000_000 } else { 0 },
             setup: self.setup_ns.min(MAX_SETUP_NS),
         };
-        let frame = vec![0u8; self.max_len.max(60)];
+        let frame = vec![0u8; self.page_len(plan)];
         let mut calls = 0;
         loop {
             let c = self.ctl_ref();
@@ -413,6 +414,28 @@ impl Generator {
         let sent = self.results(plan, planned, t0, ideal_end, phase_clock, calls);
         self.setup_ns = (self.setup_ns - self.setup_ns / 8).max(sent.shift_ns);
         Ok(sent)
+    }
+
+    /// The length the test run's pages start at: the most common length
+    /// of the plan's frames (streams x the schedule's slots). Every page is initialised with it (a copy of
+    /// that many bytes per fresh page, and the test run's pool is only its
+    /// batch, so pages are fresh often through a DUT), and a frame of
+    /// another length pays `bpf_xdp_adjust_tail` and a frame update. Once
+    /// the longest template set so far: a 64 B trial after a learning
+    /// frame or an IMIX trial then shrank every frame, and the tester's
+    /// capacity depended on what ran before.
+    fn page_len(&self, plan: &Plan) -> usize {
+        let mut counts = std::collections::BTreeMap::<usize, usize>::new();
+        for stream in plan.ports.iter().flat_map(|p| &p.streams) {
+            for &slot in &plan.schedule {
+                let len = self.tmpl_len[*stream as usize * self.nsizes + usize::from(slot)];
+                *counts.entry(len).or_default() += 1;
+            }
+        }
+        // The most common; of equals, the shortest (growing a page's frame
+        // costs about what shrinking one does).
+        let best = counts.iter().max_by_key(|&(&len, &n)| (n, std::cmp::Reverse(len)));
+        best.map_or(60, |(&len, _)| len.max(60))
     }
 
     fn check(&self, plan: &Plan) -> Result<()> {
@@ -452,8 +475,13 @@ impl Generator {
                 plan.latency_every
             );
         }
-        if self.max_len == 0 {
-            bail!("no frames set");
+        let unset = plan.ports.iter().flat_map(|p| &p.streams).any(|&st| {
+            plan.schedule
+                .iter()
+                .any(|&s| self.tmpl_len[st as usize * self.nsizes + usize::from(s)] == 0)
+        });
+        if unset {
+            bail!("the plan sends a stream and size with no frame set");
         }
         Ok(())
     }

@@ -312,6 +312,48 @@ fn rejects_plans_that_do_not_fit() {
     );
 }
 
+/// The test run's pages start at the plan's most common frame length,
+/// not the longest ever set: a 64 B trial after a learning frame or an
+/// IMIX trial once shrank every frame (`bpf_xdp_adjust_tail`) and had
+/// each fresh page initialised with 1514 bytes.
+#[test]
+fn pages_start_at_the_plans_most_common_length() {
+    if !can_run("pages_start_at_the_plans_most_common_length") {
+        return;
+    }
+    let mut g = generator(2, &[64, 594, 1518]);
+    let port = |s: Vec<u32>| Port {
+        ifindex: 1,
+        streams: s,
+    };
+    let burst = Phase {
+        frames: 1,
+        rate_fps: None,
+    };
+    let imix = vec![0, 1, 0, 2, 0, 1, 0, 0, 1, 0, 1, 0];
+    let p = |schedule: Vec<u16>| plan(vec![port(vec![0, 1])], vec![burst], schedule);
+    assert_eq!(g.page_len(&p(vec![0])), 60);
+    assert_eq!(g.page_len(&p(imix.clone())), 60, "IMIX: mostly 64 B");
+    assert_eq!(g.page_len(&p(vec![2])), 1514);
+    assert_eq!(g.page_len(&p(vec![1, 2])), 590, "of equals, the shorter");
+    // A longer frame set in a slot and then replaced (the learning frame
+    // shares slot 0) leaves no trace.
+    let only0 = |schedule: Vec<u16>| plan(vec![port(vec![0])], vec![burst], schedule);
+    let (b, l) = frame(0, 128, false, 0, 0);
+    g.set_frame(0, 0, &Frame::from_layout(&b, &l)).unwrap();
+    assert_eq!(g.page_len(&only0(vec![0])), 124);
+    assert_eq!(g.page_len(&p(vec![0])), 60, "streams 0 and 1 tie: the shorter");
+    let (b, l) = frame(0, 64, false, 0, 0);
+    g.set_frame(0, 0, &Frame::from_layout(&b, &l)).unwrap();
+    assert_eq!(g.page_len(&only0(vec![0])), 60);
+    // A stream whose size was never set is refused, not sent as zeros.
+    let mut g = Generator::new(1, 2).unwrap();
+    let (b, l) = frame(0, 64, false, 0, 0);
+    g.set_frame(0, 0, &Frame::from_layout(&b, &l)).unwrap();
+    assert!(g.check(&only0(vec![0])).is_ok());
+    assert!(g.check(&only0(vec![0, 1])).is_err());
+}
+
 mod live;
 
 /// The program's own cost per frame (run by hand: `cargo test --release
