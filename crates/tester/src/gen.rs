@@ -425,17 +425,30 @@ impl Generator {
     /// frame or an IMIX trial then shrank every frame, and the tester's
     /// capacity depended on what ran before.
     fn page_len(&self, plan: &Plan) -> usize {
+        let per_slot = self.slot_uses(plan);
         let mut counts = std::collections::BTreeMap::<usize, usize>::new();
         for stream in plan.ports.iter().flat_map(|p| &p.streams) {
-            for &slot in &plan.schedule {
-                let len = self.tmpl_len[*stream as usize * self.nsizes + usize::from(slot)];
-                *counts.entry(len).or_default() += 1;
+            for (slot, &n) in per_slot.iter().enumerate().filter(|(_, &n)| n > 0) {
+                *counts
+                    .entry(self.tmpl_len[*stream as usize * self.nsizes + slot])
+                    .or_default() += n;
             }
         }
         // The most common; of equals, the shortest (growing a page's frame
         // costs about what shrinking one does).
-        let best = counts.iter().max_by_key(|&(&len, &n)| (n, std::cmp::Reverse(len)));
+        let best = counts
+            .iter()
+            .max_by_key(|&(&len, &n)| (n, std::cmp::Reverse(len)));
         best.map_or(60, |(&len, _)| len.max(60))
+    }
+
+    /// How often each size slot comes in the plan's schedule.
+    fn slot_uses(&self, plan: &Plan) -> Vec<usize> {
+        let mut n = vec![0; self.nsizes];
+        for &s in &plan.schedule {
+            n[usize::from(s)] += 1;
+        }
+        n
     }
 
     fn check(&self, plan: &Plan) -> Result<()> {
@@ -475,10 +488,10 @@ impl Generator {
                 plan.latency_every
             );
         }
+        let per_slot = self.slot_uses(plan);
         let unset = plan.ports.iter().flat_map(|p| &p.streams).any(|&st| {
-            plan.schedule
-                .iter()
-                .any(|&s| self.tmpl_len[st as usize * self.nsizes + usize::from(s)] == 0)
+            (0..self.nsizes)
+                .any(|s| per_slot[s] > 0 && self.tmpl_len[st as usize * self.nsizes + s] == 0)
         });
         if unset {
             bail!("the plan sends a stream and size with no frame set");

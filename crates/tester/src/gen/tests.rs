@@ -342,7 +342,11 @@ fn pages_start_at_the_plans_most_common_length() {
     let (b, l) = frame(0, 128, false, 0, 0);
     g.set_frame(0, 0, &Frame::from_layout(&b, &l)).unwrap();
     assert_eq!(g.page_len(&only0(vec![0])), 124);
-    assert_eq!(g.page_len(&p(vec![0])), 60, "streams 0 and 1 tie: the shorter");
+    assert_eq!(
+        g.page_len(&p(vec![0])),
+        60,
+        "streams 0 and 1 tie: the shorter"
+    );
     let (b, l) = frame(0, 64, false, 0, 0);
     g.set_frame(0, 0, &Frame::from_layout(&b, &l)).unwrap();
     assert_eq!(g.page_len(&only0(vec![0])), 60);
