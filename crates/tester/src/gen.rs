@@ -417,12 +417,14 @@ impl Generator {
     }
 
     /// The length the test run's pages start at: the most common length
-    /// of the plan's frames (streams x the schedule's slots). Every page is initialised with it (a copy of
-    /// that many bytes per fresh page, and the test run's pool is only its
-    /// batch, so pages are fresh often through a DUT), and a frame of
-    /// another length pays `bpf_xdp_adjust_tail` and a frame update. Once
-    /// the longest template set so far: a 64 B trial after a learning
-    /// frame or an IMIX trial then shrank every frame, and the tester's
+    /// of the plan's frames (streams x the schedule's slots).
+    ///
+    /// Why: every fresh page is initialised with that many bytes (the
+    /// test run's pool is only its batch, so through a DUT pages are
+    /// fresh often), and a frame of another length pays
+    /// `bpf_xdp_adjust_tail` and a frame update. It used to be the
+    /// longest template set so far, so a 64 B trial after the learning
+    /// frame or an IMIX trial shrank every frame, and the tester's
     /// capacity depended on what ran before.
     fn page_len(&self, plan: &Plan) -> usize {
         let per_slot = self.slot_uses(plan);
@@ -434,8 +436,8 @@ impl Generator {
                     .or_default() += n;
             }
         }
-        // The most common; of equals, the shortest (growing a page's frame
-        // costs about what shrinking one does).
+        // The most common; of equals, the shorter (a fresh page's copy is
+        // shorter).
         let best = counts
             .iter()
             .max_by_key(|&(&len, &n)| (n, std::cmp::Reverse(len)));

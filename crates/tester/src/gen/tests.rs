@@ -333,7 +333,7 @@ fn pages_start_at_the_plans_most_common_length() {
     let imix = vec![0, 1, 0, 2, 0, 1, 0, 0, 1, 0, 1, 0];
     let p = |schedule: Vec<u16>| plan(vec![port(vec![0, 1])], vec![burst], schedule);
     assert_eq!(g.page_len(&p(vec![0])), 60);
-    assert_eq!(g.page_len(&p(imix.clone())), 60, "IMIX: mostly 64 B");
+    assert_eq!(g.page_len(&p(imix)), 60, "IMIX: mostly 64 B");
     assert_eq!(g.page_len(&p(vec![2])), 1514);
     assert_eq!(g.page_len(&p(vec![1, 2])), 590, "of equals, the shorter");
     // A longer frame set in a slot and then replaced (the learning frame
