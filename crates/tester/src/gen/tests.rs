@@ -31,6 +31,26 @@ fn plan(ports: Vec<Port>, phases: Vec<Phase>, schedule: Vec<u16>) -> Plan {
     }
 }
 
+/// One frame in a burst from one port (ifindex 1) sending `streams`: a
+/// plan for what `check` and `page_len` read of one.
+fn burst_plan(streams: Vec<u32>, schedule: Vec<u16>) -> Plan {
+    let port = Port {
+        ifindex: 1,
+        streams,
+    };
+    let burst = Phase {
+        frames: 1,
+        rate_fps: None,
+    };
+    plan(vec![port], vec![burst], schedule)
+}
+
+/// Set `stream`'s template at size slot 0 to a `size`-byte frame.
+fn set_slot0(g: &mut Generator, stream: u32, size: usize) {
+    let (b, l) = frame(stream, size, false, 0, 0);
+    g.set_frame(stream, 0, &Frame::from_layout(&b, &l)).unwrap();
+}
+
 /// One iteration on `page` (what a recycled page holds).
 fn step(g: &mut Generator, page: &[u8]) -> (u32, Vec<u8>) {
     let prog = g.prog().unwrap();
@@ -277,31 +297,23 @@ fn rejects_plans_that_do_not_fit() {
         return;
     }
     let g = generator(2, &[64]);
-    let port = |s: Vec<u32>| Port {
-        ifindex: 1,
-        streams: s,
-    };
+    assert!(g.check(&burst_plan(vec![0, 1], vec![0])).is_ok());
+    assert!(g.check(&burst_plan(vec![2], vec![0])).is_err());
+    assert!(g.check(&burst_plan(vec![0], vec![1])).is_err());
     let burst = Phase {
         frames: 1,
         rate_fps: None,
     };
-    assert!(g
-        .check(&plan(vec![port(vec![0, 1])], vec![burst], vec![0]))
-        .is_ok());
-    assert!(g
-        .check(&plan(vec![port(vec![2])], vec![burst], vec![0]))
-        .is_err());
-    assert!(g
-        .check(&plan(vec![port(vec![0])], vec![burst], vec![1]))
-        .is_err());
     assert!(g.check(&plan(vec![], vec![burst], vec![0])).is_err());
     let bad = Phase {
         frames: 1,
         rate_fps: Some(f64::NAN),
     };
-    assert!(g
-        .check(&plan(vec![port(vec![0])], vec![bad], vec![0]))
-        .is_err());
+    let port = Port {
+        ifindex: 1,
+        streams: vec![0],
+    };
+    assert!(g.check(&plan(vec![port], vec![bad], vec![0])).is_err());
     let mut g = generator(1, &[64]);
     let (b, l) = frame(0, 64, false, 0, 0);
     let mut jumbo = Frame::from_layout(&b, &l);
@@ -322,40 +334,28 @@ fn pages_start_at_the_plans_most_common_length() {
         return;
     }
     let mut g = generator(2, &[64, 594, 1518]);
-    let port = |s: Vec<u32>| Port {
-        ifindex: 1,
-        streams: s,
-    };
-    let burst = Phase {
-        frames: 1,
-        rate_fps: None,
-    };
     let imix = vec![0, 1, 0, 2, 0, 1, 0, 0, 1, 0, 1, 0];
-    let p = |schedule: Vec<u16>| plan(vec![port(vec![0, 1])], vec![burst], schedule);
-    assert_eq!(g.page_len(&p(vec![0])), 60);
-    assert_eq!(g.page_len(&p(imix)), 60, "IMIX: mostly 64 B");
-    assert_eq!(g.page_len(&p(vec![2])), 1514);
-    assert_eq!(g.page_len(&p(vec![1, 2])), 590, "of equals, the shorter");
+    let both = |schedule: Vec<u16>| burst_plan(vec![0, 1], schedule);
+    assert_eq!(g.page_len(&both(vec![0])), 60);
+    assert_eq!(g.page_len(&both(imix)), 60, "IMIX: mostly 64 B");
+    assert_eq!(g.page_len(&both(vec![2])), 1514);
+    assert_eq!(g.page_len(&both(vec![1, 2])), 590, "of equals, the shorter");
     // A longer frame set in a slot and then replaced (the learning frame
     // shares slot 0) leaves no trace.
-    let only0 = |schedule: Vec<u16>| plan(vec![port(vec![0])], vec![burst], schedule);
-    let (b, l) = frame(0, 128, false, 0, 0);
-    g.set_frame(0, 0, &Frame::from_layout(&b, &l)).unwrap();
-    assert_eq!(g.page_len(&only0(vec![0])), 124);
+    set_slot0(&mut g, 0, 128);
+    assert_eq!(g.page_len(&burst_plan(vec![0], vec![0])), 124);
     assert_eq!(
-        g.page_len(&p(vec![0])),
+        g.page_len(&both(vec![0])),
         60,
         "streams 0 and 1 tie: the shorter"
     );
-    let (b, l) = frame(0, 64, false, 0, 0);
-    g.set_frame(0, 0, &Frame::from_layout(&b, &l)).unwrap();
-    assert_eq!(g.page_len(&only0(vec![0])), 60);
+    set_slot0(&mut g, 0, 64);
+    assert_eq!(g.page_len(&burst_plan(vec![0], vec![0])), 60);
     // A stream whose size was never set is refused, not sent as zeros.
     let mut g = Generator::new(1, 2).unwrap();
-    let (b, l) = frame(0, 64, false, 0, 0);
-    g.set_frame(0, 0, &Frame::from_layout(&b, &l)).unwrap();
-    assert!(g.check(&only0(vec![0])).is_ok());
-    assert!(g.check(&only0(vec![0, 1])).is_err());
+    set_slot0(&mut g, 0, 64);
+    assert!(g.check(&burst_plan(vec![0], vec![0])).is_ok());
+    assert!(g.check(&burst_plan(vec![0], vec![0, 1])).is_err());
 }
 
 mod live;
