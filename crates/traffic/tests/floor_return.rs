@@ -6,7 +6,9 @@
 //! The ignored `floor_ladder` prints what the tester sent, got back and
 //! lost in its own ring at a ladder of rates (`SR_FLOOR_RATES`, frames/s,
 //! comma-separated; `SR_FLOOR_SECONDS` per trial): the diagnosis of issue
-//! 21 item 2, re-run by `bench/floor/keepup.sh`.
+//! 21 item 2, re-run by `bench/floor/keepup.sh`. `SR_FLOOR_DUT=linux`
+//! puts the kernel DUT in the floor's place (what the DUT pays to wake
+//! the tester, `bench/floor/HISTORY.md`, twentieth session).
 
 use std::time::Duration;
 
@@ -34,7 +36,7 @@ impl FloorBed {
             tester_cpu: Some(tester),
             ..dut::DutOptions::default()
         };
-        let d = dut::start(&DutSettings::Floor {}, Pattern::OneToOne, &opts).unwrap();
+        let d = dut::start(&ladder_dut(), Pattern::OneToOne, &opts).unwrap();
         // SR_FLOOR_NO_SHIELD: leave the host's threads where they are (on
         // a shared machine the shield moves every compiler onto the
         // tester's CPU).
@@ -81,6 +83,22 @@ impl Drop for FloorBed {
     }
 }
 
+/// The DUT of the ladders: the floor, or the kernel with
+/// `SR_FLOOR_DUT=linux` (its cost a packet against the arrivals' shape).
+fn ladder_dut() -> DutSettings {
+    match std::env::var("SR_FLOOR_DUT").as_deref() {
+        Ok("linux") => DutSettings::Linux {
+            napi_budget: None,
+            rps: None,
+            napi: None,
+            napi_defer_hard_irqs: None,
+            gro_flush_timeout_us: None,
+        },
+        Ok("floor") | Err(_) => DutSettings::Floor {},
+        Ok(other) => panic!("SR_FLOOR_DUT={other}: floor or linux"),
+    }
+}
+
 fn env_f64s(name: &str, default: &str) -> Vec<f64> {
     std::env::var(name)
         .unwrap_or_else(|_| default.to_string())
@@ -89,53 +107,80 @@ fn env_f64s(name: &str, default: &str) -> Vec<f64> {
         .collect()
 }
 
-/// CPU time (ns) and times run so far of the tester ends' NAPI threads by
-/// pid (`/proc/<pid>/schedstat`): what the tester's CPU spent receiving,
-/// whatever else ran beside it, and how many wake-ups it took (frames per
-/// run says whether wake-ups or frames are the cost). (Threads are
-/// recreated when the counter is reloaded: only pids seen before and after
-/// a trial count.)
-fn napi_schedstat(ifaces: &[String]) -> std::collections::HashMap<i32, (u64, u64)> {
-    let mut out = std::collections::HashMap::new();
-    for i in ifaces {
-        for pid in testbed::napi::napi_threads(i).unwrap_or_default() {
-            // On-CPU ns, wait ns, times run (each a wake-up for a thread
-            // that sleeps between polls).
-            let fields: Option<Vec<u64>> =
-                std::fs::read_to_string(format!("/proc/{pid}/schedstat"))
-                    .ok()
-                    .map(|s| {
-                        s.split_whitespace()
-                            .filter_map(|w| w.parse().ok())
-                            .collect()
-                    });
-            if let Some(f) = fields.filter(|f| f.len() == 3) {
-                out.insert(pid, (f[0], f[2]));
-            }
-        }
-    }
-    out
+/// CPU time so far (ns) and times run of a thread
+/// (`/proc/<pid>/schedstat`: on-CPU ns, wait ns, runs; each run a
+/// wake-up for a NAPI thread, which sleeps between polls).
+fn schedstat(pid: i32) -> Option<(u64, u64)> {
+    let f: Vec<u64> = std::fs::read_to_string(format!("/proc/{pid}/schedstat"))
+        .ok()?
+        .split_whitespace()
+        .filter_map(|w| w.parse().ok())
+        .collect();
+    (f.len() == 3).then(|| (f[0], f[2]))
 }
 
-/// A trial, with the tester's receive CPU time per frame received. Run
-/// [`warm_up`] first.
-fn measured(t: &mut NetTrial, ifaces: &[String], rate: f64, secs: f64) -> String {
-    let spec = TrialSpec::constant(rate, Duration::from_secs_f64(secs), FrameSize::Fixed(64));
-    let before = napi_schedstat(ifaces);
-    let o = t.run(&spec).unwrap();
-    let after = napi_schedstat(ifaces);
-    let (napi, runs) = after
+type Schedstats = std::collections::HashMap<i32, (u64, u64)>;
+
+/// [`schedstat`] of the tester ends' NAPI threads by pid: what the
+/// tester's CPU spent receiving, whatever else ran beside it, and how
+/// many wake-ups it took (frames per run says whether wake-ups or frames
+/// are the cost). (Threads are recreated when the counter is reloaded:
+/// only pids seen before and after a trial count.)
+fn napi_schedstat(ifaces: &[String]) -> Schedstats {
+    ifaces
+        .iter()
+        .flat_map(|i| testbed::napi::napi_threads(i).unwrap_or_default())
+        .filter_map(|pid| Some((pid, schedstat(pid)?)))
+        .collect()
+}
+
+/// [`schedstat`] of every NAPI thread that may run only on `cpus`: the
+/// DUT ends' threads, whose CPU time is the DUT's receive-and-forward
+/// work and whose runs are its wake-ups.
+fn dut_schedstat(cpus: &[usize]) -> Schedstats {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Schedstats::new();
+    };
+    dir.flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/comm"))
+                .is_ok_and(|c| c.starts_with("napi/"))
+                && testbed::napi::affinity(*pid).ok().as_deref() == Some(cpus)
+        })
+        .filter_map(|pid| Some((pid, schedstat(pid)?)))
+        .collect()
+}
+
+/// CPU ns and runs between two readings, over the pids seen in both.
+fn since(after: &Schedstats, before: &Schedstats) -> (u64, u64) {
+    after
         .iter()
         .filter_map(|(pid, (ns, runs))| {
             let (ns0, runs0) = before.get(pid)?;
             Some((ns.saturating_sub(*ns0), runs.saturating_sub(*runs0)))
         })
-        .fold((0, 0), |(a, b), (c, d)| (a + c, b + d));
+        .fold((0, 0), |(a, b), (c, d)| (a + c, b + d))
+}
+
+/// A trial, with the tester's receive and the DUT's NAPI CPU time per
+/// frame received, and frames per wake-up of each. Run [`warm_up`] first.
+fn measured(t: &mut NetTrial, ifaces: &[String], rate: f64, secs: f64) -> String {
+    let spec = TrialSpec::constant(rate, Duration::from_secs_f64(secs), FrameSize::Fixed(64));
+    let dut_cpus = traffic::cpu::split().map(|(_, d)| d).unwrap_or_default();
+    let (before, dut_before) = (napi_schedstat(ifaces), dut_schedstat(&dut_cpus));
+    let o = t.run(&spec).unwrap();
+    let (napi, runs) = since(&napi_schedstat(ifaces), &before);
+    let (dut_ns, dut_runs) = since(&dut_schedstat(&dut_cpus), &dut_before);
+    let got = o.received.max(1) as f64;
     format!(
-        "{} rx_ns_per_frame={:.0} rx_frames_per_run={:.1}",
+        "{} rx_ns_per_frame={:.0} rx_frames_per_run={:.1} dut_ns_per_frame={:.0} \
+         dut_frames_per_run={:.1}",
         report(&o),
-        napi as f64 / o.received.max(1) as f64,
-        o.received as f64 / runs.max(1) as f64
+        napi as f64 / got,
+        got / runs.max(1) as f64,
+        dut_ns as f64 / got,
+        got / dut_runs.max(1) as f64
     )
 }
 
