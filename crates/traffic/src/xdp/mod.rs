@@ -56,12 +56,6 @@ pub(crate) const TESTER_NAPI_PRIO: i32 = 50;
 /// the thread is back at the normal policy between trials.
 const GENERATOR_PRIO: i32 = 45;
 
-/// `SOFTROUTER_TESTER_DEFER=auto`: frames a timer poll of the tester ends
-/// should find, the longest and shortest timeout, µs.
-const AUTO_DEFER_FRAMES: f64 = 96.0;
-const AUTO_DEFER_MAX_US: f64 = 200.0;
-const AUTO_DEFER_MIN_US: f64 = 60.0;
-
 type Work = Box<dyn FnOnce(&mut Engine) + Send>;
 
 /// Handle on the worker thread.
@@ -253,9 +247,6 @@ fn defer_wakeups(ns: &str, ifname: &str) -> Result<String> {
     let Ok(v) = std::env::var("SOFTROUTER_TESTER_DEFER") else {
         return Ok(String::new());
     };
-    if v.trim() == "auto" {
-        return Ok(", wake-ups deferred by rate (auto)".into());
-    }
     let mut it = v.split(',');
     let us: u64 = it
         .next()
@@ -314,8 +305,6 @@ pub(crate) struct Engine {
     gap: Option<GapArm>,
     /// Generators on the other tester CPUs (`--tester-cpus`).
     helpers: Vec<spread::Helper>,
-    /// The tester ends' deferral timeout now, µs (`defer_for`).
-    deferred_us: Option<u64>,
 }
 
 impl Engine {
@@ -356,7 +345,6 @@ impl Engine {
             counter,
             gap,
             helpers,
-            deferred_us: None,
         })
     }
 
@@ -381,7 +369,6 @@ impl Engine {
             // Detaching XDP deleted the ends' NAPI, and with it their
             // pinned threads: the new ones must be placed again.
             self.placement = place_tester_ends(self.netns.as_deref(), &self.names)?;
-            self.deferred_us = None;
             // Meanwhile the ends took no redirected XDP frames, and a DUT
             // that redirects to them notices them back on its own clock
             // (softrouter's tier every 200 ms; until then its workers carry
@@ -484,7 +471,6 @@ impl Engine {
             latency_every: plan_sampling,
             catchup_frames: tester::gen::CATCHUP_FRAMES,
         };
-        self.defer_for(&job.phases)?;
         let before = self.veth_drops();
         super::noise::arm_for(self.gap.as_ref(), &job.phases);
         let sent = if self.helpers.is_empty() {
@@ -524,56 +510,6 @@ impl Engine {
 }
 
 impl Engine {
-    /// `SOFTROUTER_TESTER_DEFER=auto` (experiment): the tester ends' wake-ups
-    /// deferred for this trial's rate, a timer poll per
-    /// [`AUTO_DEFER_FRAMES`] frames, off where that would be shorter than
-    /// [`AUTO_DEFER_MIN_US`] (the timer then costs the tester more than
-    /// the DUT's wake-ups).
-    fn defer_for(&mut self, phases: &[GenPhase]) -> Result<()> {
-        if std::env::var("SOFTROUTER_TESTER_DEFER").ok().as_deref() != Some("auto") {
-            return Ok(());
-        }
-        let Some(ns) = self.netns.clone() else {
-            return Ok(());
-        };
-        let rate = phases
-            .iter()
-            .filter(|p| p.paced)
-            .map(|p| p.rate_fps)
-            .fold(0.0, f64::max);
-        let us = if rate > 0.0 {
-            (AUTO_DEFER_FRAMES / rate * 1e6).min(AUTO_DEFER_MAX_US)
-        } else {
-            0.0
-        };
-        let us = if us < AUTO_DEFER_MIN_US { 0 } else { us as u64 };
-        if self.deferred_us == Some(us) {
-            return Ok(());
-        }
-        let polls = if us == 0 { 0 } else { 1000 };
-        let mut cmd = String::new();
-        for i in &self.names {
-            cmd += &format!(
-                "echo {} > /sys/class/net/{i}/gro_flush_timeout; \
-                 echo {polls} > /sys/class/net/{i}/napi_defer_hard_irqs; ",
-                us * 1000
-            );
-        }
-        let out = std::process::Command::new("ip")
-            .args(["netns", "exec", &ns, "sh", "-c", &cmd])
-            .stdin(std::process::Stdio::null())
-            .output()
-            .context("running ip netns exec")?;
-        if !out.status.success() {
-            bail!(
-                "deferring the tester ends' wake-ups in {ns}: {}",
-                String::from_utf8_lossy(&out.stderr).trim()
-            );
-        }
-        self.deferred_us = Some(us);
-        Ok(())
-    }
-
     /// `plan` over this thread's generator and the helpers', started at
     /// the same time; their results as one.
     fn run_spread(&mut self, plan: &Plan, job: &XdpJob) -> Result<Sent> {
