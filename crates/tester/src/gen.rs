@@ -327,7 +327,7 @@ impl Generator {
         {
             bail!("template fields not where the generator writes them");
         }
-        let base = (stream as usize * self.nsizes + size) * TMPL_SIZE;
+        let base = self.tmpl_key(stream, size) * TMPL_SIZE;
         let put = |field: usize, bytes: &[u8]| self.tmpl.write(base + field, bytes);
         put(offset_of!(CTmpl, len), &(len as u16).to_ne_bytes());
         put(
@@ -345,7 +345,8 @@ impl Generator {
             TMPL_SIZE.is_multiple_of(8),
             "array values are 8-byte strided"
         );
-        self.tmpl_len[stream as usize * self.nsizes + size] = len;
+        let key = self.tmpl_key(stream, size);
+        self.tmpl_len[key] = len;
         Ok(())
     }
 
@@ -432,7 +433,7 @@ impl Generator {
         for stream in plan.ports.iter().flat_map(|p| &p.streams) {
             for (slot, &n) in per_slot.iter().enumerate().filter(|(_, &n)| n > 0) {
                 *counts
-                    .entry(self.tmpl_len[*stream as usize * self.nsizes + slot])
+                    .entry(self.tmpl_len[self.tmpl_key(*stream, slot)])
                     .or_default() += n;
             }
         }
@@ -442,6 +443,13 @@ impl Generator {
             .iter()
             .max_by_key(|&(&len, &n)| (n, std::cmp::Reverse(len)));
         best.map_or(60, |(&len, _)| len.max(60))
+    }
+
+    /// The template of `stream` at size slot `size`: its key in
+    /// `gen_tmpl` (the program's `stream * nsizes + slot`) and in
+    /// `tmpl_len`.
+    fn tmpl_key(&self, stream: u32, size: usize) -> usize {
+        stream as usize * self.nsizes + size
     }
 
     /// How often each size slot comes in the plan's schedule.
@@ -492,8 +500,7 @@ impl Generator {
         }
         let per_slot = self.slot_uses(plan);
         let unset = plan.ports.iter().flat_map(|p| &p.streams).any(|&st| {
-            (0..self.nsizes)
-                .any(|s| per_slot[s] > 0 && self.tmpl_len[st as usize * self.nsizes + s] == 0)
+            (0..self.nsizes).any(|s| per_slot[s] > 0 && self.tmpl_len[self.tmpl_key(st, s)] == 0)
         });
         if unset {
             bail!("the plan sends a stream and size with no frame set");
