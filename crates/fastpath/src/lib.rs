@@ -111,8 +111,16 @@ impl FastPath {
     /// Load the program with its table maps sized for `sizes` (nothing is
     /// attached yet).
     pub fn load(sizes: Sizes) -> Result<FastPath> {
+        Self::load_object(FWD_OBJ, sizes)
+    }
+
+    /// The same with another build of `bpf/fwd.bpf.c` (its maps and
+    /// layout must be this one's): the cost test runs a base revision's
+    /// program beside this one's (`bench/fastpath/cost.sh --base`).
+    #[doc(hidden)]
+    pub fn load_object(object: &[u8], sizes: Sizes) -> Result<FastPath> {
         let entries = memory::map_entries(&sizes)?;
-        let obj = bpf::load("XDP fast path", FWD_OBJ, &entries, &[], PROGRAM)?;
+        let obj = bpf::load("XDP fast path", object, &entries, &[], PROGRAM)?;
         let clock = obj.mmap("clock", std::mem::size_of::<Clock>(), 1)?;
         Ok(FastPath { obj, sizes, clock })
     }

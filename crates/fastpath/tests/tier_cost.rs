@@ -14,6 +14,12 @@
 //! the path named (each call checks its counter). The two programs are
 //! called alternately (A/B), and each path's figure is the trimmed mean
 //! of its calls beside the floor's calls next to them.
+//!
+//! With `TIERCOST_BASE=<fwd.bpf.o>` (`cost.sh --base REV` compiles one)
+//! a base build of the program runs beside this one, on tables of its
+//! own, call for call: a change to the program is measured against the
+//! code before it in one run, not against a figure from another hour.
+//! `TIERCOST_PATHS=ipv4 forward,punt l2` runs only the paths named.
 
 use std::net::Ipv4Addr;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -95,7 +101,7 @@ fn v6(port: u8, hops: u8) -> Vec<u8> {
 /// The tier with the testbed's plan: 198.19.i.0/24 and 2001:2:0:1ii::/64
 /// via a REACHABLE gateway on port i (1, 2), and a route for each other
 /// outcome; every port on loopback (ifindex 1), port 0 the ingress.
-fn tier() -> FastPath {
+fn tier(object: Option<&[u8]>) -> FastPath {
     let sizes = Sizes {
         lpm4_tbl8_groups: 16,
         lpm6_tbl8_groups: 64,
@@ -103,7 +109,11 @@ fn tier() -> FastPath {
         groups: 1,
         group_members: 1,
     };
-    let mut fp = FastPath::load(sizes).expect("load the fast path");
+    let mut fp = match object {
+        Some(o) => FastPath::load_object(o, sizes),
+        None => FastPath::load(sizes),
+    }
+    .expect("load the fast path");
     let mut mem = fp.memory();
     let (mut w4, _r4) = lpm4::new_in(Lpm4Config { tbl8_groups: 16 }, &mut mem).unwrap();
     let (mut w6, _r6) = lpm6::new_in(Lpm6Config { tbl8_groups: 64 }, &mut mem).unwrap();
@@ -210,7 +220,12 @@ fn tier_vs_floor_per_path() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(60);
-    let mut tier = tier();
+    let base_obj = std::env::var_os("TIERCOST_BASE")
+        .map(|p| std::fs::read(&p).unwrap_or_else(|e| panic!("TIERCOST_BASE {p:?}: {e}")));
+    let mut tiers = vec![("tier", tier(None))];
+    if let Some(o) = &base_obj {
+        tiers.push(("base", tier(Some(o))));
+    }
     let mut floor = floor();
     let dst = |n: u8| [198, 19, n, 9];
     let fwd4 = v4(dst(1), 255);
@@ -249,32 +264,54 @@ fn tier_vs_floor_per_path() {
         ("punt egress", v4(dst(15), 64), Counter::PuntEgress),
         ("punt ipv6 hop limit", v6(1, 1), Counter::PuntTtl),
     ];
+    // TIERCOST_PATHS=<name>,<name>: only those paths (a hacked build of
+    // the program as the base may take others differently).
+    let only = std::env::var("TIERCOST_PATHS").ok();
+    let paths: Vec<_> = paths
+        .into_iter()
+        .filter(|(what, _, _)| {
+            only.as_ref()
+                .is_none_or(|o| o.split(',').any(|n| n == *what))
+        })
+        .collect();
     // The harness alone: the floor on a bare Ethernet header returns at
     // its first bounds check (the kernel's loop, the dispatcher and the
     // timer are in every figure).
     let empty = fwd4[..14].to_vec();
-    let mut t_ns = vec![Vec::new(); paths.len()];
+    let mut t_ns = vec![vec![Vec::new(); paths.len()]; tiers.len()];
     let (mut f4_ns, mut f6_ns, mut e_ns) = (Vec::new(), Vec::new(), Vec::new());
-    for _ in 0..rounds {
+    for round in 0..rounds {
         let (ns, verdict) = time(floor.program().unwrap(), &fwd4);
         assert_eq!(verdict, bpf::XDP_REDIRECT, "the floor forwards IPv4");
         f4_ns.push(ns);
         for (i, (what, frame, counter)) in paths.iter().enumerate() {
-            let before = tier.counters(0).unwrap().get(*counter);
-            let (ns, verdict) = time(tier.program().unwrap(), frame);
-            let want = if *counter == Counter::RxForwarded {
-                bpf::XDP_REDIRECT
-            } else {
-                bpf::XDP_PASS
-            };
-            assert_eq!(verdict, want, "{what}: {:?}", tier.counters(0).unwrap());
-            let after = tier.counters(0).unwrap().get(*counter);
-            assert_eq!(
-                after - before,
-                u64::from(REPEAT),
-                "{what}: every run on its path"
-            );
-            t_ns[i].push(ns);
+            // Tier and base in turn, the first of the two alternating.
+            let mut both: Vec<_> = tiers.iter_mut().zip(t_ns.iter_mut()).collect();
+            if round % 2 == 1 {
+                both.reverse();
+            }
+            for ((name, tier), t_ns) in both {
+                let before = tier.counters(0).unwrap().get(*counter);
+                let (ns, verdict) = time(tier.program().unwrap(), frame);
+                let want = if *counter == Counter::RxForwarded {
+                    bpf::XDP_REDIRECT
+                } else {
+                    bpf::XDP_PASS
+                };
+                assert_eq!(
+                    verdict,
+                    want,
+                    "{name} {what}: {:?}",
+                    tier.counters(0).unwrap()
+                );
+                let after = tier.counters(0).unwrap().get(*counter);
+                assert_eq!(
+                    after - before,
+                    u64::from(REPEAT),
+                    "{name} {what}: every run on its path"
+                );
+                t_ns[i].push(ns);
+            }
         }
         let (ns, verdict) = time(floor.program().unwrap(), &fwd6);
         assert_eq!(verdict, bpf::XDP_REDIRECT, "the floor forwards IPv6");
@@ -290,21 +327,33 @@ fn tier_vs_floor_per_path() {
     );
     println!(
         "tier_cost: ns per run (BPF_PROG_TEST_RUN, repeat {REPEAT}, {rounds} calls each, \
-         trimmed mean), tier and floor calls interleaved; harness alone {e:.1} ns"
+         trimmed mean), tier{} and floor calls interleaved; harness alone {e:.1} ns",
+        if tiers.len() > 1 { ", base" } else { "" }
     );
-    println!(
+    print!(
         "{:<20} {:>7} {:>7} {:>6} {:>11} {:>11} {:>6}",
         "path", "tier", "floor", "ratio", "tier-harn", "floor-harn", "ratio"
     );
-    for ((what, _, _), t) in paths.iter().zip(t_ns.iter_mut()) {
-        let t = trimmed_mean(t);
+    if tiers.len() > 1 {
+        print!(" {:>9} {:>10}", "base-harn", "tier/base");
+    }
+    println!();
+    let mut t_ns = t_ns.into_iter();
+    let (mut tier_ns, base_ns) = (t_ns.next().unwrap(), t_ns.next());
+    for (i, (what, _, _)) in paths.iter().enumerate() {
+        let t = trimmed_mean(&mut tier_ns[i]);
         let f = if what.contains("ipv6") { f6 } else { f4 };
-        println!(
+        print!(
             "{what:<20} {t:>7.1} {f:>7.1} {:>6.2} {:>11.1} {:>11.1} {:>6.2}",
             t / f,
             t - e,
             f - e,
             (t - e) / (f - e)
         );
+        if let Some(mut b) = base_ns.clone() {
+            let b = trimmed_mean(&mut b[i]);
+            print!(" {:>9.1} {:>10.3}", b - e, (t - e) / (b - e));
+        }
+        println!();
     }
 }
