@@ -461,10 +461,16 @@ static __always_inline int forward_v4(struct xdp_md *ctx, struct fp_counters *ci
 	if (total > v.mtu)
 		return punt(ctx, cin, in_port, FP_PUNT_MTU);
 
-	/* TTL - 1 (the word it shares with the protocol), checksum updated. */
+	/* TTL - 1 (the word it shares with the protocol), checksum updated.
+	 * The new word is computed, not read back: a 16-bit load of the byte
+	 * just stored cannot be forwarded from the store, and waits for it
+	 * to reach the cache, which for a frame another CPU wrote last is a
+	 * cross-CPU transfer (14.5 % of the program's samples sat on it in
+	 * `perf record -C 0`, none after). TTL > 1 here, so the subtraction
+	 * does not borrow from the protocol byte. */
 	__u16 old = load16(ip + IPV4_TTL);
-	ip[IPV4_TTL]--;
-	__u16 new = load16(ip + IPV4_TTL);
+	__u16 new = old - 0x100;
+	ip[IPV4_TTL] = new >> 8;
 	__u16 c = csum_update16(load16(ip + IPV4_CHECK), old, new);
 	ip[IPV4_CHECK] = c >> 8;
 	ip[IPV4_CHECK + 1] = c & 0xff;
