@@ -26,18 +26,25 @@ while [ $# -gt 0 ]; do
 done
 out=${out:-$(mktemp -d)}
 mkdir -p "$out"
-id=$(bpftool prog show name "$prog" | sed -n '1s/^\([0-9]*\):.*/\1/p')
-[ -n "$id" ] || { echo "annotate.sh: no loaded program named $prog" >&2; exit 1; }
+# The first loaded program of that name: its id and tag.
+show=$(bpftool prog show name "$prog" 2>/dev/null | head -1 || true)
+id=$(sed -n 's/^\([0-9]*\):.*/\1/p' <<<"$show")
+tag=$(sed -n 's/.* tag \([0-9a-f]*\).*/\1/p' <<<"$show")
+[ -n "$id" ] && [ -n "$tag" ] || { echo "annotate.sh: no loaded program named $prog" >&2; exit 1; }
 python3 "$here/jitdump.py" "$id" "$out/jit.bin" >/dev/null
 # The image's address: its kallsyms symbol, bpf_prog_<tag>_<name>.
-base=$(awk -v p="_$prog" '$3 ~ "^bpf_prog_" && substr($3, length($3) - length(p) + 1) == p { print $1; exit }' /proc/kallsyms)
+base=$(awk -v s="bpf_prog_${tag}_$prog" '$3 == s { print $1; exit }' /proc/kallsyms)
+[ -n "$base" ] || { echo "annotate.sh: bpf_prog_${tag}_$prog not in /proc/kallsyms" >&2; exit 1; }
 objdump -D -b binary -mi386:x86-64 "$out/jit.bin" > "$out/jit.asm"
 perf record -q -C "$cpu" -F 10000 -o "$out/perf.data" -- sleep "$seconds" 2>/dev/null
-perf script -i "$out/perf.data" -F ip,sym 2>/dev/null | awk -v p="_$prog" '$2 ~ p { print $1 }' > "$out/ips.txt"
+# By address, not by name: perf may name the image after another tag.
+perf script -i "$out/perf.data" -F ip 2>/dev/null > "$out/ips.txt"
 python3 - "$base" "$out" <<'PY'
-import collections, re, sys
+import collections, os, re, sys
 base, out = int(sys.argv[1], 16), sys.argv[2]
-hits = collections.Counter(int(l, 16) - base for l in open(f"{out}/ips.txt"))
+size = os.path.getsize(f"{out}/jit.bin")
+offs = (int(l, 16) - base for l in open(f"{out}/ips.txt") if l.strip())
+hits = collections.Counter(o for o in offs if 0 <= o < size)
 total = sum(hits.values()) or 1
 rows = []
 for line in open(f"{out}/jit.asm"):

@@ -124,7 +124,8 @@ def main():
     raw_floor_med = statistics.median(raw_floor) if raw_floor else None
     floor = [r for r in runs if r["dut"] == "floor" and r["wakeups"] == "default"]
     cal = statistics.median([r["calibrated_max_fps"] for r in runs]) if runs else None
-    source = sorted({r["max_rate_source"] for r in runs if r.get("max_rate_source")})
+    # In round order (each round calibrates anew), each text once.
+    source = list(dict.fromkeys(r["max_rate_source"] for r in runs if r.get("max_rate_source")))
     ref = raw_floor_med if raw_floor_med and any("through the floor" in x for x in source) else raw_med
     # The target is per round: each round's calibrated maximum over the
     # reference measured in the same round, minutes apart at most (the

@@ -339,7 +339,7 @@ fn tier_vs_floor_per_path() {
     }
     println!();
     let mut t_ns = t_ns.into_iter();
-    let (mut tier_ns, base_ns) = (t_ns.next().unwrap(), t_ns.next());
+    let (mut tier_ns, mut base_ns) = (t_ns.next().unwrap(), t_ns.next());
     for (i, (what, _, _)) in paths.iter().enumerate() {
         let t = trimmed_mean(&mut tier_ns[i]);
         let f = if what.contains("ipv6") { f6 } else { f4 };
@@ -350,7 +350,7 @@ fn tier_vs_floor_per_path() {
             f - e,
             (t - e) / (f - e)
         );
-        if let Some(mut b) = base_ns.clone() {
+        if let Some(b) = base_ns.as_mut() {
             let b = trimmed_mean(&mut b[i]);
             print!(" {:>9.1} {:>10.3}", b - e, (t - e) / (b - e));
         }
