@@ -35,9 +35,7 @@ if [ -n "$base" ]; then
     tmp=$(mktemp -d)
     trap 'rm -rf "$tmp"' EXIT
     git -C "$root" archive "$base" crates/fastpath/bpf crates/bpf-build/include | tar -x -C "$tmp"
-    (cd "$tmp/crates/fastpath" && clang -O2 -g -target bpf -mcpu=v3 -Wall -Werror \
-        "-I/usr/include/$(uname -m)-linux-gnu" "-I$tmp/crates/bpf-build/include" \
-        -c bpf/fwd.bpf.c -o "$tmp/base.o")
+    "$root/crates/bpf-build/cc.sh" "$tmp" fastpath fwd "$tmp/base.o"
     export TIERCOST_BASE="$tmp/base.o"
 fi
 out="$here/results/cost-$(date -u +%Y%m%dT%H%M%SZ)$label.txt"

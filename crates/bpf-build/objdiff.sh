@@ -25,9 +25,7 @@ build() { # tree out
 	for c in $crates; do
 		for src in "$1/crates/$c/bpf/"*.bpf.c; do
 			name=$(basename "$src" .bpf.c)
-			(cd "$1/crates/$c" && clang -O2 -g -target bpf -mcpu=v3 -Wall -Werror \
-				"-I/usr/include/$(uname -m)-linux-gnu" "-I$1/crates/bpf-build/include" \
-				-c "bpf/$name.bpf.c" -o "$2.$c.$name.o")
+			"$root/crates/bpf-build/cc.sh" "$1" "$c" "$name" "$2.$c.$name.o"
 			llvm-objdump -d -r "$2.$c.$name.o" | tail -n +3 >"$2.$c.$name.dis"
 		done
 	done

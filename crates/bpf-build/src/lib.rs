@@ -39,6 +39,8 @@ pub fn compile(programs: &[&str]) {
     for name in programs {
         let src = format!("bpf/{name}.bpf.c");
         let obj = out.join(format!("{name}.bpf.o"));
+        // cc.sh (for scripts that compile a revision outside cargo)
+        // repeats these flags: keep the two in step.
         let status = Command::new(&clang)
             .args([
                 "-O2", "-g", "-target", "bpf", "-mcpu=v3", "-Wall", "-Werror",
