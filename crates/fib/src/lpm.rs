@@ -184,6 +184,19 @@ impl<P: Family> Reader<P> {
     pub fn quiescent(&self) {
         self.qsbr.quiescent();
     }
+
+    /// Before a long sleep: this handle holds no pointer into the tables
+    /// and holds back no reuse until [`Reader::online`].
+    #[inline]
+    pub fn offline(&self) {
+        self.qsbr.offline();
+    }
+
+    /// After the sleep, before the next lookup.
+    #[inline]
+    pub fn online(&self) {
+        self.qsbr.online();
+    }
 }
 
 /// The single writer. `Send` (may move to the control thread) but not

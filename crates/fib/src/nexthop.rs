@@ -403,6 +403,20 @@ impl NextHopEpoch {
     pub fn quiescent(&self) {
         self.0.quiescent();
     }
+
+    /// Before a long sleep: no id obtained before is used until
+    /// [`NextHopEpoch::online`] (other than ones the reader checks for
+    /// reuse itself), so none holds back reuse meanwhile.
+    #[inline]
+    pub fn offline(&self) {
+        self.0.offline();
+    }
+
+    /// After the sleep, before the next id is read.
+    #[inline]
+    pub fn online(&self) {
+        self.0.online();
+    }
 }
 
 impl NextHopReader {

@@ -27,14 +27,29 @@
 //!
 //! On x86 all of this is plain `mov`s on the reader side: one load and one
 //! store per quiescent point, nothing per lookup.
+//!
+//! A reader that goes to sleep for long ([`Qsbr::offline`]) sets its slot
+//! to [`OFFLINE`], above every tag, so that it holds back no reuse while
+//! it holds no pointer; on waking ([`Qsbr::online`]) it stores the epoch
+//! again, then a full fence, before its first lookup. The writer has a
+//! full fence between the unlink (and its epoch increment) and its slot
+//! loads. Why both fences: this is the store-buffering pattern (reader:
+//! store slot, load entry; writer: store entry, load slot). With the two
+//! SeqCst fences one of the loads sees the other side's store: either the
+//! writer sees the reader online with an epoch below the tag, and waits,
+//! or the reader's lookups see the unlink and never enter the group.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{fence, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// One reader's slot, on its own cache line so that announcing a quiescent
 /// state does not bounce the line of another reader.
 #[repr(align(64))]
 pub(crate) struct Slot(AtomicU64);
+
+/// A slot's value while its reader sleeps (holds no pointer): it has
+/// passed every tag.
+const OFFLINE: u64 = u64::MAX;
 
 /// The shared epoch and the registry of reader slots.
 pub(crate) struct QsbrDomain {
@@ -71,6 +86,21 @@ impl QsbrDomain {
         slot.0.store(e, Ordering::Release);
     }
 
+    /// Reader side, before a long sleep: no pointer is held until
+    /// [`QsbrDomain::online`], and no retired memory waits for this reader.
+    #[inline]
+    pub(crate) fn offline(&self, slot: &Slot) {
+        slot.0.store(OFFLINE, Ordering::Release);
+    }
+
+    /// Reader side, after the sleep, before the first lookup (the module
+    /// documentation says why the fence).
+    #[inline]
+    pub(crate) fn online(&self, slot: &Slot) {
+        self.quiescent(slot);
+        fence(Ordering::SeqCst);
+    }
+
     /// Writer side: called right after an unlink store; returns the tag the
     /// unlinked group must wait for.
     pub(crate) fn retire(&self) -> u64 {
@@ -79,6 +109,8 @@ impl QsbrDomain {
 
     /// Writer side: the smallest epoch every live reader has passed.
     pub(crate) fn safe_epoch(&self) -> u64 {
+        // Pairs with the fence of a reader coming online.
+        fence(Ordering::SeqCst);
         let slots = self.slots.lock().unwrap_or_else(|p| p.into_inner());
         slots
             .iter()
@@ -103,6 +135,16 @@ impl Qsbr {
     #[inline]
     pub(crate) fn quiescent(&self) {
         self.domain.quiescent(&self.slot);
+    }
+
+    #[inline]
+    pub(crate) fn offline(&self) {
+        self.domain.offline(&self.slot);
+    }
+
+    #[inline]
+    pub(crate) fn online(&self) {
+        self.domain.online(&self.slot);
     }
 }
 
@@ -336,5 +378,36 @@ impl ExternalReader {
         for (r, &e) in self.regs.iter().zip(&start.0) {
             r.slot.0.fetch_max(e, Ordering::AcqRel);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_reader_offline_holds_back_no_reuse_and_online_again_does() {
+        let domain = Arc::new(QsbrDomain::new());
+        let reader = Qsbr::new(domain.clone());
+        let mut groups = GroupAllocator::new(1);
+        let g = groups.alloc(&domain).unwrap();
+        groups.retire(&domain, g);
+        // Online, not yet quiescent since the retirement: held back.
+        assert_eq!(groups.alloc(&domain), None);
+        reader.offline();
+        assert_eq!(
+            groups.alloc(&domain),
+            Some(g),
+            "an offline reader held back reuse"
+        );
+        reader.online();
+        groups.retire(&domain, g);
+        assert_eq!(
+            groups.alloc(&domain),
+            None,
+            "a reader back online was not waited for"
+        );
+        reader.quiescent();
+        assert_eq!(groups.alloc(&domain), Some(g));
     }
 }
