@@ -261,13 +261,20 @@ impl WorkerStats {
     /// queues' kernel counters for it, so kernel drops are current.
     pub fn request_snapshot(&self) -> u64 {
         let t = self.requested.fetch_add(1, Relaxed) + 1;
+        self.wake();
+        t
+    }
+
+    /// Wakes the worker if it sleeps (through the eventfd of
+    /// [`WorkerStats::set_waker`], if any): for a snapshot, or to see its
+    /// stop flag.
+    pub fn wake(&self) {
         if let Some(mut f) = self.waker.get() {
             // An eventfd adds the 8-byte value; a full counter (never, at
             // one per request) would only make the wake-up late.
             use std::io::Write;
             let _ = f.write(&1u64.to_ne_bytes());
         }
-        t
     }
 
     /// Waits up to `timeout` for the snapshot of `ticket`. A worker that

@@ -338,6 +338,23 @@ impl Worker {
         self.holds.len() + self.tx.pending()
     }
 
+    /// Before a long sleep between rounds: the worker holds no pointer into
+    /// the FIB and no next-hop id (held packets check theirs for reuse), so
+    /// the FIB's writer need not wait for it to reuse what it retires; see
+    /// `fib`'s QSBR. [`Worker::online`] before the next round.
+    pub fn offline(&self) {
+        self.lpm4.offline();
+        self.lpm6.offline();
+        self.nh_epoch.offline();
+    }
+
+    /// After [`Worker::offline`]'s sleep, before the next round.
+    pub fn online(&self) {
+        self.lpm4.online();
+        self.lpm6.online();
+        self.nh_epoch.online();
+    }
+
     pub fn wait_fds(&self) -> Vec<RawFd> {
         self.rx.iter().filter_map(|(_, q)| q.wait_fd()).collect()
     }

@@ -9,12 +9,13 @@
 //! statistics still written). Nothing is shared between workers but
 //! the read-mostly routing state (`dataplane::Shared`).
 
+use crate::bell::{Bell, Ringer};
 use crate::controller::{self, RouterControl};
 use crate::kernel_sync::{self, KernelSync};
 use crate::neigh_log::NeighLog;
 use crate::stats_file::{self, Report};
 use crate::tier::{RunningTier, Tier};
-use crate::waiting::Waiter;
+use crate::waiting::{Waiter, IDLE_SLEEP_MS, TIMER_SLEEP_MS};
 use crate::watch::IfaceWatch;
 use crate::{affinity, notify, ports};
 use anyhow::{anyhow, Context, Result};
@@ -48,6 +49,10 @@ const NEIGH_LOOK: Duration = Duration::from_secs(1);
 
 /// How often the supervisor looks at the live ports' interfaces.
 const IFACE_POLL: Duration = Duration::from_millis(100);
+
+/// How often the supervisor of a capture-only run looks whether the
+/// workers have consumed their input.
+const CAPTURE_LOOK: Duration = Duration::from_millis(5);
 
 /// Open files the servers may need at most: both connection limits, and
 /// room for the ports, the kernel mirror and the statistics.
@@ -93,7 +98,8 @@ fn huge_policy(h: config::HugePages) -> hugemem::Policy {
 /// and [`finish`]: join, statistics, the outcome.
 pub fn run(cfg: &Config, opts: &RunOptions) -> Result<Report> {
     // Signals first: a SIGTERM or SIGHUP during start-up is handled too.
-    let signals = Signals::install()?;
+    let bell = Bell::new()?;
+    let signals = Signals::install(&bell)?;
 
     // The control socket and the metrics endpoint each hold up to a few
     // thousand connections: more than the usual 1,024 open files.
@@ -119,7 +125,7 @@ pub fn run(cfg: &Config, opts: &RunOptions) -> Result<Report> {
     let ifaces = IfaceWatch::new(&ports::live_interfaces(cfg));
 
     let started = Instant::now();
-    let workers = Workers::start(cfg, assignment, &ports, &router, &signals.stop)?;
+    let workers = Workers::start(cfg, assignment, &ports, &router, &signals.stop, &bell)?;
     // Every big region exists now (tables, and the workers' pools).
     for w in hugemem::small_page_warnings() {
         tracing::warn!("{w}");
@@ -153,9 +159,10 @@ pub fn run(cfg: &Config, opts: &RunOptions) -> Result<Report> {
     notify::ready(&format!("forwarding on {} port(s)", ports.len()));
 
     let failure = supervise(
-        cfg, opts, &signals, &workers, &router, &control, &services, ifaces, started,
+        cfg, opts, &bell, &signals, &workers, &router, &control, &services, ifaces, started,
     );
     signals.stop.store(true, Ordering::SeqCst);
+    workers.wake();
     notify::stopping();
     let elapsed = started.elapsed();
     let end = End {
@@ -166,7 +173,8 @@ pub fn run(cfg: &Config, opts: &RunOptions) -> Result<Report> {
     finish(cfg, opts, &ports, workers, tier.as_deref(), &control, end)
 }
 
-/// The flags the signal handlers set.
+/// The flags the signal handlers set; each signal also rings the
+/// supervisor's [`Bell`].
 struct Signals {
     /// SIGINT, SIGTERM: stop (also set by the supervisor to stop workers).
     stop: Arc<AtomicBool>,
@@ -177,19 +185,25 @@ struct Signals {
 }
 
 impl Signals {
-    fn install() -> Result<Signals> {
+    fn install(bell: &Bell) -> Result<Signals> {
+        use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM, SIGUSR1};
         let stop = Arc::new(AtomicBool::new(false));
         let dump = Arc::new(AtomicBool::new(false));
         let hup = Arc::new(AtomicBool::new(false));
-        for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-            signal_hook::flag::register(sig, stop.clone()).context("installing signal handlers")?;
-        }
-        signal_hook::flag::register(signal_hook::consts::SIGUSR1, dump.clone())
-            .context("installing signal handlers")?;
         // SIGHUP re-reads the configuration (its default action would kill
         // the process without statistics).
-        signal_hook::flag::register(signal_hook::consts::SIGHUP, hup.clone())
-            .context("installing signal handlers")?;
+        let flags = [
+            (SIGINT, &stop),
+            (SIGTERM, &stop),
+            (SIGUSR1, &dump),
+            (SIGHUP, &hup),
+        ];
+        for (sig, flag) in flags {
+            // The flag first: the supervisor, woken, must find it set.
+            signal_hook::flag::register(sig, flag.clone()).context("installing signal handlers")?;
+            signal_hook::low_level::pipe::register(sig, bell.ringer()?)
+                .context("installing signal handlers")?;
+        }
         Ok(Signals { stop, dump, hup })
     }
 }
@@ -253,6 +267,7 @@ impl Workers {
         ports: &[Arc<dyn Port>],
         router: &Router,
         stop: &Arc<AtomicBool>,
+        bell: &Bell,
     ) -> Result<Workers> {
         let panic_after = std::env::var(PANIC_HOOK_ENV)
             .ok()
@@ -280,9 +295,15 @@ impl Workers {
                 ready: ready_tx.clone(),
                 panic_after: panic_after.filter(|_| id == 0),
             };
+            // A worker ends only when told to, or by a panic: either way
+            // its end wakes the supervisor.
+            let ringer = Ringer(bell.ringer()?);
             let h = thread::Builder::new()
                 .name(format!("worker{id}"))
-                .spawn(move || ctx.run())
+                .spawn(move || {
+                    let _ringer = ringer;
+                    ctx.run()
+                })
                 .context("spawning a worker thread")?;
             handles.push(h);
         }
@@ -312,10 +333,18 @@ impl Workers {
         }
     }
 
+    /// Wakes every sleeping worker (to see the stop flag at once).
+    fn wake(&self) {
+        for s in &self.stats {
+            s.wake();
+        }
+    }
+
     /// Stops and joins every worker after a start-up failure `e`; returns
     /// `e`.
     fn abort(self, stop: &AtomicBool, e: anyhow::Error) -> anyhow::Error {
         stop.store(true, Ordering::SeqCst);
+        self.wake();
         for h in self.handles {
             let _ = h.join();
         }
@@ -389,6 +418,7 @@ impl Services {
 fn supervise(
     cfg: &Config,
     opts: &RunOptions,
+    bell: &Bell,
     signals: &Signals,
     workers: &Workers,
     router: &Router,
@@ -407,7 +437,23 @@ fn supervise(
     let mut last_neigh_look = Instant::now();
     let stop = &signals.stop;
     while !stop.load(Ordering::SeqCst) {
-        thread::sleep(Duration::from_millis(5));
+        // Until the next timed look, or a ring (a signal, a worker's end).
+        let mut next = last_neigh_look + NEIGH_LOOK;
+        if !ifaces.is_empty() {
+            next = next.min(last_iface_poll + IFACE_POLL);
+        }
+        if let Some(w) = watchdog {
+            next = next.min(last_watchdog + w);
+        }
+        if let Some(d) = opts.duration {
+            next = next.min(started + d);
+        }
+        if finite {
+            // Consumed capture input sets the workers' done flags, which
+            // do not ring.
+            next = next.min(Instant::now() + CAPTURE_LOOK);
+        }
+        bell.wait(next.saturating_duration_since(Instant::now()));
         if stop.load(Ordering::SeqCst) {
             break; // a signal: the workers are stopping by now
         }
@@ -617,7 +663,15 @@ impl WorkerCtx {
             }
             // Exhausted capture input: nothing will arrive, so only timers
             // (held packets) remain; let the waiter sleep between rounds.
-            waiter.after_round(if worker.inputs_exhausted() { 0 } else { n });
+            if waiter.after_round(if worker.inputs_exhausted() { 0 } else { n }) {
+                if worker.pending() > 0 {
+                    waiter.sleep(TIMER_SLEEP_MS);
+                } else {
+                    worker.offline();
+                    waiter.sleep(IDLE_SLEEP_MS);
+                    worker.online();
+                }
+            }
         }
         let pool = worker.shutdown();
         WorkerExit {

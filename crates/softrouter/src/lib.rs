@@ -4,6 +4,7 @@
 //! how idle workers wait, and reports.
 
 pub mod affinity;
+pub mod bell;
 pub mod check;
 pub mod cli;
 pub mod controller;

@@ -9,16 +9,27 @@
 //!   [`ADAPTIVE_IDLE_ROUNDS`] empty rounds in a row, so a busy worker pays
 //!   no syscalls and an idle one uses almost no CPU.
 //!
-//! Sleeps are bounded by [`MAX_SLEEP_MS`] so timers (neighbor solicitation
-//! retries, hold-queue expiry) and the stop flag are served.
+//! A worker with timed work (held packets, frames in flight on TX) sleeps
+//! at most [`TIMER_SLEEP_MS`], so neighbour solicitation retries and
+//! hold-queue expiry are served. One without sleeps up to
+//! [`IDLE_SLEEP_MS`], off the FIB's grace periods meanwhile
+//! (`dataplane::Worker::offline`): frames, snapshot requests and the stop
+//! (`WorkerStats::wake`) wake it at once. Why not 10 ms always: the
+//! workers share their CPUs with the kernel's receive work (the bench's
+//! DUT has one CPU), and an idle worker's 100 wake-ups a second, each
+//! preempted by the NAPI thread it shares the CPU with, cost 0.4-0.7 % of
+//! that CPU while the XDP tier forwarded 2.2 Mpps (`perf record -C 0`).
 
 use config::Mode;
 use std::os::fd::RawFd;
 
 /// Empty rounds before an adaptive worker sleeps (~tens of microseconds).
 pub const ADAPTIVE_IDLE_ROUNDS: u32 = 256;
-/// Longest sleep, for timers and the stop flag.
-pub const MAX_SLEEP_MS: i32 = 10;
+/// Longest sleep with timed work pending: the timers' resolution.
+pub const TIMER_SLEEP_MS: i32 = 10;
+/// Longest sleep with nothing timed: a backstop (the neighbour collection
+/// the workers run once a second waits at most this much longer).
+pub const IDLE_SLEEP_MS: i32 = 1000;
 
 pub struct Waiter {
     mode: Mode,
@@ -51,12 +62,12 @@ impl Waiter {
         }
     }
 
-    /// Called after every round with the packets it received and whether
-    /// the worker has timed work pending.
-    pub fn after_round(&mut self, received: usize) {
+    /// Called after every round with the packets it received; whether the
+    /// worker should sleep now (then [`Waiter::sleep`]).
+    pub fn after_round(&mut self, received: usize) -> bool {
         if received > 0 {
             self.idle_rounds = 0;
-            return;
+            return false;
         }
         self.idle_rounds = self.idle_rounds.saturating_add(1);
         let sleep = match self.mode {
@@ -64,15 +75,18 @@ impl Waiter {
             Mode::Interrupt => true,
             Mode::Adaptive => self.idle_rounds >= ADAPTIVE_IDLE_ROUNDS,
         };
-        if !sleep {
-            // No PAUSE here (DPDK's poll loops have none either): the next
-            // round's ring reads are the wait. Under KVM a PAUSE loop trips
-            // pause-loop exiting and the host deschedules the vCPU as if it
-            // spun on a lock: adaptive mode measured 0.09-0.27 Mpps
-            // (erratic) with PAUSE and 0.24-0.27 without, at 64 B on the
-            // bench testbed.
-            return;
-        }
+        // No PAUSE when not sleeping (DPDK's poll loops have none either):
+        // the next round's ring reads are the wait. Under KVM a PAUSE loop
+        // trips pause-loop exiting and the host deschedules the vCPU as if
+        // it spun on a lock: adaptive mode measured 0.09-0.27 Mpps
+        // (erratic) with PAUSE and 0.24-0.27 without, at 64 B on the bench
+        // testbed.
+        sleep
+    }
+
+    /// Sleeps until a socket is readable or the eventfd is written, at
+    /// most `timeout_ms`.
+    pub fn sleep(&mut self, timeout_ms: i32) {
         self.sleeps += 1;
         if self.fds.len() == usize::from(self.wake.is_some()) {
             // Nothing to wait on (no RX queues, or capture ports): a short
@@ -88,7 +102,7 @@ impl Waiter {
             libc::poll(
                 self.fds.as_mut_ptr(),
                 self.fds.len() as libc::nfds_t,
-                MAX_SLEEP_MS,
+                timeout_ms,
             )
         };
         if let (Some(fd), Some(p)) = (self.wake, self.fds.last()) {
