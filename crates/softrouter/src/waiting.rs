@@ -114,3 +114,46 @@ impl Waiter {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::fd::{AsRawFd, FromRawFd};
+    use std::sync::Arc;
+    use std::time::{Duration, Instant};
+
+    /// What the engine does at stop: a worker asleep for up to
+    /// [`IDLE_SLEEP_MS`] (here 10 s) wakes when its statistics' waker is
+    /// written, not at its timeout.
+    #[test]
+    fn a_sleeping_worker_wakes_when_told() {
+        // SAFETY: eventfd(2); the File owns the new descriptor.
+        let efd = unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) };
+        assert!(efd >= 0);
+        // SAFETY: efd is a new descriptor nobody else owns.
+        let wake = unsafe { std::fs::File::from_raw_fd(efd) };
+        let stats = Arc::new(dataplane::WorkerStats::new(0, 1, &[]));
+        stats.set_waker(wake.try_clone().unwrap());
+        // A socket that never becomes readable stands for the RX queue.
+        let (quiet, _peer) = std::os::unix::net::UnixStream::pair().unwrap();
+        let mut w = Waiter::new(Mode::Interrupt, &[quiet.as_raw_fd()], Some(efd));
+        assert!(w.after_round(0), "an empty round in interrupt mode sleeps");
+        let waker = stats.clone();
+        let t = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(100));
+            waker.wake();
+        });
+        let start = Instant::now();
+        w.sleep(10_000);
+        let slept = start.elapsed();
+        t.join().unwrap();
+        assert!(
+            slept < Duration::from_secs(5),
+            "slept {slept:?}: the wake did not end the sleep"
+        );
+        // The wake was taken: the next sleep lasts its timeout.
+        let start = Instant::now();
+        w.sleep(50);
+        assert!(start.elapsed() >= Duration::from_millis(50));
+    }
+}

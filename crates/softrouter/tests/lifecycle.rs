@@ -202,6 +202,24 @@ impl WaitRef for Router {
     }
 }
 
+/// Voluntary context switches of all of a process's threads so far: how
+/// often they went to sleep (and so were woken).
+fn sleeps(pid: u32) -> u64 {
+    let mut n = 0;
+    for t in std::fs::read_dir(format!("/proc/{pid}/task"))
+        .unwrap()
+        .flatten()
+    {
+        let status = std::fs::read_to_string(t.path().join("status")).unwrap_or_default();
+        n += status
+            .lines()
+            .find_map(|l| l.strip_prefix("voluntary_ctxt_switches:"))
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .unwrap_or(0);
+    }
+    n
+}
+
 #[test]
 fn idle_router_sleeps_in_interrupt_and_adaptive_modes() {
     if !testbed::require_root("idle CPU") {
@@ -221,14 +239,23 @@ fn idle_router_sleeps_in_interrupt_and_adaptive_modes() {
         // Let adaptive mode notice the idleness, then measure 2 s of no load.
         std::thread::sleep(Duration::from_millis(300));
         let pid = r.child.id();
-        let t0 = cpu_ticks(pid);
+        let (t0, s0) = (cpu_ticks(pid), sleeps(pid));
         std::thread::sleep(Duration::from_secs(2));
         let used = (cpu_ticks(pid) - t0) as f64 / hz / 2.0;
+        let wakeups = (sleeps(pid) - s0) as f64 / 2.0;
         assert!(
             used < 0.05,
             "{driver} {mode}: {:.1} % of a core at no load",
             used * 100.0
         );
+        // Nor waking often: the threads share their CPUs with the
+        // kernel's packet work. A worker polling every 10 ms and a
+        // supervisor every 5 ms made ~300 a second.
+        assert!(
+            wakeups < 100.0,
+            "{driver} {mode}: the router's threads woke {wakeups:.0} times a second at no load"
+        );
+        eprintln!("{driver} {mode}: {wakeups:.0} wake-ups a second at no load");
         // Control: the same measurement sees a polling router spin, so the
         // check above can fail.
         r.stop_checked();
