@@ -446,6 +446,7 @@ fn supervise(
             next = next.min(last_watchdog + w);
         }
         if let Some(d) = opts.duration {
+            // (At most cli::MAX_DURATION_S: an Instant holds it.)
             next = next.min(started + d);
         }
         if finite {
