@@ -66,19 +66,12 @@ impl IfaceWatch {
     /// Checks every interface; an error names the first one that is gone.
     pub fn poll(&mut self) -> Result<(), String> {
         for w in &mut self.watched {
-            let mut buf = [0 as libc::c_char; libc::IF_NAMESIZE];
-            // SAFETY: buf has IF_NAMESIZE bytes, as if_indextoname needs.
-            let p = unsafe { libc::if_indextoname(w.index, buf.as_mut_ptr()) };
-            if p.is_null() {
+            let Some(name) = name_of(self.sock.as_ref(), w.index) else {
                 return Err(format!(
                     "port {:?}: interface {:?} (ifindex {}) disappeared; stopping (its sockets went with it)",
                     w.port, w.iface, w.index
                 ));
-            }
-            // SAFETY: if_indextoname wrote a NUL-terminated name.
-            let name = unsafe { std::ffi::CStr::from_ptr(buf.as_ptr()) }
-                .to_string_lossy()
-                .into_owned();
+            };
             if name != w.iface {
                 tracing::warn!(
                     port = %w.port,
@@ -110,6 +103,43 @@ impl IfaceWatch {
         }
         Ok(())
     }
+}
+
+/// The name of interface `index` in our namespace, None when there is
+/// none. SIOCGIFNAME on the watch's socket: glibc's if_indextoname opens
+/// and closes a socket of its own on every call, which at one look per
+/// interface every 100 ms was most of the supervisor's CPU time.
+fn name_of(sock: Option<&OwnedFd>, index: u32) -> Option<String> {
+    if let (Some(sock), Ok(index)) = (sock, i32::try_from(index)) {
+        // SAFETY: ifreq is plain data; the ioctl reads the index and
+        // writes a NUL-terminated name into ifr_name.
+        unsafe {
+            let mut req: libc::ifreq = std::mem::zeroed();
+            req.ifr_ifru.ifru_ifindex = index;
+            if libc::ioctl(sock.as_raw_fd(), libc::SIOCGIFNAME, &mut req) == 0 {
+                return Some(cstr(req.ifr_name.as_ptr()));
+            }
+            if std::io::Error::last_os_error().raw_os_error() == Some(libc::ENODEV) {
+                return None;
+            }
+        }
+    }
+    let mut buf = [0 as libc::c_char; libc::IF_NAMESIZE];
+    // SAFETY: buf has IF_NAMESIZE bytes, as if_indextoname needs; on
+    // success it holds a NUL-terminated name.
+    unsafe {
+        let p = libc::if_indextoname(index, buf.as_mut_ptr());
+        (!p.is_null()).then(|| cstr(buf.as_ptr()))
+    }
+}
+
+/// # Safety
+/// `p` points to a NUL-terminated string.
+unsafe fn cstr(p: *const libc::c_char) -> String {
+    // SAFETY: as the caller promises.
+    unsafe { std::ffi::CStr::from_ptr(p) }
+        .to_string_lossy()
+        .into_owned()
 }
 
 /// IFF_UP and IFF_RUNNING of `iface` (SIOCGIFFLAGS in our namespace).
@@ -145,6 +175,13 @@ mod tests {
         ]);
         assert_eq!(w.watched.len(), 1);
         assert!(w.poll().is_ok());
+        // By the watch's socket and by glibc alike: lo is 1 in every
+        // namespace, and a stale index has no name.
+        for sock in [w.sock.as_ref(), None] {
+            assert_eq!(name_of(sock, 1).as_deref(), Some("lo"));
+            assert_eq!(name_of(sock, 999_999), None);
+            assert_eq!(name_of(sock, u32::MAX - 7), None);
+        }
         // A stale ifindex reads as gone.
         w.watched[0].index = u32::MAX - 7;
         let e = w.poll().unwrap_err();
