@@ -8,7 +8,10 @@
 //! comma-separated; `SR_FLOOR_SECONDS` per trial): the diagnosis of issue
 //! 21 item 2, re-run by `bench/floor/keepup.sh`. `SR_FLOOR_DUT=linux`
 //! puts the kernel DUT in the floor's place (what the DUT pays to wake
-//! the tester, `bench/floor/HISTORY.md`, twentieth session).
+//! the tester, `bench/floor/HISTORY.md`, twentieth session);
+//! `SR_FLOOR_DUT=softrouter` the router with its XDP tier (the binary in
+//! `SR_SOFTROUTER_BIN`, else `target/release/softrouter`): the tier's
+//! NAPI threads' time a frame at fixed loads, beside the floor's.
 
 use std::time::Duration;
 
@@ -31,6 +34,7 @@ impl FloorBed {
         let (tester, dut_cpus) = traffic::cpu::split()?;
         traffic::cpu::set_tester_cpu(Some(tester));
         let opts = dut::DutOptions {
+            softrouter_bin: Some(softrouter_bin()),
             backend: TesterBackend::Xdp,
             dut_cpus: Some(dut_cpus.clone()),
             tester_cpu: Some(tester),
@@ -83,10 +87,20 @@ impl Drop for FloorBed {
     }
 }
 
-/// The DUT of the ladders: the floor, or the kernel with
-/// `SR_FLOOR_DUT=linux` (its cost a packet against the arrivals' shape).
+/// The DUT of the ladders: the floor, the kernel with
+/// `SR_FLOOR_DUT=linux` (its cost a packet against the arrivals' shape),
+/// or softrouter with its defaults (the XDP tier) with
+/// `SR_FLOOR_DUT=softrouter`.
 fn ladder_dut() -> DutSettings {
     match std::env::var("SR_FLOOR_DUT").as_deref() {
+        Ok("softrouter") => DutSettings::Softrouter {
+            config: None,
+            workers: None,
+            mode: None,
+            driver: None,
+            budget: None,
+            fast_path: None,
+        },
         Ok("linux") => DutSettings::Linux {
             napi_budget: None,
             rps: None,
@@ -95,8 +109,15 @@ fn ladder_dut() -> DutSettings {
             gro_flush_timeout_us: None,
         },
         Ok("floor") | Err(_) => DutSettings::Floor {},
-        Ok(other) => panic!("SR_FLOOR_DUT={other}: floor or linux"),
+        Ok(other) => panic!("SR_FLOOR_DUT={other}: floor, linux or softrouter"),
     }
+}
+
+fn softrouter_bin() -> std::path::PathBuf {
+    std::env::var_os("SR_SOFTROUTER_BIN").map_or_else(
+        || std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/release/softrouter"),
+        Into::into,
+    )
 }
 
 fn env_f64s(name: &str, default: &str) -> Vec<f64> {
