@@ -107,8 +107,8 @@ impl IfaceWatch {
 
 /// The name of interface `index` in our namespace, None when there is
 /// none. SIOCGIFNAME on the watch's socket: glibc's if_indextoname opens
-/// and closes a socket of its own on every call, which at one look per
-/// interface every 100 ms was most of the supervisor's CPU time.
+/// and closes a socket of its own on every call (one per interface every
+/// 100 ms here; ~6.7 against ~2.2 us a call on the test VM).
 fn name_of(sock: Option<&OwnedFd>, index: u32) -> Option<String> {
     if let (Some(sock), Ok(index)) = (sock, i32::try_from(index)) {
         // SAFETY: ifreq is plain data; the ioctl reads the index and
