@@ -8,7 +8,8 @@
 #   floor-defer  the same with the tester ends' wake-ups deferred
 #              (SOFTROUTER_TESTER_DEFER=U, only with --defer-us U)
 #   With --dut linux the kernel DUT takes the floor's place (files
-#   linux.txt, linux-defer.txt).
+#   linux.txt, linux-defer.txt); with --dut softrouter the router with
+#   its XDP tier (target/release/softrouter, or SR_SOFTROUTER_BIN).
 # Each trial prints offered/achieved/sent/received, where frames were lost
 # (tester_ring: the tester's own receive ring; dut_ring) and
 # rx_ns_per_frame: the on-CPU time of the tester ends' NAPI threads
@@ -19,7 +20,7 @@
 # the DUT ends' NAPI threads (the DUT's receive-and-forward work, and
 # how many frames each of its wake-ups found).
 #
-# Usage: bench/floor/keepup.sh [--rates R1,R2,..] [--seconds S] [--defer-us U] [--dut floor|linux] [--shield]
+# Usage: bench/floor/keepup.sh [--rates R1,R2,..] [--seconds S] [--defer-us U] [--dut floor|linux|softrouter] [--shield]
 #   --shield: keep the host's threads off the DUT's CPUs as the bench does
 #   (on a shared machine that puts every compiler on the tester's CPU).
 # Writes bench/floor/results/keepup-<stamp>/{loopback,DUT,DUT-defer}.txt
@@ -48,7 +49,7 @@ cd "$root"
 bin=$(cargo test --release -p softrouter-traffic --test floor_return --no-run 2>&1 |
     sed -n 's/.*Executable tests\/floor_return.rs (\(.*\))/\1/p')
 [ -x "$bin" ] || { echo "keepup.sh: building the floor_return test failed" >&2; exit 1; }
-case "$dut" in floor|linux) ;; *) echo "keepup.sh: --dut floor or linux" >&2; exit 2 ;; esac
+case "$dut" in floor|linux|softrouter) ;; *) echo "keepup.sh: --dut floor, linux or softrouter" >&2; exit 2 ;; esac
 export SR_FLOOR_RATES="$rates" SR_FLOOR_SECONDS="$seconds" SR_FLOOR_DUT="$dut"
 [ -n "$shield" ] || export SR_FLOOR_NO_SHIELD=1
 echo "$0 --rates $rates --seconds $seconds ${defer:+--defer-us $defer} --dut $dut ${shield:+--shield}" >"$out/command.txt"
