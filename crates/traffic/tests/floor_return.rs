@@ -93,14 +93,8 @@ impl Drop for FloorBed {
 /// `SR_FLOOR_DUT=softrouter`.
 fn ladder_dut() -> DutSettings {
     match std::env::var("SR_FLOOR_DUT").as_deref() {
-        Ok("softrouter") => DutSettings::Softrouter {
-            config: None,
-            workers: None,
-            mode: None,
-            driver: None,
-            budget: None,
-            fast_path: None,
-        },
+        // The default DUT: softrouter as configured by default.
+        Ok("softrouter") => DutSettings::default(),
         Ok("linux") => DutSettings::Linux {
             napi_budget: None,
             rps: None,
