@@ -13,6 +13,13 @@
 //! DUT against round i's baseline, from `comparison[]`), which is what a
 //! single run could have reported.
 //!
+//! The multiples of the floor DUT (`x_floor`) are the other way round:
+//! the median of the per-round ratios. Each round's ratio sets a DUT
+//! beside the floor at the same load minutes apart, while the host moves
+//! the floor's own cost by up to 2x from round to round; the ratio within
+//! a round is the like-for-like figure, and its median over the rounds is
+//! the one that repeats.
+//!
 //! Pure, no packet I/O: built from each round's figures as
 //! `results::compare` gives them per size ([`Round`]), so that this
 //! module does not depend on the results schema that holds its rows.
@@ -31,6 +38,20 @@ pub struct Round<'a> {
     /// The DUT's busy cycles per forwarded packet at its throughput
     /// (`comparison[].duts[].cycles_per_packet`), when measured.
     pub cycles_per_packet: Option<f64>,
+    /// The run against the floor DUT of its round
+    /// (`comparison[].duts[].x_floor`), when the results have a floor.
+    pub x_floor: Option<FloorFigures>,
+}
+
+/// A [`Round`]'s multiples of the floor's figures.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct FloorFigures {
+    /// Cycles a packet at the highest load offered / the floor's.
+    pub cycles_per_packet: Option<f64>,
+    /// Capacity / the floor's.
+    pub capacity: Option<f64>,
+    /// `capacity` rests on a projection.
+    pub projected: bool,
 }
 
 /// One goal's figure in a [`Round`].
@@ -47,7 +68,7 @@ pub struct GoalFigure<'a> {
 }
 
 /// The median and range of some figures.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Spread {
     /// The middle figure; with an even count, the mean of the two middle ones.
     pub median: f64,
@@ -126,6 +147,39 @@ pub struct RepeatedDut {
     pub min_cycles_per_packet: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_cycles_per_packet: Option<f64>,
+    /// Its multiples of the floor over the rounds that have them (none
+    /// without a floor DUT in the results).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub x_floor: Option<RepeatedFloor>,
+}
+
+/// A DUT's multiples of the floor over its rounds: the median and range
+/// of the per-round ratios (the module's doc says why not the ratio of
+/// the medians).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct RepeatedFloor {
+    /// Cycles a packet at the highest load offered x the floor's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cycles_per_packet: Option<Spread>,
+    /// Capacity x the floor's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity: Option<Spread>,
+    /// Some round's capacity ratio rests on a projection.
+    pub capacity_projected: bool,
+}
+
+impl RepeatedFloor {
+    /// Over `rounds`' figures; `None` when no round has any.
+    fn over(rounds: &[&Round]) -> Option<RepeatedFloor> {
+        let f: Vec<&FloorFigures> = rounds.iter().filter_map(|d| d.x_floor.as_ref()).collect();
+        let cycles = spread(f.iter().filter_map(|f| f.cycles_per_packet));
+        let capacity = spread(f.iter().filter_map(|f| f.capacity));
+        (cycles.is_some() || capacity.is_some()).then(|| RepeatedFloor {
+            cycles_per_packet: cycles,
+            capacity,
+            capacity_projected: f.iter().any(|f| f.projected && f.capacity.is_some()),
+        })
+    }
 }
 
 /// One goal of one DUT over its rounds.
@@ -183,6 +237,7 @@ pub fn aggregate(size: &FrameSize, ip: u8, baseline: &str, runs: &[Round]) -> Re
                 median_cycles_per_packet: cycles.map(|s| s.median),
                 min_cycles_per_packet: cycles.map(|s| s.min),
                 max_cycles_per_packet: cycles.map(|s| s.max),
+                x_floor: RepeatedFloor::over(&rounds),
             }
         })
         .collect();
@@ -494,6 +549,7 @@ mod tests {
                 ratio: None,
             }],
             cycles_per_packet: cycles,
+            x_floor: None,
         };
         let rounds = [
             round("linux", 0.70e6, Some(3300.0)),
@@ -525,5 +581,79 @@ mod tests {
         );
         let back: RepeatRow = serde_json::from_value(j).unwrap();
         assert_eq!(back, row);
+    }
+
+    /// Multiples of the floor over the rounds: the median and range of
+    /// the per-round ratios (not the ratio of medians), the projection
+    /// carried; none for a DUT whose rounds have none; the terminal adds
+    /// the two columns only when some DUT has them.
+    #[test]
+    fn floor_ratios_over_the_rounds() {
+        let round = |dut, x: Option<(f64, f64, bool)>| Round {
+            dut,
+            goals: vec![GoalFigure {
+                goal: "ndr",
+                fps: Some(1e6),
+                lower_bound: true,
+                ratio: None,
+            }],
+            cycles_per_packet: None,
+            x_floor: x.map(|(c, k, p)| FloorFigures {
+                cycles_per_packet: Some(c),
+                capacity: Some(k),
+                projected: p,
+            }),
+        };
+        let rounds = [
+            round("floor", Some((1.0, 1.0, false))),
+            round("tier", Some((1.29, 0.71, true))),
+            round("linux", None),
+            round("floor", Some((1.0, 1.0, false))),
+            round("tier", Some((1.06, 0.95, false))),
+            round("linux", None),
+            round("floor", Some((1.0, 1.0, false))),
+            round("tier", Some((1.12, 0.87, false))),
+            round("linux", None),
+        ];
+        let row = aggregate(&FrameSize::Fixed(64), 4, "linux", &rounds);
+        let tier = row.duts[1].x_floor.expect("the tier has a floor");
+        let c = tier.cycles_per_packet.unwrap();
+        assert_eq!((c.median, c.min, c.max, c.n), (1.12, 1.06, 1.29, 3));
+        let k = tier.capacity.unwrap();
+        assert_eq!((k.median, k.min, k.max), (0.87, 0.71, 0.95));
+        assert!(tier.capacity_projected, "round 1's capacity is projected");
+        assert!(!row.duts[0].x_floor.unwrap().capacity_projected);
+        assert_eq!(row.duts[2].x_floor, None, "linux: no floor figures");
+        assert_eq!(
+            crate::tables::floor_spread_cell(tier.capacity, true),
+            "~x0.87 (0.71-0.95)"
+        );
+        assert_eq!(crate::tables::floor_spread_cell(None, false), "-");
+        // In the JSON (absent where none) and back.
+        let j = serde_json::to_value(&row).unwrap();
+        assert_eq!(j["duts"][1]["x_floor"]["cycles_per_packet"]["median"], 1.12);
+        assert!(j["duts"][2].get("x_floor").is_none(), "{j}");
+        let back: RepeatRow = serde_json::from_value(j).unwrap();
+        assert_eq!(back, row);
+        // The terminal's repeated table: the columns with a floor only.
+        let mut r = BenchResults::new(vec![
+            run("tier", 1, 2e6, 2e6, true, None),
+            run("linux", 1, 0.7e6, 0.7e6, false, None),
+            run("tier", 2, 2e6, 2e6, true, None),
+            run("linux", 2, 0.6e6, 0.6e6, false, None),
+        ]);
+        let without = crate::tables::comparison_table(&r);
+        assert!(!without.contains("cyc x floor"), "{without}");
+        r.repeats[0].duts[0].x_floor = Some(tier);
+        let with = crate::tables::comparison_table(&r);
+        let line = with
+            .lines()
+            .find(|l| l.starts_with("64 v4") && l.contains("tier") && l.contains("(0.71-0.95)"))
+            .unwrap_or_else(|| panic!("{with}"));
+        assert!(
+            line.ends_with("x1.12 (1.06-1.29)  ~x0.87 (0.71-0.95)"),
+            "{line}"
+        );
+        assert!(with.contains("cyc x floor"), "{with}");
     }
 }

@@ -8,7 +8,7 @@
 use std::fmt::Write as _;
 
 use crate::analyzer::LatencySummary;
-use crate::repeat::{RepeatedDut, RepeatedGoal};
+use crate::repeat::{RepeatedDut, RepeatedGoal, Spread};
 use crate::results::{BenchResults, Projection, RunResults, TestResult, TestValue};
 use crate::search::TrialRecord;
 use crate::settings::TestKind;
@@ -616,6 +616,14 @@ fn repeats_table(r: &BenchResults) -> String {
         headers.push(format!("{}/{base}", g.to_uppercase()));
     }
     headers.push("cyc/pkt".to_string());
+    let floor = r
+        .repeats
+        .iter()
+        .flat_map(|row| &row.duts)
+        .any(|d| d.x_floor.is_some());
+    if floor {
+        headers.extend(["cyc x floor", "capacity x floor"].map(String::from));
+    }
     let mut tb = Table {
         title: format!(
             "throughput, Mpps (conditional throughput): median of {} rounds (min-max); \
@@ -644,6 +652,17 @@ fn repeats_table(r: &BenchResults) -> String {
                 });
             }
             cells.push(cycles_cell(d));
+            if floor {
+                let f = d.x_floor;
+                cells.push(floor_spread_cell(
+                    f.and_then(|f| f.cycles_per_packet),
+                    false,
+                ));
+                cells.push(floor_spread_cell(
+                    f.and_then(|f| f.capacity),
+                    f.is_some_and(|f| f.capacity_projected),
+                ));
+            }
             tb.rows.push(cells);
         }
     }
@@ -651,7 +670,28 @@ fn repeats_table(r: &BenchResults) -> String {
     s.push_str(
         "(+ = some round's figure is a lower bound: tester-limited or the maximum rate passed)\n",
     );
+    if floor {
+        s.push_str(
+            "(x floor = median (min-max) of the rounds' ratios to the floor DUT of the same \
+             round; ~ = some round's capacity is projected)\n",
+        );
+    }
     s
+}
+
+/// `x1.12 (0.88-1.29)`: the median and range of a DUT's per-round
+/// multiples of the floor, `~` first when some round's rests on a
+/// projection; `-` without one.
+pub fn floor_spread_cell(s: Option<Spread>, projected: bool) -> String {
+    s.map_or("-".into(), |s| {
+        format!(
+            "{}x{:.2} ({:.2}-{:.2})",
+            if projected { "~" } else { "" },
+            s.median,
+            s.min,
+            s.max
+        )
+    })
 }
 
 #[cfg(test)]

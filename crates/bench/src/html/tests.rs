@@ -599,15 +599,20 @@ fn repeated_runs_show_medians_and_ranges() {
             runs.push(r);
         }
     }
+    let results = BenchResults::new(runs);
     let p = page(
         "report",
         &[Experiment {
             name: "r.json".into(),
-            results: BenchResults::new(runs),
+            results: results.clone(),
         }],
         &[],
     );
     assert!(p.contains(">Repeated runs</h3>"), "{p}");
+    assert!(
+        !p.contains("cycles x floor"),
+        "no floor DUT, no column: {p}"
+    );
     assert!(p.contains("each DUT over 2 rounds"), "{p}");
     // softrouter: NDR median 0.16 (0.15-0.17); against linux's median
     // 0.09: 1.78x, per round 1.50 and 2.12.
@@ -620,6 +625,33 @@ fn repeated_runs_show_medians_and_ranges() {
     // Whiskers of three segments: the throughput bars' (2 DUTs x 2 goals)
     // and the latency boxes' round medians (2 DUTs).
     assert_eq!(p.matches("stroke=\"#333333\"").count(), (4 + 2) * 3, "{p}");
+    // With a floor in the results, each DUT's multiples of it over the
+    // rounds: median and range, ~ when some round is projected.
+    let mut with_floor = results;
+    let spread = |median, min, max| crate::repeat::Spread {
+        median,
+        min,
+        max,
+        n: 2,
+    };
+    with_floor.repeats[0].duts[0].x_floor = Some(crate::repeat::RepeatedFloor {
+        cycles_per_packet: Some(spread(1.1, 1.0, 1.2)),
+        capacity: Some(spread(0.9, 0.8, 1.0)),
+        capacity_projected: true,
+    });
+    let p = page(
+        "report",
+        &[Experiment {
+            name: "r.json".into(),
+            results: with_floor,
+        }],
+        &[],
+    );
+    assert!(p.contains("cycles x floor"), "{p}");
+    assert!(
+        p.contains("<td class=\"n\">x1.10 (1.00-1.20)</td><td class=\"n\">~x0.90 (0.80-1.00)</td>"),
+        "{p}"
+    );
 }
 
 /// The first screen: per size and goal the fastest DUT, by how much, and

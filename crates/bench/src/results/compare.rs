@@ -54,6 +54,11 @@ impl ComparisonRow {
                     })
                     .collect(),
                 cycles_per_packet: d.cycles_per_packet,
+                x_floor: d.x_floor.map(|f| repeat::FloorFigures {
+                    cycles_per_packet: f.cycles_per_packet,
+                    capacity: f.capacity,
+                    projected: f.projected,
+                }),
             })
             .collect();
         repeat::aggregate(&self.size, self.ip, &self.baseline, &rounds)

@@ -508,3 +508,36 @@ fn capacity_against_the_floor_is_projected_at_the_same_load_for_both() {
     assert!((r.capacity.unwrap() - fx / ff).abs() < 1e-9, "{r:?}");
     assert!(r.projected);
 }
+
+/// With `--repeat`, `repeats[]` carries each DUT's per-round multiples of
+/// the floor (`comparison[].duts[].x_floor`) as their median and range.
+#[test]
+fn repeated_rounds_carry_the_floor_ratios() {
+    let mut runs = Vec::new();
+    for (round, busy) in [(1, 25.0), (2, 50.0)] {
+        for mut r in [
+            with_busy(throughput_run(400_000.0, "softrouter"), busy, 500.0),
+            with_busy(throughput_run(400_000.0, "floor"), 50.0, 400.0),
+        ] {
+            r.meta.round = round;
+            runs.push(r);
+        }
+    }
+    let b = BenchResults::new(runs);
+    let per_round: Vec<f64> = b.comparison[0]
+        .duts
+        .iter()
+        .filter(|d| d.dut == "softrouter")
+        .map(|d| d.x_floor.unwrap().capacity.unwrap())
+        .collect();
+    assert_eq!(per_round.len(), 2);
+    assert!(per_round[0] > per_round[1], "{per_round:?}");
+    let x = b.repeats[0].duts[0]
+        .x_floor
+        .expect("the floor ratios over the rounds");
+    let k = x.capacity.unwrap();
+    assert_eq!((k.min, k.max, k.n), (per_round[1], per_round[0], 2));
+    assert!(x.capacity_projected);
+    let c = x.cycles_per_packet.unwrap();
+    assert!((c.median - 1.25).abs() < 1e-9, "500 / 400: {c:?}");
+}

@@ -12,6 +12,11 @@ fn repeats(out: &mut String, r: &BenchResults) {
     };
     let base = first.baseline.clone();
     let goals = first.goal_names();
+    let floor = r
+        .repeats
+        .iter()
+        .flat_map(|row| &row.duts)
+        .any(|d| d.x_floor.is_some());
     let mut rows: Vec<Vec<Cell>> = Vec::new();
     for row in &r.repeats {
         for d in &row.duts {
@@ -37,6 +42,17 @@ fn repeats(out: &mut String, r: &BenchResults) {
                 });
             }
             cells.push(Cell::num(crate::tables::cycles_cell(d)));
+            if floor {
+                let f = d.x_floor;
+                cells.push(Cell::num(crate::tables::floor_spread_cell(
+                    f.and_then(|f| f.cycles_per_packet),
+                    false,
+                )));
+                cells.push(Cell::num(crate::tables::floor_spread_cell(
+                    f.and_then(|f| f.capacity),
+                    f.is_some_and(|f| f.capacity_projected),
+                )));
+            }
             rows.push(cells);
         }
     }
@@ -53,7 +69,17 @@ fn repeats(out: &mut String, r: &BenchResults) {
             .map(|g| format!("{} / {base}", g.to_uppercase())),
     );
     headers.push("cycles a packet".into());
+    if floor {
+        headers.extend(["cycles x floor".into(), "capacity x floor".into()]);
+    }
     let headers: Vec<&str> = headers.iter().map(String::as_str).collect();
+    let floor_note = if floor {
+        "; x floor: the median and range of the rounds' ratios to the floor DUT of the same \
+         round (cycles a packet at the highest load offered, capacity; ~: some round's capacity \
+         is projected)"
+    } else {
+        ""
+    };
     table(
         out,
         &format!(
@@ -62,7 +88,7 @@ fn repeats(out: &mut String, r: &BenchResults) {
              the lowest and highest per-round ratio (round i against {base}'s round i); ≥: some \
              round's figure is a lower bound; cycles a packet: the DUT's busy cycles per \
              forwarded packet at its throughput, median and range over the rounds (a DUT that \
-             forwards until its CPU is spent moves its rate with these)",
+             forwards until its CPU is spent moves its rate with these){floor_note}",
             r.rounds()
         ),
         &headers,
