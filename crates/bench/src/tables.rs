@@ -562,11 +562,17 @@ pub fn comparison_table(r: &BenchResults) -> String {
 /// `median (min-max)` in Mpps, `+` when a round's figure is a lower
 /// bound, `-` without a figure.
 pub fn median_cell(g: &RepeatedGoal) -> String {
+    median_range(g, g.lower_bound)
+}
+
+/// [`median_cell`] with the `+` only when `mark`: the report marks a
+/// lower bound its own way (`≥`, a class), not twice.
+pub fn median_range(g: &RepeatedGoal, mark: bool) -> String {
     match (g.median_fps, g.min_fps, g.max_fps) {
         (Some(m), Some(lo), Some(hi)) => format!(
             "{}{} ({:.3}-{:.3})",
             mpps(m),
-            if g.lower_bound { "+" } else { "" },
+            if mark { "+" } else { "" },
             lo / 1e6,
             hi / 1e6
         ),

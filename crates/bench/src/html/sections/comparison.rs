@@ -29,7 +29,7 @@ fn repeats(out: &mut String, r: &BenchResults) {
             for g in &goals {
                 cells.push(match goal(g) {
                     Some(g) if g.lower_bound => {
-                        Cell::lower_bound(format!("≥ {}", crate::tables::median_cell(g)))
+                        Cell::lower_bound(format!("≥ {}", crate::tables::median_range(g, false)))
                     }
                     Some(g) => Cell::num(crate::tables::median_cell(g)),
                     None => Cell::num("-"),
