@@ -622,11 +622,7 @@ fn repeats_table(r: &BenchResults) -> String {
         headers.push(format!("{}/{base}", g.to_uppercase()));
     }
     headers.push("cyc/pkt".to_string());
-    let floor = r
-        .repeats
-        .iter()
-        .flat_map(|row| &row.duts)
-        .any(|d| d.x_floor.is_some());
+    let floor = repeats_have_floor(r);
     if floor {
         headers.extend(["cyc x floor", "capacity x floor"].map(String::from));
     }
@@ -659,15 +655,7 @@ fn repeats_table(r: &BenchResults) -> String {
             }
             cells.push(cycles_cell(d));
             if floor {
-                let f = d.x_floor;
-                cells.push(floor_spread_cell(
-                    f.and_then(|f| f.cycles_per_packet),
-                    false,
-                ));
-                cells.push(floor_spread_cell(
-                    f.and_then(|f| f.capacity),
-                    f.is_some_and(|f| f.capacity_projected),
-                ));
+                cells.extend(floor_cells(d));
             }
             tb.rows.push(cells);
         }
@@ -683,6 +671,28 @@ fn repeats_table(r: &BenchResults) -> String {
         );
     }
     s
+}
+
+/// Some DUT of `repeats[]` has multiples of the floor (the repeated
+/// tables then have a column for each).
+pub fn repeats_have_floor(r: &BenchResults) -> bool {
+    r.repeats
+        .iter()
+        .flat_map(|row| &row.duts)
+        .any(|d| d.x_floor.is_some())
+}
+
+/// A DUT's cells of the repeated tables' floor columns: its cycles a
+/// packet and its capacity x the floor's, each [`floor_spread_cell`].
+pub fn floor_cells(d: &RepeatedDut) -> [String; 2] {
+    let f = d.x_floor;
+    [
+        floor_spread_cell(f.and_then(|f| f.cycles_per_packet), false),
+        floor_spread_cell(
+            f.and_then(|f| f.capacity),
+            f.is_some_and(|f| f.capacity_projected),
+        ),
+    ]
 }
 
 /// `x1.12 (0.88-1.29)`: the median and range of a DUT's per-round

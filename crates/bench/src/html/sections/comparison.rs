@@ -12,11 +12,7 @@ fn repeats(out: &mut String, r: &BenchResults) {
     };
     let base = first.baseline.clone();
     let goals = first.goal_names();
-    let floor = r
-        .repeats
-        .iter()
-        .flat_map(|row| &row.duts)
-        .any(|d| d.x_floor.is_some());
+    let floor = crate::tables::repeats_have_floor(r);
     let mut rows: Vec<Vec<Cell>> = Vec::new();
     for row in &r.repeats {
         for d in &row.duts {
@@ -43,15 +39,7 @@ fn repeats(out: &mut String, r: &BenchResults) {
             }
             cells.push(Cell::num(crate::tables::cycles_cell(d)));
             if floor {
-                let f = d.x_floor;
-                cells.push(Cell::num(crate::tables::floor_spread_cell(
-                    f.and_then(|f| f.cycles_per_packet),
-                    false,
-                )));
-                cells.push(Cell::num(crate::tables::floor_spread_cell(
-                    f.and_then(|f| f.capacity),
-                    f.is_some_and(|f| f.capacity_projected),
-                )));
+                cells.extend(crate::tables::floor_cells(d).map(Cell::num));
             }
             rows.push(cells);
         }
