@@ -43,7 +43,10 @@ pub struct Round<'a> {
     pub x_floor: Option<FloorFigures>,
 }
 
-/// A [`Round`]'s multiples of the floor's figures.
+/// A [`Round`]'s multiples of the floor's figures: the fields of
+/// `results::FloorRatios` this module reads, copied in by the caller as
+/// the goals are (the module's doc says why it does not use the schema's
+/// types).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct FloorFigures {
     /// Cycles a packet at the highest load offered / the floor's.
