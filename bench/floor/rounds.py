@@ -1,15 +1,20 @@
 #!/usr/bin/env python3
-"""Per round of a `softrouter bench --dut floor,softrouter,linux --soak
---repeat N --json F` run, issue 21's figures for the tier against the
-floor and the kernel: the floor's and the tier's DUT cycles a packet at
-the top load, the tier's x the floor (cycles, projected capacity), the
-kernel's NDR and cycles a packet at it, and tier : linux, floor : linux;
-then which of the tier's three targets each round meets and how many
-rounds meet each, over all the files given, and the median (min-max) of
-each ratio over those rounds: one round is one phase of the host, the
-median over many is the figure that repeats.
+"""Issue 21's figure targets, round by round, over every file given.
 
-usage: bench/floor/rounds.py F.json [F.json ...]
+- A `softrouter bench --dut floor,softrouter,linux --soak --repeat N
+  --json F` file: per round, the floor's and the tier's DUT cycles a
+  packet at the top load, the tier's x the floor (cycles, projected
+  capacity), the kernel's NDR and cycles a packet at it, tier : linux and
+  floor : linux, and which of the tier's three targets the round meets.
+- A `floor.sh` run's `summary.json`: per round, the tester's calibrated
+  maximum through the floor over the raw pair through the plainest floor,
+  and per run, what came back at the top load over that maximum.
+
+Then, over all the files, how many rounds meet each target and the median
+(min-max) of each ratio: one round is one phase of the host, the median
+over many is the figure that repeats.
+
+usage: bench/floor/rounds.py F.json [F.json ...] [results/*/summary.json]
 """
 import json
 import statistics
@@ -19,10 +24,12 @@ import sys
 MAX_X_FLOOR_CYCLES = 1.25
 MIN_X_FLOOR_CAPACITY = 0.8
 MIN_LINUX_OVER_TIER = 5.0
+# ... and for the tester.
+MIN_CALIBRATED_OVER_RAW = 0.8
+MIN_RECEIVED_OVER_CALIBRATED = 0.9
 
 
-def rounds(path):
-    doc = json.load(open(path))
+def rounds(doc):
     for comp in doc["comparison"]:
         by = {}
         for d in comp["duts"]:
@@ -50,15 +57,45 @@ def spread(name, values, fmt):
             f"({fmt(min(values))}-{fmt(max(values))})")
 
 
+def tester(summaries):
+    """The tester's two targets over `floor.sh` summaries: [(path, doc)]."""
+    cal = [x for _, d in summaries for x in d.get("calibrated_over_raw_per_round") or [] if x]
+    back = [d["floor_received_over_calibrated"] for _, d in summaries
+            if d.get("floor_received_over_calibrated") is not None]
+    print("| floor.sh run | calibrated maximum over the raw pair through the floor, per round |")
+    print("|---|---|")
+    for path, d in summaries:
+        per = d.get("calibrated_over_raw_per_round") or []
+        if per:
+            print(f"| {path.split('/')[-2]} | {', '.join(f'{x:.2f}' for x in per if x)} |")
+    print()
+    if cal:
+        q = statistics.quantiles(cal, n=4)
+        print(f"{len(cal)} tester rounds: calibrated maximum >= {MIN_CALIBRATED_OVER_RAW}x the raw pair "
+              f"in {sum(x >= MIN_CALIBRATED_OVER_RAW for x in cal)}; "
+              + spread("median", cal, lambda v: f"{v:.2f}x") + f", quartiles {q[0]:.2f} and {q[2]:.2f}")
+    if back:
+        print(f"{len(back)} runs: received at the top load >= {MIN_RECEIVED_OVER_CALIBRATED}x the "
+              f"calibrated maximum in {sum(x >= MIN_RECEIVED_OVER_CALIBRATED for x in back)}; "
+              + spread("median", back, lambda v: f"{v:.2f}x"))
+    print()
+
+
 def main():
+    docs = [(path, json.load(open(path))) for path in sys.argv[1:]]
+    summaries = [(p, d) for p, d in docs if "calibrated_over_raw_per_round" in d]
+    if summaries:
+        tester(summaries)
     print("| run | round | floor cycles at top | tier cycles at top / x floor / capacity x floor"
           " | linux NDR / cycles at its NDR | tier : linux | floor : linux | targets met |")
     print("|---|---|---|---|---|---|---|---|")
     counts = [0, 0, 0]
     all_three = total = 0
     ratios = {"x_cycles": [], "x_capacity": [], "tier": [], "floor": []}
-    for path in sys.argv[1:]:
-        for size, r, d in rounds(path):
+    for path, doc in docs:
+        if "comparison" not in doc:
+            continue
+        for size, r, d in rounds(doc):
             f, t, k = d.get("floor"), d.get("softrouter"), d.get("linux")
             if not (f and t and k):
                 continue
